@@ -1,0 +1,139 @@
+// Package cascade holds the documented types that pass between the stages of
+// the cascade pipeline: spans and metric samples (written by ingest, read by
+// graph and fit), and later the model, scenario and outcome documents.
+//
+// The package does no I/O. Each type's field tags give the column names of
+// the dataset's Parquet files (spans.parquet, metrics.parquet), which are
+// the schema documented in the README.
+package cascade
+
+// SpanKind is the role of a span in a call, as OpenTelemetry defines it.
+// The empty kind means the source format did not say (Nezha CSV spans, for
+// instance); graph then infers calls from parent/child service changes.
+type SpanKind string
+
+// Span kinds, spelled as they are stored in spans.parquet.
+const (
+	KindUnspecified SpanKind = ""
+	KindServer      SpanKind = "server"
+	KindClient      SpanKind = "client"
+	KindProducer    SpanKind = "producer"
+	KindConsumer    SpanKind = "consumer"
+	KindInternal    SpanKind = "internal"
+)
+
+// Status is the outcome of a span. StatusUnset means the producer recorded
+// neither success nor failure, which OpenTelemetry treats as success.
+type Status string
+
+// Span statuses, spelled as they are stored in spans.parquet.
+const (
+	StatusUnset Status = "unset"
+	StatusOK    Status = "ok"
+	StatusError Status = "error"
+)
+
+// Span is one row of spans.parquet: one operation of one service within a
+// trace, normalized from whatever format recorded it.
+//
+// Identifiers are lower-case hexadecimal (32 digits for a trace, 16 for a
+// span) when the source used binary or hexadecimal ids; other sources keep
+// their own text. Times are Unix nanoseconds; durations are nanoseconds.
+type Span struct {
+	// TraceID identifies the trace; never empty.
+	TraceID string `parquet:"trace_id" json:"trace_id"`
+	// SpanID identifies the span within its trace; never empty.
+	SpanID string `parquet:"span_id" json:"span_id"`
+	// ParentSpanID is the caller's span, or empty for a root span.
+	ParentSpanID string `parquet:"parent_span_id" json:"parent_span_id,omitempty"`
+	// Service is the resource's service.name (for Nezha CSV, the pod name
+	// without its Kubernetes suffixes); never empty.
+	Service string `parquet:"service,dict" json:"service"`
+	// Instance is service.instance.id, else host.name or the pod name;
+	// empty when the source names none.
+	Instance string `parquet:"instance,dict" json:"instance,omitempty"`
+	// Operation is the span name.
+	Operation string `parquet:"operation,dict" json:"operation"`
+	// Kind is the span kind; empty when the source does not record it.
+	Kind SpanKind `parquet:"kind,dict" json:"kind,omitempty"`
+	// Start is the start time in Unix nanoseconds.
+	Start int64 `parquet:"start,timestamp(nanosecond)" json:"start"`
+	// Duration is end minus start in nanoseconds; never negative in a
+	// stored row.
+	Duration int64 `parquet:"duration_ns" json:"duration_ns"`
+	// Status is unset, ok or error.
+	Status Status `parquet:"status,dict" json:"status"`
+	// ErrorType is exception.type, error.type or the status message when
+	// the span failed; empty otherwise.
+	ErrorType string `parquet:"error_type,dict" json:"error_type,omitempty"`
+	// StatusCode is the HTTP response status code or the gRPC status code
+	// (rpc.grpc.status_code); 0 when the span records neither.
+	StatusCode int32 `parquet:"status_code" json:"status_code,omitempty"`
+	// Peer names the callee as a client or producer span sees it:
+	// peer.service, server.address (or net.peer.name), db.system with
+	// db.name, or messaging.destination.name; empty when none is recorded.
+	Peer string `parquet:"peer,dict" json:"peer,omitempty"`
+	// ResendCount is http.request.resend_count (or the equivalent retry
+	// attribute) of a client span: 0 for a first attempt.
+	ResendCount int32 `parquet:"resend_count" json:"resend_count,omitempty"`
+}
+
+// End returns the span's end time in Unix nanoseconds.
+func (s *Span) End() int64 { return s.Start + s.Duration }
+
+// IsRoot reports whether the span has no parent.
+func (s *Span) IsRoot() bool { return s.ParentSpanID == "" }
+
+// MetricKind says what a metric measures, in the terms of the propagation
+// model. Metrics that map to none of the named kinds keep KindOther and are
+// stored all the same.
+type MetricKind string
+
+// Metric kinds, spelled as they are stored in metrics.parquet.
+const (
+	MetricQueueDepth    MetricKind = "queue_depth"
+	MetricActiveWorkers MetricKind = "active_workers"
+	MetricPoolSize      MetricKind = "pool_size"
+	MetricRejected      MetricKind = "rejected"
+	MetricBreakerOpen   MetricKind = "breaker_open"
+	MetricCPU           MetricKind = "cpu"
+	MetricMemory        MetricKind = "memory"
+	MetricLatency       MetricKind = "latency"
+	MetricRequestRate   MetricKind = "request_rate"
+	MetricRequests      MetricKind = "requests"
+	MetricErrorRate     MetricKind = "error_rate"
+	MetricSuccessRate   MetricKind = "success_rate"
+	MetricConsumerLag   MetricKind = "consumer_lag"
+	MetricOther         MetricKind = "other"
+)
+
+// MetricKinds lists every metric kind in a fixed order.
+var MetricKinds = []MetricKind{
+	MetricQueueDepth, MetricActiveWorkers, MetricPoolSize, MetricRejected,
+	MetricBreakerOpen, MetricCPU, MetricMemory, MetricLatency,
+	MetricRequestRate, MetricRequests, MetricErrorRate, MetricSuccessRate,
+	MetricConsumerLag, MetricOther,
+}
+
+// Sample is one row of metrics.parquet: one point of one metric series.
+type Sample struct {
+	// Time is the point's timestamp in Unix nanoseconds.
+	Time int64 `parquet:"time,timestamp(nanosecond)" json:"time"`
+	// Service is the service the series belongs to (from labels such as
+	// service, service_name, job, application, or the file it came from);
+	// empty when nothing names one.
+	Service string `parquet:"service,dict" json:"service,omitempty"`
+	// Instance is the instance, pod or host label; empty when none.
+	Instance string `parquet:"instance,dict" json:"instance,omitempty"`
+	// Metric is the metric name as the source spelled it (for histograms
+	// and summaries, with the _bucket/_sum/_count suffix).
+	Metric string `parquet:"metric,dict" json:"metric"`
+	// Kind is what the metric measures in model terms.
+	Kind MetricKind `parquet:"kind,dict" json:"kind"`
+	// Labels holds the remaining labels, sorted by name, as
+	// name="value" pairs joined by commas (Prometheus' own notation
+	// without braces); empty when there are none.
+	Labels string `parquet:"labels,dict" json:"labels,omitempty"`
+	// Value is the point's value; NaN and ±Inf are kept as they came.
+	Value float64 `parquet:"value" json:"value"`
+}

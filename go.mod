@@ -1,0 +1,10 @@
+module cascade
+
+go 1.26.8
+
+require (
+	github.com/klauspost/compress v1.20.4
+	github.com/stretchr/testify v1.12.1
+)
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -1,0 +1,4 @@
+package ingest
+
+// KindMap maps metric names to kinds.
+type KindMap struct{}

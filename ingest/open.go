@@ -1,0 +1,96 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+var (
+	gzipMagic = []byte{0x1f, 0x8b}
+	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+)
+
+// decompressed wraps r so that gzip and zstd streams read as their content,
+// recognised by their magic bytes rather than by name (stdin has none). The
+// returned name drops a .gz/.zst/.zstd suffix. The closer releases the
+// decompressor, not r.
+func decompressed(name string, r io.Reader) (io.Reader, string, func(), error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	head, _ := br.Peek(4)
+	base := name
+	for _, ext := range []string{".gz", ".zst", ".zstd"} {
+		if strings.HasSuffix(strings.ToLower(base), ext) {
+			base = base[:len(base)-len(ext)]
+			break
+		}
+	}
+	switch {
+	case bytes.HasPrefix(head, gzipMagic):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, name, nil, fmt.Errorf("%s: gzip: %w", name, err)
+		}
+		zr.Multistream(true)
+		return bufio.NewReaderSize(zr, 1<<20), base, func() { zr.Close() }, nil
+	case bytes.HasPrefix(head, zstdMagic):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+		if err != nil {
+			return nil, name, nil, fmt.Errorf("%s: zstd: %w", name, err)
+		}
+		return bufio.NewReaderSize(zr, 1<<20), base, zr.Close, nil
+	}
+	return br, name, func() {}, nil
+}
+
+// expandPaths turns the command line's paths into the files to read:
+// a directory contributes every regular file below it (hidden files and
+// directories skipped), in lexical order; "-" stands for stdin and is kept.
+func expandPaths(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		if p == "-" {
+			out = append(out, p)
+			continue
+		}
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		var files []string
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if path != p && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(files)
+		out = append(out, files...)
+	}
+	return out, nil
+}
