@@ -1,8 +1,1026 @@
 package ingest
 
-import "io"
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
-func decodeSpanCSV(name string, r io.Reader, s sink, opts *Options) error { return ErrUnsupported }
+	"cascade"
+)
 
-// CSVMap maps span CSV columns to Span fields.
-type CSVMap struct{}
+// CSVMap maps the columns of a span CSV to Span fields. Each column field
+// holds a header name (matched exactly, else ignoring case); an empty
+// field means the CSV has no such column. TraceID, SpanID, Service and
+// Start are required, and so is End or Duration.
+//
+// ParseCSVMap reads one from the --csv-map flag, LoadCSVMap from a file,
+// and NezhaCSVMap returns the preset for the Nezha dataset's trace files.
+type CSVMap struct {
+	// Name names the layout in summary notes ("nezha" for the preset);
+	// empty for a custom mapping. String does not render it.
+	Name string
+
+	// TraceID is the trace id column. Hexadecimal ids are lower-cased;
+	// other text is kept as it is.
+	TraceID string
+	// SpanID is the span id column, treated like TraceID.
+	SpanID string
+	// ParentID is the parent span id column; a value in RootParents (or
+	// an empty cell) marks a root span. Empty means every span is a root.
+	ParentID string
+	// Service is the service name column. With StripPodSuffix it may
+	// name a Kubernetes pod column instead.
+	Service string
+	// Instance is the instance column. Empty means none, except that with
+	// StripPodSuffix the Service cell before stripping (the pod name) is
+	// the instance.
+	Instance string
+	// Operation is the span name column; empty leaves Operation empty.
+	Operation string
+	// Kind is the span kind column (server, client, producer, consumer,
+	// internal, in any case, with or without a SPAN_KIND_ prefix, or the
+	// OTLP numbers 1 to 5). Empty means the format records no kind.
+	Kind string
+	// Start is the start time column: a number in StartUnit since the Unix
+	// epoch, or an RFC 3339 time.
+	Start string
+	// End is the end time column, read like Start in EndUnit. When both
+	// Start and End are present the duration is End minus Start.
+	End string
+	// Duration is the duration column: a number in DurationUnit or a Go
+	// duration such as "1.5ms". It is used when End is absent or empty.
+	Duration string
+	// Status is the span status column (ok, error, unset, in any case,
+	// with or without a STATUS_CODE_ prefix, or the OTLP numbers 0 to 2).
+	// Empty means the status comes from StatusCode, else stays unset.
+	Status string
+	// StatusCode is the HTTP or gRPC status code column (an integer).
+	StatusCode string
+	// Peer is the column naming the callee as a client span sees it.
+	Peer string
+
+	// StartUnit is the unit of Start: time.Nanosecond, Microsecond,
+	// Millisecond or Second; zero means nanoseconds.
+	StartUnit time.Duration
+	// EndUnit is the unit of End, like StartUnit; zero means nanoseconds.
+	EndUnit time.Duration
+	// DurationUnit is the unit of Duration, like StartUnit; zero means
+	// nanoseconds.
+	DurationUnit time.Duration
+
+	// RootParents lists the ParentID values that mark a root span, besides
+	// the empty cell. Nil means the defaults "root", "0", "null" and
+	// "0000000000000000".
+	RootParents []string
+	// StripPodSuffix strips a Kubernetes pod name suffix from the Service
+	// cell: a Deployment's "-<hash>-<5 chars>", a DaemonSet's or Job's
+	// "-<5 chars>", or a StatefulSet's "-<ordinal>", so that
+	// "frontend-579b9bff58-t2dbm" becomes "frontend".
+	StripPodSuffix bool
+}
+
+// defaultRootParents are the ParentID values that mark a root span when
+// CSVMap.RootParents is nil.
+var defaultRootParents = []string{"root", "0", "null", "0000000000000000"}
+
+// NezhaCSVMap returns the preset for the Nezha dataset's trace files,
+// whose header is
+// TraceID,SpanID,ParentID,PodName,OperationName,StartTimeUnixNano,EndTimeUnixNano,Duration:
+// times in nanoseconds, Duration in microseconds, ParentID "root" for
+// roots, the service from PodName without its Kubernetes suffix and the
+// pod name as the instance. It records no kind and no status.
+func NezhaCSVMap() *CSVMap {
+	return &CSVMap{
+		Name:           "nezha",
+		TraceID:        "TraceID",
+		SpanID:         "SpanID",
+		ParentID:       "ParentID",
+		Service:        "PodName",
+		Instance:       "PodName",
+		Operation:      "OperationName",
+		Start:          "StartTimeUnixNano",
+		End:            "EndTimeUnixNano",
+		Duration:       "Duration",
+		StartUnit:      time.Nanosecond,
+		EndUnit:        time.Nanosecond,
+		DurationUnit:   time.Microsecond,
+		RootParents:    []string{"root"},
+		StripPodSuffix: true,
+	}
+}
+
+// csvMapField ties a --csv-map key to the CSVMap field it sets.
+type csvMapField struct {
+	key  string
+	col  *string
+	unit *time.Duration // nil for columns that are not times
+}
+
+// fields lists m's column fields in the order String writes them.
+func (m *CSVMap) fields() []csvMapField {
+	return []csvMapField{
+		{"trace_id", &m.TraceID, nil},
+		{"span_id", &m.SpanID, nil},
+		{"parent_span_id", &m.ParentID, nil},
+		{"service", &m.Service, nil},
+		{"instance", &m.Instance, nil},
+		{"operation", &m.Operation, nil},
+		{"kind", &m.Kind, nil},
+		{"start", &m.Start, &m.StartUnit},
+		{"end", &m.End, &m.EndUnit},
+		{"duration", &m.Duration, &m.DurationUnit},
+		{"status", &m.Status, nil},
+		{"status_code", &m.StatusCode, nil},
+		{"peer", &m.Peer, nil},
+	}
+}
+
+// csvMapAliases maps accepted spellings of --csv-map keys to their names.
+var csvMapAliases = map[string]string{
+	"parent_id": "parent_span_id",
+	"parent":    "parent_span_id",
+	"name":      "operation",
+}
+
+// Validate reports every problem with m: a missing required column or a
+// time unit other than nanoseconds, microseconds, milliseconds or seconds.
+func (m *CSVMap) Validate() error {
+	var errs []error
+	for _, f := range m.fields() {
+		switch f.key {
+		case "trace_id", "span_id", "service", "start":
+			if *f.col == "" {
+				errs = append(errs, fmt.Errorf("missing key %q", f.key))
+			}
+		}
+		if f.unit != nil && *f.unit != 0 && csvUnitName(*f.unit) == "" {
+			errs = append(errs, fmt.Errorf("key %q: unit %v is not ns, us, ms or s", f.key, *f.unit))
+		}
+	}
+	if m.End == "" && m.Duration == "" {
+		errs = append(errs, errors.New(`missing key "end" or "duration"`))
+	}
+	return errors.Join(errs...)
+}
+
+// String renders m in the --csv-map syntax that ParseCSVMap reads, with
+// every time unit spelled out. Column names holding a comma, and root
+// markers holding a comma or "|", do not survive the round trip.
+func (m *CSVMap) String() string {
+	var parts []string
+	for _, f := range m.fields() {
+		if *f.col == "" {
+			continue
+		}
+		p := f.key + "=" + *f.col
+		if f.unit != nil {
+			u := csvUnitName(*f.unit)
+			if *f.unit == 0 {
+				u = "ns"
+			}
+			p += ":" + u
+		}
+		parts = append(parts, p)
+	}
+	if m.RootParents != nil {
+		parts = append(parts, "root="+strings.Join(m.RootParents, "|"))
+	}
+	if m.StripPodSuffix {
+		parts = append(parts, "strip_pod_suffix=true")
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseCSVMap reads a --csv-map value: comma-separated key=value entries,
+// for example
+//
+//	trace_id=TraceID,span_id=SpanID,parent_span_id=ParentID,service=PodName,
+//	operation=OperationName,start=StartTimeUnixNano:ns,end=EndTimeUnixNano:ns,
+//	duration=Duration:us,root=root,strip_pod_suffix=true
+//
+// The keys trace_id, span_id, parent_span_id (or parent_id), service,
+// instance, operation, kind, start, end, duration, status, status_code and
+// peer name the column that fills that Span field (see CSVMap). The time
+// keys start, end and duration take a unit after a colon: ns (the
+// default), us, ms or s. root lists the parent values that mark a root
+// span, separated by "|" ("root=root|0"); strip_pod_suffix=true strips
+// Kubernetes pod suffixes from the service column. Keys are
+// case-insensitive, spaces around keys and values are ignored, and the
+// whole value "nezha" selects NezhaCSVMap.
+//
+// trace_id, span_id, service and start are required, and so is end or
+// duration. The error lists every problem, each naming its key.
+func ParseCSVMap(text string) (*CSVMap, error) {
+	if strings.EqualFold(strings.TrimSpace(text), "nezha") {
+		return NezhaCSVMap(), nil
+	}
+	p := newCSVMapParser()
+	for _, entry := range strings.Split(text, ",") {
+		if err := p.entry(entry); err != nil {
+			p.errs = append(p.errs, err)
+		}
+	}
+	return p.finish()
+}
+
+// LoadCSVMap reads a column mapping from a file in the ParseCSVMap syntax,
+// one key=value entry per line; blank lines and lines starting with "#"
+// are ignored, and column names may hold commas. A file whose only entry
+// is "nezha" selects NezhaCSVMap.
+func LoadCSVMap(path string) (*CSVMap, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read csv map: %w", err)
+	}
+	p := newCSVMapParser()
+	entries := 0
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		entries++
+		if strings.EqualFold(line, "nezha") && entries == 1 {
+			p.preset = true
+			continue
+		}
+		if err := p.entry(line); err != nil {
+			p.errs = append(p.errs, fmt.Errorf("%s:%d: %w", path, i+1, err))
+		}
+	}
+	if p.preset {
+		if entries > 1 {
+			return nil, fmt.Errorf("%s: preset \"nezha\" takes no other entries", path)
+		}
+		return NezhaCSVMap(), nil
+	}
+	if len(p.errs) > 0 {
+		return nil, errors.Join(p.errs...)
+	}
+	if err := p.m.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p.m, nil
+}
+
+// csvMapParser accumulates --csv-map entries.
+type csvMapParser struct {
+	m      *CSVMap
+	seen   map[string]bool
+	errs   []error
+	preset bool
+}
+
+// newCSVMapParser returns a parser with an empty mapping.
+func newCSVMapParser() *csvMapParser {
+	return &csvMapParser{m: &CSVMap{}, seen: map[string]bool{}}
+}
+
+// entry applies one key=value entry; empty entries are ignored.
+func (p *csvMapParser) entry(e string) error {
+	e = strings.TrimSpace(e)
+	if e == "" {
+		return nil
+	}
+	k, v, ok := strings.Cut(e, "=")
+	if !ok {
+		return fmt.Errorf("%q: want key=value", e)
+	}
+	key := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(k)), "-", "_")
+	if a, ok := csvMapAliases[key]; ok {
+		key = a
+	}
+	v = strings.TrimSpace(v)
+	if p.seen[key] {
+		return fmt.Errorf("key %q given twice", key)
+	}
+	switch key {
+	case "root":
+		p.seen[key] = true
+		roots := strings.Split(v, "|")
+		for i := range roots {
+			roots[i] = strings.TrimSpace(roots[i])
+		}
+		p.m.RootParents = roots
+		return nil
+	case "strip_pod_suffix":
+		p.seen[key] = true
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("key %q: %q is not true or false", key, v)
+		}
+		p.m.StripPodSuffix = b
+		return nil
+	}
+	for _, f := range p.m.fields() {
+		if f.key != key {
+			continue
+		}
+		p.seen[key] = true
+		if f.unit != nil {
+			if i := strings.LastIndexByte(v, ':'); i >= 0 {
+				u, err := parseCSVUnit(strings.TrimSpace(v[i+1:]))
+				if err != nil {
+					return fmt.Errorf("key %q: %w", key, err)
+				}
+				*f.unit = u
+				v = strings.TrimSpace(v[:i])
+			} else {
+				*f.unit = time.Nanosecond
+			}
+		}
+		if v == "" {
+			return fmt.Errorf("key %q: empty column name", key)
+		}
+		*f.col = v
+		return nil
+	}
+	return fmt.Errorf("unknown key %q (want trace_id, span_id, parent_span_id, service, instance, operation, kind, start, end, duration, status, status_code, peer, root or strip_pod_suffix)", key)
+}
+
+// finish validates the mapping and returns it with every problem found.
+func (p *csvMapParser) finish() (*CSVMap, error) {
+	if len(p.errs) == 0 {
+		if err := p.m.Validate(); err != nil {
+			return nil, err
+		}
+		return p.m, nil
+	}
+	return nil, errors.Join(p.errs...)
+}
+
+// parseCSVUnit reads a time unit name.
+func parseCSVUnit(s string) (time.Duration, error) {
+	switch s {
+	case "ns":
+		return time.Nanosecond, nil
+	case "us", "µs", "μs":
+		return time.Microsecond, nil
+	case "ms":
+		return time.Millisecond, nil
+	case "s":
+		return time.Second, nil
+	}
+	return 0, fmt.Errorf("unknown time unit %q (want ns, us, ms or s)", s)
+}
+
+// csvUnitName names a time unit, or returns "" for any other duration.
+func csvUnitName(u time.Duration) string {
+	switch u {
+	case time.Nanosecond:
+		return "ns"
+	case time.Microsecond:
+		return "us"
+	case time.Millisecond:
+		return "ms"
+	case time.Second:
+		return "s"
+	}
+	return ""
+}
+
+// newCSVReader returns a streaming csv.Reader over r whose separator
+// (comma, tab or semicolon, whichever the first line holds most of) is
+// sniffed from the first line. Records are reused between reads and may
+// have any number of fields; callers check the count.
+func newCSVReader(r io.Reader) *csv.Reader {
+	br, ok := r.(*bufio.Reader)
+	if !ok || br.Size() < 4096 {
+		br = bufio.NewReaderSize(r, 16<<10)
+	}
+	head, _ := br.Peek(4096)
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	cr := csv.NewReader(br)
+	cr.Comma = ','
+	best := bytes.Count(line, []byte(","))
+	for _, c := range []byte{'\t', ';'} {
+		if n := bytes.Count(line, []byte{c}); n > best {
+			cr.Comma, best = rune(c), n
+		}
+	}
+	cr.ReuseRecord = true
+	cr.FieldsPerRecord = -1
+	return cr
+}
+
+// readCSVHeader reads the header record and returns a copy of it with a
+// byte-order mark and surrounding spaces removed, and its line. It returns
+// io.EOF for an empty input.
+func readCSVHeader(name string, cr *csv.Reader) ([]string, int, error) {
+	rec, err := cr.Read()
+	if err != nil {
+		return nil, 0, csvReadError(name, 0, err)
+	}
+	line, _ := cr.FieldPos(0)
+	header := slices.Clone(rec)
+	header[0] = strings.TrimPrefix(header[0], "\ufeff")
+	for i := range header {
+		header[i] = strings.TrimSpace(header[i])
+	}
+	return header, line, nil
+}
+
+// csvIsHeader reports whether a record repeats the header, as it does
+// where CSV files were concatenated.
+func csvIsHeader(rec, header []string) bool {
+	if len(rec) != len(header) || strings.TrimSpace(rec[0]) != header[0] {
+		return false
+	}
+	for i := 1; i < len(rec); i++ {
+		if strings.TrimSpace(rec[i]) != header[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// csvReadError turns an error of csv.Reader.Read into a *ParseError for a
+// malformed record, and wraps any other error (reading the input) with the
+// input's name. io.EOF is returned as it is.
+func csvReadError(name string, offset int64, err error) error {
+	if err == io.EOF {
+		return err
+	}
+	var ce *csv.ParseError
+	if errors.As(err, &ce) {
+		return &ParseError{File: name, Line: ce.Line, Offset: offset,
+			Err: errorf(ErrSyntax, "position %d: %v", ce.Column, ce.Err)}
+	}
+	return fmt.Errorf("read %s: %w", name, err)
+}
+
+// csvFieldCountError reports a record whose field count differs from the
+// header's.
+func csvFieldCountError(name string, cr *csv.Reader, offset int64, got, want int) *ParseError {
+	line := 0
+	if got > 0 {
+		line, _ = cr.FieldPos(0)
+	}
+	return &ParseError{File: name, Line: line, Offset: offset,
+		Err: errorf(ErrSyntax, "record has %d fields, header has %d", got, want)}
+}
+
+// csvHeaderText renders a header for an error message, cut to a readable
+// length.
+func csvHeaderText(header []string) string {
+	s := strings.Join(header, ",")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// csvColumn finds a header column by name, exactly first and then ignoring
+// case; -1 when absent.
+func csvColumn(header []string, name string) int {
+	if i := slices.Index(header, name); i >= 0 {
+		return i
+	}
+	for i, h := range header {
+		if strings.EqualFold(h, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// detectSpanCSVPreset returns the preset whose columns the header has
+// (all of them, spelled exactly), or nil.
+func detectSpanCSVPreset(header []string) *CSVMap {
+	m := NezhaCSVMap()
+	for _, f := range m.fields() {
+		if *f.col != "" && !slices.Contains(header, *f.col) {
+			return nil
+		}
+	}
+	return m
+}
+
+// spanCSVColumns holds the header index of each mapped column, -1 when
+// the mapping names none.
+type spanCSVColumns struct {
+	trace, span, parent, service, instance, operation, kind int
+	start, end, duration, status, statusCode, peer          int
+}
+
+// resolveSpanCSV finds m's columns in the header, or reports every one
+// that is missing.
+func resolveSpanCSV(name string, line int, header []string, m *CSVMap) (spanCSVColumns, error) {
+	idx := make(map[string]int, 13)
+	var missing []string
+	for _, f := range m.fields() {
+		idx[f.key] = -1
+		if *f.col == "" {
+			continue
+		}
+		if idx[f.key] = csvColumn(header, *f.col); idx[f.key] < 0 {
+			missing = append(missing, fmt.Sprintf("%q for %s", *f.col, f.key))
+		}
+	}
+	c := spanCSVColumns{
+		trace: idx["trace_id"], span: idx["span_id"], parent: idx["parent_span_id"],
+		service: idx["service"], instance: idx["instance"], operation: idx["operation"],
+		kind: idx["kind"], start: idx["start"], end: idx["end"], duration: idx["duration"],
+		status: idx["status"], statusCode: idx["status_code"], peer: idx["peer"],
+	}
+	if len(missing) > 0 {
+		return c, &ParseError{File: name, Line: line, Path: "header",
+			Err: errorf(ErrMissingField, "no column %s in %s", strings.Join(missing, ", "), csvHeaderText(header))}
+	}
+	return c, nil
+}
+
+// spanCSVDecoder holds the state of one span CSV input.
+type spanCSVDecoder struct {
+	name   string
+	s      sink
+	cr     *csv.Reader
+	header []string
+	m      *CSVMap
+	c      spanCSVColumns
+	roots  []string
+	offset int64 // byte offset of the current record
+
+	services   map[string]string // pod (or service) cell → service
+	emitted    bool
+	statusNote string
+	span       cascade.Span
+}
+
+// maxCSVCache bounds the per-input caches of derived names.
+const maxCSVCache = 4096
+
+// decodeSpanCSV reads a span CSV through opts.CSVMap, or through the preset
+// its header matches when that is nil, one span per record.
+func decodeSpanCSV(name string, r io.Reader, s sink, opts *Options) error {
+	cr := newCSVReader(r)
+	header, line, err := readCSVHeader(name, cr)
+	if err == io.EOF {
+		s.infer("empty input")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var m *CSVMap
+	if opts != nil {
+		m = opts.CSVMap
+	}
+	if m == nil {
+		if m = detectSpanCSVPreset(header); m == nil {
+			return &ParseError{File: name, Line: line, Path: "header",
+				Err: errorf(ErrUnsupported, "unknown CSV layout %s: give --csv-map", csvHeaderText(header))}
+		}
+	} else if err := m.Validate(); err != nil {
+		return fmt.Errorf("csv map: %w", err)
+	}
+	c, err := resolveSpanCSV(name, line, header, m)
+	if err != nil {
+		return err
+	}
+	d := &spanCSVDecoder{name: name, s: s, cr: cr, header: header, m: m, c: c,
+		roots: m.RootParents, services: map[string]string{}}
+	if d.roots == nil {
+		d.roots = defaultRootParents
+	}
+	d.statusNote = "status: not recorded by format (CSV map)"
+	if m.Name != "" {
+		d.statusNote = "status: not recorded by format (" + m.Name + " CSV)"
+	}
+	return d.run()
+}
+
+// run decodes the records after the header.
+func (d *spanCSVDecoder) run() error {
+	records := 0
+	for {
+		d.offset = d.cr.InputOffset()
+		rec, err := d.cr.Read()
+		if err == io.EOF {
+			break
+		}
+		records++
+		if err != nil {
+			rerr := csvReadError(d.name, d.offset, err)
+			pe, ok := rerr.(*ParseError)
+			if !ok {
+				return rerr
+			}
+			if err := d.s.invalid(pe); err != nil {
+				return err
+			}
+			continue
+		}
+		if csvIsHeader(rec, d.header) {
+			continue
+		}
+		if pe := d.record(rec); pe != nil {
+			if err := d.s.invalid(pe); err != nil {
+				return err
+			}
+			continue
+		}
+		if !d.emitted {
+			d.emitted = true
+			if d.c.status < 0 {
+				if d.c.statusCode >= 0 {
+					d.s.infer("status: inferred from status code")
+				} else {
+					d.s.infer(d.statusNote)
+				}
+			}
+			if d.c.kind < 0 {
+				d.s.infer("kind: not recorded by format")
+			}
+		}
+		if err := d.s.span(&d.span); err != nil {
+			return err
+		}
+	}
+	if records == 0 {
+		d.s.infer("empty input")
+	}
+	return nil
+}
+
+// fieldError reports a defect in one cell of the current record.
+func (d *spanCSVDecoder) fieldError(col int, sentinel error, format string, args ...any) *ParseError {
+	line, _ := d.cr.FieldPos(col)
+	return &ParseError{File: d.name, Line: line, Offset: d.offset,
+		Path: "column " + strconv.Quote(d.header[col]), Err: errorf(sentinel, format, args...)}
+}
+
+// csvCell returns the trimmed cell of column col, "" when there is no such
+// column.
+func csvCell(rec []string, col int) string {
+	if col < 0 {
+		return ""
+	}
+	return strings.TrimSpace(rec[col])
+}
+
+// record fills d.span from one record, or reports why it cannot.
+func (d *spanCSVDecoder) record(rec []string) *ParseError {
+	if len(rec) != len(d.header) {
+		return csvFieldCountError(d.name, d.cr, d.offset, len(rec), len(d.header))
+	}
+	c := &d.c
+	sp := &d.span
+	*sp = cascade.Span{Status: cascade.StatusUnset}
+
+	if sp.TraceID = csvID(csvCell(rec, c.trace)); sp.TraceID == "" {
+		return d.fieldError(c.trace, ErrBadID, "empty trace id")
+	}
+	if sp.SpanID = csvID(csvCell(rec, c.span)); sp.SpanID == "" {
+		return d.fieldError(c.span, ErrBadID, "empty span id")
+	}
+	if p := csvCell(rec, c.parent); p != "" && !slices.Contains(d.roots, p) {
+		sp.ParentSpanID = csvID(p)
+	}
+	svc := csvCell(rec, c.service)
+	if svc == "" {
+		return d.fieldError(c.service, ErrNoService, "empty service")
+	}
+	sp.Service = svc
+	if d.m.StripPodSuffix {
+		sp.Service = csvCached(d.services, svc, serviceFromPod)
+		sp.Instance = svc
+	}
+	if c.instance >= 0 {
+		sp.Instance = csvCell(rec, c.instance)
+	}
+	sp.Operation = csvCell(rec, c.operation)
+	sp.Peer = csvCell(rec, c.peer)
+
+	v := csvCell(rec, c.start)
+	if v == "" {
+		return d.fieldError(c.start, ErrMissingField, "empty start time")
+	}
+	start, err := csvTimeValue(v, d.m.StartUnit)
+	if err != nil {
+		return d.fieldError(c.start, ErrBadTimestamp, "%s", err)
+	}
+	sp.Start = start
+	var dur int64
+	if v := csvCell(rec, c.end); v != "" {
+		end, err := csvTimeValue(v, d.m.EndUnit)
+		if err != nil {
+			return d.fieldError(c.end, ErrBadTimestamp, "%s", err)
+		}
+		if (end > 0 && start < end-math.MaxInt64) || (end < 0 && start > end+math.MaxInt64) {
+			return d.fieldError(c.end, ErrBadTimestamp, "end %d too far from start %d", end, start)
+		}
+		dur = end - start
+	} else if v := csvCell(rec, c.duration); v != "" {
+		dur, err = csvDurationValue(v, d.m.DurationUnit)
+		if err != nil {
+			return d.fieldError(c.duration, ErrBadTimestamp, "%s", err)
+		}
+		if dur > 0 && start > math.MaxInt64-dur {
+			return d.fieldError(c.duration, ErrBadTimestamp, "start %d plus duration %d overflows", start, dur)
+		}
+	} else {
+		col := c.end
+		if col < 0 {
+			col = c.duration
+		}
+		return d.fieldError(col, ErrMissingField, "no end time or duration")
+	}
+	if dur < 0 {
+		d.s.warn("negative duration (clamped to 0)")
+		dur = 0
+	}
+	sp.Duration = dur
+
+	if v := csvCell(rec, c.kind); v != "" {
+		k, ok := csvSpanKind(v)
+		if !ok {
+			d.s.warn("unknown span kind (left empty)")
+		}
+		sp.Kind = k
+	}
+	if v := csvCell(rec, c.statusCode); v != "" {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil {
+			return d.fieldError(c.statusCode, ErrBadValue, "%q is not a status code", v)
+		}
+		sp.StatusCode = int32(n)
+	}
+	if c.status >= 0 {
+		if v := csvCell(rec, c.status); v != "" {
+			st, ok := csvSpanStatus(v)
+			if !ok {
+				d.s.warn("unknown span status (left unset)")
+			}
+			sp.Status = st
+		}
+	} else {
+		sp.Status = statusFromHTTP(sp.Kind, sp.StatusCode)
+	}
+	return nil
+}
+
+// csvID lower-cases an id made of hexadecimal digits and keeps any other
+// text as it is.
+func csvID(s string) string {
+	var class byte
+	for i := 0; i < len(s); i++ {
+		class |= hexClass[s[i]]
+	}
+	if class == hexUpper {
+		return strings.ToLower(s)
+	}
+	return s
+}
+
+// Classes of bytes in ids, for csvID: 0 for a digit or lower-case
+// hexadecimal letter.
+const (
+	hexUpper = 1 << iota // an upper-case hexadecimal letter
+	hexOther             // anything else
+)
+
+// hexClass gives the class of each byte.
+var hexClass = func() (t [256]byte) {
+	for i := range t {
+		switch c := byte(i); {
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
+		case 'A' <= c && c <= 'F':
+			t[i] = hexUpper
+		default:
+			t[i] = hexOther
+		}
+	}
+	return t
+}()
+
+// podSuffixChars are the characters Kubernetes uses in generated name
+// suffixes and pod-template hashes (k8s.io/apimachinery's rand alphabet).
+const podSuffixChars = "bcdfghjklmnpqrstvwxz2456789"
+
+// isPodSuffix reports whether s is n to m characters of podSuffixChars.
+func isPodSuffix(s string, n, m int) bool {
+	if len(s) < n || len(s) > m {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(podSuffixChars, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// isDecimal reports whether s is n to m decimal digits.
+func isDecimal(s string, n, m int) bool {
+	if len(s) < n || len(s) > m {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// serviceFromPod strips the suffix Kubernetes adds to a workload's name to
+// name its pods: "-<pod-template-hash>-<5 chars>" for a Deployment
+// (frontend-579b9bff58-t2dbm → frontend; the hash may also be the decimal
+// one of old ReplicaSets or a CronJob's schedule time), "-<5 chars>" for a
+// DaemonSet or Job, "-<ordinal>" for a StatefulSet (redis-0 → redis). A
+// name with no such suffix is returned as it is.
+func serviceFromPod(pod string) string {
+	i := strings.LastIndexByte(pod, '-')
+	if i <= 0 {
+		return pod
+	}
+	base, last := pod[:i], pod[i+1:]
+	switch {
+	case isPodSuffix(last, 5, 5):
+		if j := strings.LastIndexByte(base, '-'); j > 0 {
+			if h := base[j+1:]; isPodSuffix(h, 6, 10) || isDecimal(h, 6, 10) {
+				return base[:j]
+			}
+		}
+		return base
+	case isDecimal(last, 1, 5):
+		return base
+	}
+	return pod
+}
+
+// Errors of csvScaled, which callers turn into messages.
+var (
+	errCSVNotNumber = errors.New("not a number")
+	errCSVRange     = errors.New("out of range")
+)
+
+// csvTimeValue reads a time cell: a number of units since the Unix epoch
+// (with or without a fraction) or an RFC 3339 time, as Unix nanoseconds.
+func csvTimeValue(s string, unit time.Duration) (int64, error) {
+	v, err := csvScaled(s, unit)
+	switch err {
+	case nil:
+		return v, nil
+	case errCSVRange:
+		return 0, fmt.Errorf("%q is out of range", s)
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is neither a number nor an RFC 3339 time", s)
+	}
+	if y := t.Year(); y < 1678 || y > 2261 {
+		return 0, fmt.Errorf("%q is out of range", s)
+	}
+	return t.UnixNano(), nil
+}
+
+// csvDurationValue reads a duration cell: a number of units or a Go
+// duration ("1.5ms"), in nanoseconds.
+func csvDurationValue(s string, unit time.Duration) (int64, error) {
+	v, err := csvScaled(s, unit)
+	switch err {
+	case nil:
+		return v, nil
+	case errCSVRange:
+		return 0, fmt.Errorf("%q is out of range", s)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is neither a number nor a duration", s)
+	}
+	return int64(d), nil
+}
+
+// csvScaled reads a decimal number of units as an integer number of
+// nanoseconds, exactly for plain decimals and through float64 for
+// exponents. It returns errCSVNotNumber or errCSVRange.
+func csvScaled(s string, unit time.Duration) (int64, error) {
+	u := int64(unit)
+	if u <= 0 {
+		u = 1
+	}
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if v > math.MaxInt64/u || v < math.MinInt64/u {
+			return 0, errCSVRange
+		}
+		return v * u, nil
+	}
+	if v, ok, inRange := csvScaleDecimal(s, u); ok {
+		if !inRange {
+			return 0, errCSVRange
+		}
+		return v, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil && errors.Is(err, strconv.ErrRange):
+		return 0, errCSVRange
+	case err != nil || math.IsNaN(f) || math.IsInf(f, 0):
+		return 0, errCSVNotNumber
+	}
+	f *= float64(u)
+	if f >= math.MaxInt64 || f <= math.MinInt64 {
+		return 0, errCSVRange
+	}
+	return int64(f), nil
+}
+
+// csvScaleDecimal reads "[+-]digits[.digits]" as a number of units (a power
+// of ten of nanoseconds), truncating digits finer than a nanosecond. ok
+// says whether s had that shape; inRange whether the result fits.
+func csvScaleDecimal(s string, unit int64) (v int64, ok, inRange bool) {
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	if whole == "" && frac == "" {
+		return 0, false, false
+	}
+	inRange = true
+	for i := 0; i < len(whole); i++ {
+		c := whole[i]
+		if c < '0' || c > '9' {
+			return 0, false, false
+		}
+		d := int64(c - '0')
+		if v > (math.MaxInt64-d)/10 {
+			inRange = false
+			continue
+		}
+		v = v*10 + d
+	}
+	if inRange && v > math.MaxInt64/unit {
+		inRange = false
+	}
+	v *= unit
+	scale := unit
+	for i := 0; i < len(frac); i++ {
+		c := frac[i]
+		if c < '0' || c > '9' {
+			return 0, false, false
+		}
+		scale /= 10
+		if inRange && scale > 0 {
+			if v > math.MaxInt64-int64(c-'0')*scale {
+				inRange = false
+			} else {
+				v += int64(c-'0') * scale
+			}
+		}
+	}
+	if neg {
+		v = -v
+	}
+	return v, true, inRange
+}
+
+// csvSpanKind reads a span kind cell.
+func csvSpanKind(s string) (cascade.SpanKind, bool) {
+	l := strings.ToLower(s)
+	l = strings.TrimPrefix(l, "span_kind_")
+	l = strings.TrimPrefix(l, "spankind.")
+	switch l {
+	case "server", "2":
+		return cascade.KindServer, true
+	case "client", "3":
+		return cascade.KindClient, true
+	case "producer", "4":
+		return cascade.KindProducer, true
+	case "consumer", "5":
+		return cascade.KindConsumer, true
+	case "internal", "1":
+		return cascade.KindInternal, true
+	case "unspecified", "0":
+		return cascade.KindUnspecified, true
+	}
+	return cascade.KindUnspecified, false
+}
+
+// csvSpanStatus reads a span status cell.
+func csvSpanStatus(s string) (cascade.Status, bool) {
+	l := strings.ToLower(s)
+	l = strings.TrimPrefix(l, "status_code_")
+	l = strings.TrimPrefix(l, "statuscode.")
+	switch l {
+	case "unset", "0":
+		return cascade.StatusUnset, true
+	case "ok", "1", "success":
+		return cascade.StatusOK, true
+	case "error", "2", "err", "failed", "failure", "fail":
+		return cascade.StatusError, true
+	}
+	return cascade.StatusUnset, false
+}

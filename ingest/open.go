@@ -52,14 +52,21 @@ func decompressed(name string, r io.Reader) (io.Reader, string, func(), error) {
 	return br, name, func() {}, nil
 }
 
+// inputPath is one file to read; walked marks a file found by walking a
+// directory rather than named by the user.
+type inputPath struct {
+	path   string
+	walked bool
+}
+
 // expandPaths turns the command line's paths into the files to read:
 // a directory contributes every regular file below it (hidden files and
 // directories skipped), in lexical order; "-" stands for stdin and is kept.
-func expandPaths(paths []string) ([]string, error) {
-	var out []string
+func expandPaths(paths []string) ([]inputPath, error) {
+	var out []inputPath
 	for _, p := range paths {
 		if p == "-" {
-			out = append(out, p)
+			out = append(out, inputPath{path: p})
 			continue
 		}
 		info, err := os.Stat(p)
@@ -67,7 +74,7 @@ func expandPaths(paths []string) ([]string, error) {
 			return nil, err
 		}
 		if !info.IsDir() {
-			out = append(out, p)
+			out = append(out, inputPath{path: p})
 			continue
 		}
 		var files []string
@@ -81,7 +88,7 @@ func expandPaths(paths []string) ([]string, error) {
 				}
 				return nil
 			}
-			if d.Type().IsRegular() {
+			if d.Type().IsRegular() && !isDocFile(d.Name()) {
 				files = append(files, path)
 			}
 			return nil
@@ -90,7 +97,24 @@ func expandPaths(paths []string) ([]string, error) {
 			return nil, err
 		}
 		sort.Strings(files)
-		out = append(out, files...)
+		for _, f := range files {
+			out = append(out, inputPath{path: f, walked: true})
+		}
 	}
 	return out, nil
+}
+
+// isDocFile reports whether a file found in a directory is documentation
+// kept beside data (README.md, LICENSE, SOURCE.md, NOTICE), which a
+// directory walk skips; such a file named on the command line is read.
+func isDocFile(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".md", ".txt", ".rst", ".html":
+		return true
+	}
+	switch strings.ToUpper(name) {
+	case "LICENSE", "LICENCE", "NOTICE", "COPYING", "AUTHORS":
+		return true
+	}
+	return false
 }

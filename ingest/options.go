@@ -9,4 +9,9 @@ type Options struct {
 	CSVMap *CSVMap
 	// MetricKinds maps metric names to kinds; nil means DefaultMetricKinds.
 	MetricKinds *KindMap
+	// ScrapeTime is the time, in Unix nanoseconds, given to Prometheus
+	// text points that carry no timestamp of their own; 0 means the
+	// input has none to offer and such points are stored at time 0 (and
+	// the summary says so).
+	ScrapeTime int64
 }

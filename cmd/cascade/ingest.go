@@ -1,0 +1,158 @@
+package main
+
+import (
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"cascade/ingest"
+	"cascade/report"
+)
+
+func newIngestCmd(stdin io.Reader) *cobra.Command {
+	cfg := ingest.DefaultConfig()
+	var (
+		format, metricFormat, csvMap, kindMap, output string
+		scrapeTime                                    string
+	)
+	cmd := &cobra.Command{
+		Use:   "ingest PATH... --out DATASET",
+		Short: "Read traces and queue metrics into a Parquet dataset",
+		Long: `ingest reads traces (OTLP JSON/JSON Lines/protobuf, Jaeger JSON and api_v3,
+Zipkin v2, span CSV) and queue metrics (Prometheus text and HTTP API JSON,
+OTLP metrics, CSV), normalizes them, drops duplicate (trace_id, span_id)
+rows, and writes DATASET/spans.parquet and DATASET/metrics.parquet.
+
+Formats are detected per file; .gz and .zst inputs are read transparently;
+directories are read recursively; "-" reads stdin. The dataset is written
+to a temporary directory and moved into place only when complete.`,
+		Example: `  # the bundled HotROD capture, with its Prometheus scrape
+  cascade ingest testdata/hotrod-baseline/traces-otlp.json.gz \
+      --metrics testdata/hotrod-baseline/prometheus --out /tmp/hotrod
+
+  # Nezha span CSVs and per-pod metric CSVs, skipping bad rows
+  cascade ingest nezha/trace --metrics nezha/metric --out ds --skip-invalid
+
+  # a collector file-exporter stream from stdin, summary as JSON
+  zcat traces.jsonl.gz | cascade ingest - --format otlp-json --out ds --output json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && len(cfg.Metrics) == 0 {
+				return usageError{errNoInputs}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output, "table", "json"); err != nil {
+				return err
+			}
+			cfg.Traces = args
+			cfg.Stdin = stdin
+			var err error
+			if cfg.Format, err = ingest.ParseFormat(format, ingest.TraceFormats); err != nil {
+				return usageError{err}
+			}
+			if cfg.MetricFormat, err = ingest.ParseFormat(metricFormat, ingest.MetricFormats); err != nil {
+				return usageError{err}
+			}
+			if csvMap != "" {
+				m, err := loadCSVMap(csvMap)
+				if err != nil {
+					return usageError{err}
+				}
+				cfg.Options.CSVMap = m
+			}
+			if kindMap != "" {
+				m, err := ingest.LoadKindMap(kindMap)
+				if err != nil {
+					return err
+				}
+				cfg.Options.MetricKinds = m
+			}
+			if scrapeTime != "" {
+				t, err := time.Parse(time.RFC3339Nano, scrapeTime)
+				if err != nil {
+					return usageError{err}
+				}
+				cfg.Options.ScrapeTime = t.UnixNano()
+			}
+			if cfg.Out == "" {
+				return usageError{errNoOut}
+			}
+			cfg.Progress = progress(cmd.ErrOrStderr(), "ingest")
+			sum, err := ingest.Run(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			return report.IngestSummary(cmd.OutOrStdout(), sum, report.Format(output))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&cfg.Out, "out", "O", "", "dataset directory to write (required)")
+	f.StringSliceVar(&cfg.Metrics, "metrics", nil, "metric files or directories (repeatable)")
+	f.StringVar(&format, "format", "auto", "trace format: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
+	f.StringVar(&metricFormat, "metric-format", "auto", "metric format: auto, prom-text, prom-api, otlp-metrics-json, otlp-metrics-proto, metrics-csv")
+	f.StringVar(&csvMap, "csv-map", "", "span CSV column mapping: inline key=column,... or @FILE (default: detect the Nezha preset)")
+	f.StringVar(&kindMap, "metric-kinds", "", "file of metric-name to kind overrides")
+	f.StringVar(&scrapeTime, "scrape-time", "", "RFC 3339 time for Prometheus text points without timestamps")
+	f.BoolVar(&cfg.SkipInvalid, "skip-invalid", cfg.SkipInvalid, "skip invalid records and count them by reason")
+	f.IntVar(&cfg.MaxErrors, "max-errors", cfg.MaxErrors, "invalid records to report before stopping")
+	f.IntVar(&cfg.RunRows, "sort-rows", cfg.RunRows, "rows sorted in memory before spilling a sorted run to disk")
+	f.StringVarP(&output, "output", "o", "table", "summary format: table or json")
+	cmd.RegisterFlagCompletionFunc("output", fixedCompletions("table", "json"))
+	cmd.RegisterFlagCompletionFunc("format", fixedCompletions(formatNames(ingest.TraceFormats)...))
+	cmd.RegisterFlagCompletionFunc("metric-format", fixedCompletions(formatNames(ingest.MetricFormats)...))
+	return cmd
+}
+
+func formatNames(fs []ingest.Format) []string {
+	out := []string{"auto"}
+	for _, f := range fs {
+		out = append(out, string(f))
+	}
+	return out
+}
+
+func fixedCompletions(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// loadCSVMap reads --csv-map: "@FILE" or an inline mapping.
+func loadCSVMap(v string) (*ingest.CSVMap, error) {
+	if len(v) > 1 && v[0] == '@' {
+		return ingest.LoadCSVMap(v[1:])
+	}
+	return ingest.ParseCSVMap(v)
+}
+
+// progress returns a callback that draws a progress bar on w when w is a
+// terminal and the work has run for more than a second; otherwise nil, so
+// piped output stays quiet and parseable.
+func progress(w io.Writer, what string) func(done, total int64) {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	start := time.Now()
+	var bar *progressbar.ProgressBar
+	return func(done, total int64) {
+		if bar == nil {
+			if time.Since(start) < time.Second {
+				return
+			}
+			bar = progressbar.NewOptions64(total,
+				progressbar.OptionSetWriter(w),
+				progressbar.OptionSetDescription(what),
+				progressbar.OptionShowBytes(true),
+				progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionClearOnFinish(),
+			)
+		}
+		bar.Set64(done)
+	}
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"cascade/ingest"
+)
+
+// Exit codes, documented in the README.
+const (
+	exitOK          = 0   // success
+	exitFailure     = 1   // the run failed (I/O, internal error)
+	exitUsage       = 2   // bad flags or arguments
+	exitInvalidData = 3   // an input holds invalid records (positions on stderr)
+	exitInterrupted = 130 // stopped by SIGINT or SIGTERM
+)
+
+// usageError marks an error in how the command was called.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// run builds the command tree, executes it and maps the outcome to an exit
+// code. Only main exits.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCmd(stdin)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "cascade: %v\n", err)
+	var pe *ingest.ParseError
+	var ue usageError
+	switch {
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &pe):
+		return exitInvalidData
+	}
+	return exitFailure
+}
+
+func newRootCmd(stdin io.Reader) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "cascade",
+		Short: "Trace-replay propagation analyzer",
+		Long: `cascade reads what a distributed system recorded about itself (spans and
+queue metrics), learns how load and failure spread along its call graph, and
+replays that spread under changed settings to rank remediations.
+
+Pipeline: ingest -> graph -> fit -> replay/rank. Each stage is a subcommand
+that reads and writes documented files.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newIngestCmd(stdin))
+	return root
+}
+
+// checkOutput validates an --output value.
+func checkOutput(v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return usageError{fmt.Errorf("--output %q: want one of %v", v, allowed)}
+}

@@ -1,0 +1,321 @@
+package ingest
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/parquet-go/parquet-go"
+
+	"cascade"
+)
+
+// Dataset file names inside a dataset directory.
+const (
+	SpansFile   = "spans.parquet"
+	MetricsFile = "metrics.parquet"
+)
+
+// rowGroupRows bounds a row group of the dataset files, so writers and
+// readers hold a bounded slice of a file in memory.
+const rowGroupRows = 1 << 18
+
+func compareSpans(a, b *cascade.Span) int {
+	if c := cmp.Compare(a.TraceID, b.TraceID); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Start, b.Start); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.SpanID, b.SpanID)
+}
+
+func compareSeries(a, b *cascade.Sample) int {
+	if c := cmp.Compare(a.Service, b.Service); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Instance, b.Instance); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Metric, b.Metric); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Labels, b.Labels)
+}
+
+func compareSamples(a, b *cascade.Sample) int {
+	if c := compareSeries(a, b); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Time, b.Time)
+}
+
+// datasetWriter collects rows into a temporary directory beside the
+// dataset and moves it into place only when everything is written, so a
+// failed or interrupted run never leaves a half-written dataset.
+type datasetWriter struct {
+	final, tmp string
+	spans      *sorter[cascade.Span]
+	samples    *sorter[cascade.Sample]
+}
+
+func createDataset(out string, runRows int) (*datasetWriter, error) {
+	if info, err := os.Stat(out); err == nil {
+		if !info.IsDir() {
+			return nil, fmt.Errorf("dataset %s: exists and is not a directory", out)
+		}
+		entries, err := os.ReadDir(out)
+		if err != nil {
+			return nil, err
+		}
+		if len(entries) > 0 {
+			if _, err := os.Stat(filepath.Join(out, SpansFile)); err != nil {
+				return nil, fmt.Errorf("dataset %s: directory is not empty and holds no %s; refusing to replace it", out, SpansFile)
+			}
+		}
+	}
+	parent := filepath.Dir(filepath.Clean(out))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".tmp-")
+	if err != nil {
+		return nil, err
+	}
+	return &datasetWriter{
+		final:   out,
+		tmp:     tmp,
+		spans:   newSorter(tmp, "spans", runRows, compareSpans),
+		samples: newSorter(tmp, "metrics", runRows, compareSamples),
+	}, nil
+}
+
+func (w *datasetWriter) abort() { os.RemoveAll(w.tmp) }
+
+// commit sorts, deduplicates and writes both files, filling the dataset
+// part of sum, then renames the temporary directory into place.
+func (w *datasetWriter) commit(sum *Summary) error {
+	if err := w.writeSpans(sum); err != nil {
+		return err
+	}
+	if err := w.writeSamples(sum); err != nil {
+		return err
+	}
+	return w.publish()
+}
+
+// publish swaps the finished directory in. An existing dataset is moved
+// aside first and removed only after the new one is in place.
+func (w *datasetWriter) publish() error {
+	old := ""
+	if _, err := os.Stat(w.final); err == nil {
+		old = w.tmp + ".old"
+		if err := os.Rename(w.final, old); err != nil {
+			return fmt.Errorf("replace dataset %s: %w", w.final, err)
+		}
+	}
+	if err := os.Rename(w.tmp, w.final); err != nil {
+		if old != "" {
+			os.Rename(old, w.final)
+		}
+		return fmt.Errorf("publish dataset %s: %w", w.final, err)
+	}
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	return nil
+}
+
+// fileWriter writes one Parquet file of the dataset, batching rows.
+type fileWriter[T any] struct {
+	f     *os.File
+	w     *parquet.GenericWriter[T]
+	batch []T
+}
+
+func newFileWriter[T any](path string, sorting ...parquet.SortingColumn) (*fileWriter[T], error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	w := parquet.NewGenericWriter[T](f,
+		parquet.Compression(&parquet.Zstd),
+		parquet.MaxRowsPerRowGroup(rowGroupRows),
+		parquet.SortingWriterConfig(parquet.SortingColumns(sorting...)),
+		parquet.CreatedBy("cascade", "", ""),
+	)
+	return &fileWriter[T]{f: f, w: w, batch: make([]T, 0, 4096)}, nil
+}
+
+func (fw *fileWriter[T]) write(row *T) error {
+	fw.batch = append(fw.batch, *row)
+	if len(fw.batch) == cap(fw.batch) {
+		return fw.flush()
+	}
+	return nil
+}
+
+func (fw *fileWriter[T]) flush() error {
+	if len(fw.batch) == 0 {
+		return nil
+	}
+	_, err := fw.w.Write(fw.batch)
+	clear(fw.batch)
+	fw.batch = fw.batch[:0]
+	return err
+}
+
+func (fw *fileWriter[T]) close() error {
+	err := fw.flush()
+	if e := fw.w.Close(); err == nil {
+		err = e
+	}
+	if err == nil {
+		err = fw.f.Sync()
+	}
+	if e := fw.f.Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+func (w *datasetWriter) writeSpans(sum *Summary) error {
+	fw, err := newFileWriter[cascade.Span](filepath.Join(w.tmp, SpansFile),
+		parquet.Ascending("trace_id"), parquet.Ascending("start"))
+	if err != nil {
+		return err
+	}
+	st := newSpanStats()
+	var group []cascade.Span
+	flush := func() error {
+		if len(group) == 0 {
+			return nil
+		}
+		kept := st.trace(group)
+		for i := range kept {
+			if err := fw.write(&kept[i]); err != nil {
+				return err
+			}
+		}
+		clear(group)
+		group = group[:0]
+		return nil
+	}
+	err = w.spans.drain(func(s *cascade.Span) error {
+		if len(group) > 0 && group[0].TraceID != s.TraceID {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		group = append(group, *s)
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if e := fw.close(); err == nil {
+		err = e
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", SpansFile, err)
+	}
+	st.fill(sum)
+	return nil
+}
+
+func (w *datasetWriter) writeSamples(sum *Summary) error {
+	fw, err := newFileWriter[cascade.Sample](filepath.Join(w.tmp, MetricsFile),
+		parquet.Ascending("service"), parquet.Ascending("instance"), parquet.Ascending("metric"),
+		parquet.Ascending("labels"), parquet.Ascending("time"))
+	if err != nil {
+		return err
+	}
+	var prev cascade.Sample
+	have := false
+	kinds := map[cascade.MetricKind]int64{}
+	services := map[string]bool{}
+	err = w.samples.drain(func(s *cascade.Sample) error {
+		if have {
+			switch {
+			case compareSamples(&prev, s) == 0:
+				sum.DuplicateSamples++
+				return nil
+			case compareSeries(&prev, s) != 0:
+				sum.Series++
+			}
+		} else {
+			sum.Series++
+		}
+		prev, have = *s, true
+		sum.Samples++
+		kinds[s.Kind]++
+		if s.Service != "" {
+			services[s.Service] = true
+		}
+		if s.Time != 0 {
+			sum.MetricRange.add(s.Time)
+		}
+		return fw.write(s)
+	})
+	if e := fw.close(); err == nil {
+		err = e
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", MetricsFile, err)
+	}
+	sum.MetricKinds = kinds
+	sum.MetricServices = sortedKeys(services)
+	return nil
+}
+
+// ReadSpans calls fn for every span of a dataset's spans.parquet, in the
+// file's order (by trace, then start). The span is only valid during the
+// call. dir is the dataset directory.
+func ReadSpans(dir string, fn func(*cascade.Span) error) error {
+	return readRows(filepath.Join(dir, SpansFile), fn)
+}
+
+// ReadSamples calls fn for every point of a dataset's metrics.parquet, in
+// the file's order (by series, then time).
+func ReadSamples(dir string, fn func(*cascade.Sample) error) error {
+	return readRows(filepath.Join(dir, MetricsFile), fn)
+}
+
+func readRows[T any](path string, fn func(*T) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	pf, err := parquet.OpenFile(f, info.Size())
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	r := parquet.NewGenericReader[T](pf)
+	defer r.Close()
+	batch := make([]T, 1024)
+	for {
+		n, err := r.Read(batch)
+		for i := range n {
+			if e := fn(&batch[i]); e != nil {
+				return e
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}

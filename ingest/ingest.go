@@ -1,0 +1,316 @@
+package ingest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync/atomic"
+
+	"cascade"
+)
+
+// Config is what a user sets for one ingest run.
+type Config struct {
+	// Traces are trace files or directories to read; "-" is stdin.
+	Traces []string
+	// Metrics are metric files or directories to read; "-" is stdin.
+	Metrics []string
+	// Out is the dataset directory to write. Required.
+	Out string
+	// Format forces the trace format; FormatAuto (the default) detects
+	// it per file.
+	Format Format
+	// MetricFormat forces the metric format; FormatAuto detects it.
+	MetricFormat Format
+	// Options are passed to decoders (CSV mapping, metric kinds).
+	Options Options
+	// SkipInvalid skips invalid records and counts them by reason instead
+	// of failing the run. Default false.
+	SkipInvalid bool
+	// MaxErrors is how many invalid records are collected (and printed)
+	// before the run stops; default 20, zero means 1.
+	MaxErrors int
+	// RunRows is how many rows are sorted in memory before a sorted run is
+	// spilled to disk; default 262144, zero means the default. It bounds
+	// memory: about 400 bytes a span.
+	RunRows int
+	// Stdin is read for the path "-"; nil means os.Stdin.
+	Stdin io.Reader
+	// Progress, when set, is called as input bytes are read with the
+	// bytes read so far and the total size of the named inputs (0 when
+	// unknown, as for stdin). It is called from the reading goroutine.
+	Progress func(done, total int64)
+}
+
+// DefaultConfig returns the defaults described on Config's fields.
+func DefaultConfig() Config {
+	return Config{MaxErrors: 20, RunRows: 1 << 18}
+}
+
+// Validate reports every problem with the config, each naming its field.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Out == "" {
+		errs = append(errs, errors.New("out: a dataset directory is required"))
+	}
+	if len(c.Traces) == 0 && len(c.Metrics) == 0 {
+		errs = append(errs, errors.New("traces, metrics: nothing to ingest"))
+	}
+	if _, err := ParseFormat(string(c.Format), TraceFormats); err != nil {
+		errs = append(errs, fmt.Errorf("format: %w", err))
+	}
+	if _, err := ParseFormat(string(c.MetricFormat), MetricFormats); err != nil {
+		errs = append(errs, fmt.Errorf("metric-format: %w", err))
+	}
+	if c.MaxErrors < 0 {
+		errs = append(errs, fmt.Errorf("max-errors: %d is negative", c.MaxErrors))
+	}
+	if c.RunRows < 0 {
+		errs = append(errs, fmt.Errorf("run-rows: %d is negative", c.RunRows))
+	}
+	return errors.Join(errs...)
+}
+
+// Run reads every input, normalizes it, and writes the dataset. On any
+// error nothing is left at c.Out except what was there before. The summary
+// is returned even on error, as far as the run got.
+func Run(ctx context.Context, c Config) (*Summary, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if c.MaxErrors == 0 {
+		c.MaxErrors = 1
+	}
+	traces, err := expandPaths(c.Traces)
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := expandPaths(c.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{
+		Dataset:  c.Out,
+		Skipped:  map[string]int64{},
+		Warnings: map[string]int64{},
+		Inferred: map[string]int64{},
+	}
+	w, err := createDataset(c.Out, c.RunRows)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			w.abort()
+		}
+	}()
+
+	var total int64
+	for _, p := range append(append([]inputPath{}, traces...), metrics...) {
+		if info, err := os.Stat(p.path); err == nil && p.path != "-" {
+			total += info.Size()
+		}
+	}
+	st := &runSink{cfg: &c, sum: sum, w: w, total: total}
+	for _, p := range traces {
+		if err := st.input(ctx, p, c.Format, false); err != nil {
+			return sum, err
+		}
+	}
+	for _, p := range metrics {
+		if err := st.input(ctx, p, c.MetricFormat, true); err != nil {
+			return sum, err
+		}
+	}
+	if len(st.errs) > 0 {
+		return sum, st.joined()
+	}
+	if err := w.commit(sum); err != nil {
+		return sum, err
+	}
+	ok = true
+	return sum, nil
+}
+
+// runSink is the sink every decoder of a run writes into.
+type runSink struct {
+	cfg   *Config
+	sum   *Summary
+	w     *datasetWriter
+	in    *InputSummary
+	file_ string
+	errs  []*ParseError
+	more  int
+	done  atomic.Int64
+	total int64
+}
+
+func (r *runSink) span(s *cascade.Span) error {
+	r.in.Spans++
+	return r.w.spans.add(s)
+}
+
+func (r *runSink) sample(s *cascade.Sample) error {
+	r.in.Samples++
+	return r.w.samples.add(s)
+}
+
+func (r *runSink) infer(note string) { r.sum.Inferred[note]++ }
+func (r *runSink) warn(kind string)  { r.sum.Warnings[kind]++ }
+
+func (r *runSink) invalid(e *ParseError) error {
+	if e.File == "" {
+		e.File = r.file_
+	}
+	r.in.Skipped++
+	if r.cfg.SkipInvalid {
+		r.sum.Skipped[e.Reason()]++
+		return nil
+	}
+	if len(r.errs) < r.cfg.MaxErrors {
+		r.errs = append(r.errs, e)
+		return nil
+	}
+	r.more++
+	return r.joined()
+}
+
+// joined is the run's error: every collected parse error, one per line,
+// then "(and N more)" when more were found than collected.
+func (r *runSink) joined() error {
+	errs := make([]error, 0, len(r.errs)+1)
+	for _, e := range r.errs {
+		errs = append(errs, e)
+	}
+	if r.more > 0 {
+		errs = append(errs, fmt.Errorf("(and %d more)", r.more))
+	}
+	return errors.Join(errs...)
+}
+
+// countingReader reports bytes read to the progress callback.
+type countingReader struct {
+	r   io.Reader
+	run *runSink
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 && c.run.cfg.Progress != nil {
+		c.run.cfg.Progress(c.run.done.Add(int64(n)), c.run.total)
+	}
+	return n, err
+}
+
+// input reads one input. A file found in a directory whose content no
+// decoder takes (a call-graph CSV among metric files, a stray JSON) is
+// skipped with a warning rather than failing the run; a file the user named
+// fails it.
+func (r *runSink) input(ctx context.Context, p inputPath, format Format, metrics bool) error {
+	err := r.file(ctx, p.path, format, metrics)
+	if !p.walked || r.in == nil || r.in.File != p.path || r.in.Spans+r.in.Samples > 0 {
+		return err
+	}
+	unsupported := func(e error) bool { return errors.Is(e, ErrUnsupported) || errors.Is(e, ErrUnknownFormat) }
+	skip := err != nil && unsupported(err)
+	if err == nil {
+		n := 0
+		for _, e := range r.errs {
+			if e.File == p.path {
+				if !unsupported(e) {
+					return nil
+				}
+				n++
+			}
+		}
+		skip = n > 0
+	}
+	if !skip {
+		return err
+	}
+	r.warn("file skipped, not a known format: " + p.path)
+	r.in.Format = "skipped"
+	r.in.Skipped = 0
+	r.errs = slices.DeleteFunc(r.errs, func(e *ParseError) bool { return e.File == p.path })
+	return nil
+}
+
+// file reads one input path with the given (or detected) format.
+func (r *runSink) file(ctx context.Context, path string, format Format, metrics bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var src io.Reader
+	name := path
+	if path == "-" {
+		src = r.cfg.Stdin
+		if src == nil {
+			src = os.Stdin
+		}
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		src = f
+	}
+	src = &countingReader{r: &ctxReader{ctx: ctx, r: src}, run: r}
+	rd, base, done, err := decompressed(name, src)
+	if err != nil {
+		return err
+	}
+	defer done()
+	br, ok := rd.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(rd, 1<<20)
+	}
+	head, _ := br.Peek(sniffLen)
+	r.sum.Inputs = append(r.sum.Inputs, InputSummary{File: path})
+	r.in = &r.sum.Inputs[len(r.sum.Inputs)-1]
+	r.file_ = path
+	if format == FormatAuto {
+		if metrics {
+			format, err = detectMetrics(base, head)
+		} else {
+			format, err = detectTrace(base, head)
+		}
+		if err != nil {
+			return &ParseError{File: path, Err: err}
+		}
+	}
+	r.in.Format = format
+	dec, ok := decoders[format]
+	if !ok {
+		return fmt.Errorf("%s: format %q: %w", path, format, ErrUnknownFormat)
+	}
+	if err := dec(path, br, r, &r.cfg.Options); err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) && pe.File == "" {
+			pe.File = path
+		}
+		if len(r.errs) > 0 && !errors.As(err, &pe) {
+			return errors.Join(r.joined(), err)
+		}
+		return err
+	}
+	return nil
+}
+
+// ctxReader stops reading when the context is cancelled (SIGINT).
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

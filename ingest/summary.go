@@ -1,0 +1,176 @@
+package ingest
+
+import (
+	"maps"
+	"slices"
+
+	"cascade"
+)
+
+// Summary describes what one ingest run read and stored. It is what
+// `cascade ingest` prints, as a table or as JSON.
+type Summary struct {
+	// Dataset is the directory written.
+	Dataset string `json:"dataset"`
+	// Inputs lists each file read, in reading order.
+	Inputs []InputSummary `json:"inputs"`
+
+	// Spans counts stored spans (after deduplication).
+	Spans int64 `json:"spans"`
+	// Traces counts distinct trace ids.
+	Traces int64 `json:"traces"`
+	// Services lists the distinct services, sorted.
+	Services []string `json:"services"`
+	// Operations counts distinct (service, operation) pairs.
+	Operations int `json:"operations"`
+	// ErrorSpans counts spans with status error.
+	ErrorSpans int64 `json:"error_spans"`
+	// RootSpans counts spans without a parent.
+	RootSpans int64 `json:"root_spans"`
+	// SpanRange is the time covered by span starts and ends.
+	SpanRange TimeRange `json:"span_range"`
+	// DuplicateSpans counts rows dropped because their (trace_id, span_id)
+	// was already stored.
+	DuplicateSpans int64 `json:"duplicate_spans"`
+	// OrphanSpans counts spans whose parent is not in the dataset.
+	OrphanSpans int64 `json:"orphan_spans"`
+	// TracesWithoutRoot counts traces with no root span.
+	TracesWithoutRoot int64 `json:"traces_without_root"`
+	// TruncatedTraces counts traces that look cut short: no root span,
+	// or spans whose parent is missing. Where a format records no status
+	// (Nezha CSV) this is the evidence of failed requests it offers.
+	TruncatedTraces int64 `json:"truncated_traces"`
+	// ClockSkewSpans counts spans that start before their parent, a sign
+	// of clock skew between hosts.
+	ClockSkewSpans int64 `json:"clock_skew_spans"`
+
+	// Samples counts stored metric points (after deduplication).
+	Samples int64 `json:"samples"`
+	// Series counts distinct (service, instance, metric, labels).
+	Series int64 `json:"series"`
+	// MetricKinds counts points by kind.
+	MetricKinds map[cascade.MetricKind]int64 `json:"metric_kinds"`
+	// MetricServices lists the services the metrics name, sorted.
+	MetricServices []string `json:"metric_services"`
+	// MetricRange is the time covered by the points.
+	MetricRange TimeRange `json:"metric_range"`
+	// DuplicateSamples counts points dropped as repeats of a stored point
+	// of the same series and time.
+	DuplicateSamples int64 `json:"duplicate_samples"`
+
+	// Skipped counts invalid records skipped (--skip-invalid) by reason.
+	Skipped map[string]int64 `json:"skipped"`
+	// Warnings counts anomalies that were kept, by kind (negative
+	// durations clamped, empty inputs, ...).
+	Warnings map[string]int64 `json:"warnings"`
+	// Inferred counts what a format lacked and ingest inferred or
+	// defaulted, by note ("status: not recorded by format ...").
+	Inferred map[string]int64 `json:"inferred"`
+}
+
+// InputSummary describes one input file.
+type InputSummary struct {
+	// File is the path as given ("-" for stdin).
+	File string `json:"file"`
+	// Format is the format read (detected or forced).
+	Format Format `json:"format"`
+	// Spans and Samples count the rows the file produced, before
+	// deduplication across files.
+	Spans   int64 `json:"spans"`
+	Samples int64 `json:"samples"`
+	// Skipped counts the file's invalid records that were skipped.
+	Skipped int64 `json:"skipped"`
+}
+
+// TimeRange is a closed interval of Unix nanoseconds; zero when empty.
+type TimeRange struct {
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+}
+
+func (r *TimeRange) add(t int64) {
+	if r.Start == 0 && r.End == 0 {
+		r.Start, r.End = t, t
+		return
+	}
+	r.Start = min(r.Start, t)
+	r.End = max(r.End, t)
+}
+
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
+}
+
+// spanStats accumulates the span half of a Summary, one trace at a time.
+type spanStats struct {
+	spans, traces, errors, roots             int64
+	dups, orphans, noRoot, truncated, skewed int64
+	services                                 map[string]bool
+	ops                                      map[[2]string]bool
+	rng                                      TimeRange
+	index                                    map[string]int
+	kept                                     []cascade.Span
+}
+
+func newSpanStats() *spanStats {
+	return &spanStats{services: map[string]bool{}, ops: map[[2]string]bool{}, index: map[string]int{}}
+}
+
+// trace takes all rows of one trace in stored order, drops repeated span
+// ids (the first stored wins), counts anomalies, and returns the rows to
+// store. The returned slice is reused by the next call.
+func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
+	clear(st.index)
+	st.kept = st.kept[:0]
+	for i := range rows {
+		if _, dup := st.index[rows[i].SpanID]; dup {
+			st.dups++
+			continue
+		}
+		st.index[rows[i].SpanID] = len(st.kept)
+		st.kept = append(st.kept, rows[i])
+	}
+	st.traces++
+	roots, orphans := 0, 0
+	for i := range st.kept {
+		s := &st.kept[i]
+		st.spans++
+		st.services[s.Service] = true
+		st.ops[[2]string{s.Service, s.Operation}] = true
+		st.rng.add(s.Start)
+		st.rng.add(s.End())
+		if s.Status == cascade.StatusError {
+			st.errors++
+		}
+		if s.IsRoot() {
+			roots++
+			continue
+		}
+		p, ok := st.index[s.ParentSpanID]
+		if !ok {
+			orphans++
+			continue
+		}
+		if s.Start < st.kept[p].Start {
+			st.skewed++
+		}
+	}
+	st.roots += int64(roots)
+	st.orphans += int64(orphans)
+	if roots == 0 {
+		st.noRoot++
+	}
+	if roots == 0 || orphans > 0 {
+		st.truncated++
+	}
+	return st.kept
+}
+
+func (st *spanStats) fill(sum *Summary) {
+	sum.Spans, sum.Traces, sum.ErrorSpans, sum.RootSpans = st.spans, st.traces, st.errors, st.roots
+	sum.DuplicateSpans, sum.OrphanSpans = st.dups, st.orphans
+	sum.TracesWithoutRoot, sum.TruncatedTraces, sum.ClockSkewSpans = st.noRoot, st.truncated, st.skewed
+	sum.Services = sortedKeys(st.services)
+	sum.Operations = len(st.ops)
+	sum.SpanRange = st.rng
+}

@@ -1,0 +1,103 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"cascade/ingest"
+)
+
+// Format is an output format for data a command prints.
+type Format string
+
+// Output formats.
+const (
+	FormatTable    Format = "table"
+	FormatJSON     Format = "json"
+	FormatMarkdown Format = "markdown"
+)
+
+// JSON writes v as indented JSON with a trailing newline.
+func JSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// IngestSummary renders an ingest summary as a table or JSON.
+func IngestSummary(w io.Writer, s *ingest.Summary, f Format) error {
+	switch f {
+	case FormatJSON:
+		return JSON(w, s)
+	case FormatTable, "":
+		return ingestTable(w, s)
+	}
+	return fmt.Errorf("output %q: want table or json", f)
+}
+
+func stamp(ns int64) string {
+	if ns == 0 {
+		return "-"
+	}
+	return time.Unix(0, ns).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+func ingestTable(w io.Writer, s *ingest.Summary) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	p := func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
+	p("dataset\t%s", s.Dataset)
+	p("")
+	p("INPUT\tFORMAT\tSPANS\tSAMPLES\tSKIPPED")
+	for _, in := range s.Inputs {
+		p("%s\t%s\t%d\t%d\t%d", in.File, in.Format, in.Spans, in.Samples, in.Skipped)
+	}
+	p("")
+	p("spans\t%d", s.Spans)
+	p("traces\t%d", s.Traces)
+	p("services\t%d\t%s", len(s.Services), strings.Join(s.Services, " "))
+	p("operations\t%d", s.Operations)
+	p("error spans\t%d", s.ErrorSpans)
+	p("span time range\t%s .. %s", stamp(s.SpanRange.Start), stamp(s.SpanRange.End))
+	p("duplicate spans dropped\t%d", s.DuplicateSpans)
+	p("orphan spans\t%d", s.OrphanSpans)
+	p("traces without root\t%d", s.TracesWithoutRoot)
+	p("traces that look cut short\t%d", s.TruncatedTraces)
+	p("spans starting before parent (clock skew)\t%d", s.ClockSkewSpans)
+	p("")
+	p("samples\t%d", s.Samples)
+	p("series\t%d", s.Series)
+	if s.Samples > 0 {
+		p("metric time range\t%s .. %s", stamp(s.MetricRange.Start), stamp(s.MetricRange.End))
+		kinds := make([]string, 0, len(s.MetricKinds))
+		for k, n := range s.MetricKinds {
+			kinds = append(kinds, fmt.Sprintf("%s=%d", k, n))
+		}
+		sort.Strings(kinds)
+		p("samples by kind\t%s", strings.Join(kinds, " "))
+		p("duplicate samples dropped\t%d", s.DuplicateSamples)
+	}
+	counts := func(title string, m map[string]int64) {
+		if len(m) == 0 {
+			return
+		}
+		p("")
+		p("%s\tCOUNT", title)
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p("%s\t%d", k, m[k])
+		}
+	}
+	counts("SKIPPED (INVALID)", s.Skipped)
+	counts("WARNING", s.Warnings)
+	counts("INFERRED", s.Inferred)
+	return tw.Flush()
+}
