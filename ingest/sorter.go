@@ -42,8 +42,26 @@ func (s *sorter[T]) add(row *T) error {
 	return nil
 }
 
+// sortBuf orders the buffer, keeping arrival order among equal rows. It
+// sorts a permutation (moving 4-byte indices rather than whole rows, with
+// the index as the tie-break so the unstable sort is stable), then applies
+// it.
 func (s *sorter[T]) sortBuf() {
-	slices.SortStableFunc(s.buf, func(a, b T) int { return s.cmp(&a, &b) })
+	perm := make([]int32, len(s.buf))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortFunc(perm, func(a, b int32) int {
+		if c := s.cmp(&s.buf[a], &s.buf[b]); c != 0 {
+			return c
+		}
+		return int(a - b)
+	})
+	sorted := make([]T, len(s.buf))
+	for i, p := range perm {
+		sorted[i] = s.buf[p]
+	}
+	s.buf = sorted
 }
 
 func (s *sorter[T]) spill() error {

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"cascade/internal/testutil"
+)
+
+// runCascade runs the command tree in process with the given stdin.
+func runCascade(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestIngestCommand(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"data":[{"traceID":"01","spans":[{"traceID":"01","spanID":"02","operationName":"x","startTime":5,"duration":1,"processID":"p9"}],"processes":{}}]}`), 0o644))
+	const td = "../../testdata/"
+	tests := []struct {
+		name     string
+		args     []string
+		stdin    string
+		code     int
+		golden   string // compare stdout with testdata/<golden>.golden
+		inStderr string
+	}{
+		{name: "hotrod table", args: []string{"ingest", td + "hotrod-baseline/sample-trace-jaeger-legacy.json", "--metrics", td + "hotrod-baseline/prometheus/request_rate_by_endpoint.json"}, golden: "ingest-hotrod-table"},
+		{name: "nezha json", args: []string{"ingest", td + "nezha-trainticket/trace", "--metrics", td + "nezha-trainticket/metric", "-o", "json"}, golden: "ingest-nezha-json"},
+		{name: "stdin zipkin", args: []string{"ingest", "-"}, stdin: mustRead(t, td+"zipkin/hotrod-traces.json"), golden: "ingest-stdin-zipkin"},
+		{name: "bad record", args: []string{"ingest", bad}, code: exitInvalidData, inStderr: "bad.json (byte 34): data[0].spans[0]: processID \"p9\" is not in the trace's processes"},
+		{name: "no inputs", args: []string{"ingest"}, code: exitUsage, inStderr: "give at least one PATH"},
+		{name: "no out", args: []string{"ingest", td + "hotrod-baseline/sample-trace-otlp.json"}, code: exitUsage, inStderr: "--out DATASET is required"},
+		{name: "bad format", args: []string{"ingest", "x", "--format", "xml"}, code: exitUsage, inStderr: `"xml": unknown format`},
+		{name: "bad output", args: []string{"ingest", "x", "-o", "yaml"}, code: exitUsage, inStderr: `--output "yaml"`},
+		{name: "missing file", args: []string{"ingest", filepath.Join(dir, "nope.json")}, code: exitFailure, inStderr: "no such file"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if tc.code != exitUsage || !strings.Contains(tc.inStderr, "--out") {
+				args = append(args, "--out", filepath.Join(t.TempDir(), "ds"))
+			}
+			code, stdout, stderr := runCascade(t, tc.stdin, args...)
+			require.Equal(t, tc.code, code, "stderr: %s", stderr)
+			if tc.inStderr != "" {
+				require.Contains(t, stderr, tc.inStderr)
+			}
+			if tc.golden != "" {
+				testutil.Golden(t, tc.golden, []byte(stableOutput(t, stdout)))
+			}
+		})
+	}
+}
+
+// stableOutput removes what depends on the test's temporary directory.
+func stableOutput(t *testing.T, s string) string {
+	t.Helper()
+	if strings.HasPrefix(s, "{") {
+		var v map[string]any
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		require.NoError(t, dec.Decode(&v))
+		v["dataset"] = "DATASET"
+		b, err := json.MarshalIndent(v, "", "  ")
+		require.NoError(t, err)
+		return string(b) + "\n"
+	}
+	lines := strings.Split(s, "\n")
+	if strings.HasPrefix(lines[0], "dataset") {
+		lines[0] = "dataset  DATASET"
+	}
+	return strings.Join(lines, "\n")
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}
