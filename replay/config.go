@@ -1,0 +1,147 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"cascade"
+)
+
+// Config is how a replay runs. Set by users through `cascade replay` flags;
+// DefaultConfig gives the defaults.
+type Config struct {
+	// Seed is the first random seed; default 1. Every stream of random
+	// numbers derives from it.
+	Seed uint64
+	// Seeds is how many seeds RunSeeds replays (Seed, Seed+1, …); default
+	// 1. Zero means 1.
+	Seeds int
+	// Parallel bounds how many seeds run at once; 0 means GOMAXPROCS. The
+	// output does not depend on it.
+	Parallel int
+	// Duration is the simulated time; default 60 s. Arrivals stop at the
+	// traffic's own duration when that is shorter.
+	Duration time.Duration
+	// Tick is the clock's resolution; default 1 ms. Every drawn duration
+	// is rounded up to a whole number of ticks, so a coarse tick makes
+	// short services slower: refine it when services last a few ticks.
+	Tick time.Duration
+	// Window is the length of the metric windows (time series, spread,
+	// collapse and recovery); default 1 s.
+	Window time.Duration
+	// Traffic, when not nil, replaces the arrivals (the scenario's
+	// traffic, or the flags'). Nil means Poisson arrivals at the model's
+	// entry rates.
+	Traffic *cascade.Traffic
+	// Observed, when not empty, are the arrival times and entries of
+	// observed root requests; they replace Traffic's arrivals.
+	Observed []Arrival
+	// Tier, when set, replaces every node's service distribution by one
+	// built from its observed tiers (Node.Tiers): "p50", "p95" or "p99"
+	// (constant at that quantile), "tiers" (the piecewise-linear quantile
+	// function) or "empirical" (the stored quantile points). Empty keeps
+	// Node.Service. Nodes without tiers keep their service.
+	Tier string
+	// InfectFailureRate is the failure rate in a window from which a node
+	// counts as infected; default 0.1.
+	InfectFailureRate float64
+	// InfectLoad is the mean load ρ in a window from which a node counts
+	// as infected; default 2 (every slot busy and, on average, as many
+	// calls queued as there are slots).
+	InfectLoad float64
+	// Series keeps per-node time series in the outcome; default false.
+	Series bool
+	// Scenario names the scenario in the outcome; empty means "baseline".
+	Scenario string
+}
+
+// Arrival is one observed root request.
+type Arrival struct {
+	// AtMS is the arrival time from replay start.
+	AtMS float64
+	// Entry names the entry node; empty means the first entry.
+	Entry string
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		Seed:              1,
+		Seeds:             1,
+		Duration:          60 * time.Second,
+		Tick:              time.Millisecond,
+		Window:            time.Second,
+		InfectFailureRate: 0.1,
+		InfectLoad:        2,
+	}
+}
+
+// Tiers accepted by Config.Tier.
+var tierNames = []string{"", "p50", "p95", "p99", "tiers", "empirical"}
+
+// Validate reports every problem with the configuration.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("duration: %v, want > 0", c.Duration))
+	}
+	if c.Tick <= 0 {
+		errs = append(errs, fmt.Errorf("tick: %v, want > 0", c.Tick))
+	} else if c.Duration/c.Tick > 1<<40 {
+		errs = append(errs, fmt.Errorf("tick: %v is too fine for duration %v", c.Tick, c.Duration))
+	}
+	if c.Window <= 0 {
+		errs = append(errs, fmt.Errorf("window: %v, want > 0", c.Window))
+	} else if c.Duration/c.Window > 1_000_000 {
+		errs = append(errs, fmt.Errorf("window: %v gives more than a million windows", c.Window))
+	}
+	if c.Seeds < 0 || c.Parallel < 0 {
+		errs = append(errs, errors.New("seeds and parallel must not be negative"))
+	}
+	ok := false
+	for _, t := range tierNames {
+		ok = ok || c.Tier == t
+	}
+	if !ok {
+		errs = append(errs, fmt.Errorf("tier: %q, want p50, p95, p99, tiers or empirical", c.Tier))
+	}
+	if t := c.Traffic; t != nil {
+		errs = append(errs, validateTraffic(t))
+	}
+	for i, a := range c.Observed {
+		if a.AtMS < 0 {
+			errs = append(errs, fmt.Errorf("observed[%d]: arrival at %g ms is negative", i, a.AtMS))
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func validateTraffic(t *cascade.Traffic) error {
+	var errs []error
+	switch t.Kind {
+	case "", cascade.TrafficPoisson, cascade.TrafficObserved:
+	case cascade.TrafficClosed:
+		if t.Users < 1 {
+			errs = append(errs, fmt.Errorf("traffic.users: %d, closed traffic needs at least 1", t.Users))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("traffic.kind: %q, want poisson, observed or closed", t.Kind))
+	}
+	if t.RatePerSec < 0 || t.ThinkMS < 0 || t.DurationMS < 0 {
+		errs = append(errs, errors.New("traffic: rate_per_sec, think_ms and duration_ms must not be negative"))
+	}
+	for i, s := range t.Surges {
+		if s.Factor < 0 || s.ForMS < 0 || s.AtMS < 0 {
+			errs = append(errs, fmt.Errorf("traffic.surges[%d]: at_ms, for_ms and factor must not be negative", i))
+		}
+	}
+	for i, a := range t.ArrivalsMS {
+		if a < 0 {
+			errs = append(errs, fmt.Errorf("traffic.arrivals_ms[%d]: %g is negative", i, a))
+			break
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,118 @@
+// Package replay is cascade's tick-based diffusion engine: it replays a
+// model (cascade.Model) under a scenario (cascade.Scenario) and measures
+// how load and failure spread (cascade.Outcome, in a Result).
+//
+// # Engine
+//
+// Replay is a discrete-event simulation on a virtual clock of ticks
+// (Config.Tick, default 1 ms): every drawn duration is rounded up to a
+// whole tick, events are kept in a timing wheel with a heap for the far
+// future, and events of one tick run in the order they were scheduled.
+// Idle ticks cost nothing: the clock jumps to the next tick that has an
+// event, and per-window metrics are time-weighted integrals updated when
+// a node's state changes, so the cost of a replay grows with its events.
+//
+// Randomness comes from PCG streams derived from Config.Seed, one per
+// purpose (arrivals, service, failure, network, fan-out, retry, load
+// balancing, availability) and per node, edge or entry. A change to one
+// mechanism leaves the draws of the others alone, so scenarios compared
+// under one seed see common random numbers. Same model, configuration
+// and seed give the same Result, byte for byte once encoded.
+//
+// # A call
+//
+// A call u→v is sent after the edge's network delay (NetworkMS, one way,
+// drawn each way). At v the load balancer picks a replica (round-robin,
+// random, least-loaded — fewest calls in service and queued, ties in
+// turn — or p2c, the better of two random replicas). A free slot starts
+// the call; otherwise it joins the replica's FIFO queue, and a bounded
+// queue that is full rejects it at once. A call that starts draws its
+// own failure from the overload curve b + k·max(0, ρ − θ) at ρ = (calls
+// holding slots + queued at v) / (replicas × concurrency) (0 when the
+// concurrency is unlimited), and its self time from Node.Service (or the
+// tier Config.Tier selects). After its self time a call that failed
+// answers at once; otherwise it calls its children stage by stage
+// (Edge.Stage; edges of a stage run together): per edge, a count drawn
+// from FanOut (rounded, at least 0), up to Parallelism at a time (0: all
+// at once), or through a per-replica pool shared by all the caller's
+// calls (SharedPool). It holds its slot while it waits for synchronous
+// children; asynchronous edges are fired and forgotten. A child that
+// fails (after its retries) fails the call with probability Propagation,
+// and the call then fails fast: it answers at once and gives up on its
+// other children. The answer travels back after the network delay. A
+// call 64 calls below its root request calls no children (Counts.Truncated),
+// so a cycle in the graph cannot recurse forever; a replay whose calls in
+// flight multiply past 4,194,304 (fan-out on a cycle) stops with
+// ErrRunaway.
+//
+// The caller waits TimeoutMS per attempt (Entry.TimeoutMS for root
+// requests). When it gives up the callee's work goes on as zombie work —
+// and so does the work of every call that work sends — unless the callee
+// has DeadlinePropagation: then work whose caller has gone is dropped
+// when it reaches a worker and cancelled where it runs, which frees its
+// slot and gives up on its children. A failed or timed-out attempt is
+// sent again with probability Reactivation while attempts remain
+// (MaxAttempts counts the first) and the retry budget has a token (each
+// first attempt deposits Ratio tokens, each retry spends one), after the
+// backoff: none; fixed Base; exponential Base·2^n; full jitter
+// uniform(0, Base·2^n); decorrelated jitter uniform(Base, 3·previous);
+// n = 1 for the first retry, and Max caps every kind.
+//
+// A circuit breaker belongs to its node and is shared by all callers: it
+// opens when at least MinCalls of the last Window calls are recorded and
+// the failure share reaches ErrorRate, rejects calls for OpenMS, then
+// lets HalfOpenProbes calls through and closes when they all succeed. An
+// entry's rate limit is a token bucket (RatePerSec, Burst) that every
+// root attempt passes. An edge that is down (a scheduled partition, or at
+// random: alternating up and down periods, exponential, with down periods
+// of mean MeanDownMS and Up the fraction of time up) fails its calls at
+// once.
+//
+// # Arrivals
+//
+// Root requests arrive at the entries by share: as a Poisson process at
+// the model's entry rates or the traffic's rate, multiplied by surges
+// while they last; at observed times (Traffic.ArrivalsMS or
+// Config.Observed, which can name each arrival's entry); or from
+// closed-loop users who wait an exponential think time (mean ThinkMS)
+// after each answer (a surge adds users, or pauses some when its factor is
+// below 1). Arrivals stop at Traffic.DurationMS or Config.Duration; the
+// replay runs to Config.Duration and counts what finished by then.
+//
+// # Outcomes
+//
+// Latencies are of successful root requests, from their first attempt.
+// Amplification is calls sent (every attempt on every edge, root
+// attempts included) per root request; the retry, rejected and zombie
+// shares are of calls sent, calls sent and slot time. A node is
+// infected in a window (Config.Window) when its failures reach
+// Config.InfectFailureRate of its calls or its mean load reaches
+// Config.InfectLoad. The replay collapsed at the start of the last run of
+// windows, to the end, in which fewer than half the roots offered
+// succeeded; it recovered at the first window after the last surge (or
+// else the last scheduled partition) in which at least 90% did.
+//
+// RunSeeds replays several seeds in parallel, and Summarize gives each
+// headline metric's mean and 95% interval (Student's t).
+//
+// # Scenarios
+//
+// A scenario (docs/scenario.md) changes the model with JSON merge patches
+// (RFC 7386) over the model's own documents, so any field of model.json
+// can be changed with the name it has there:
+//
+//	name: retries=1 on driver->redis
+//	edges:
+//	  driver->redis: {retry: {max_attempts: 1}}
+//	nodes:
+//	  mysql: {concurrency: 4, queue_cap: 100}
+//	  "*": {deadline_propagation: true}
+//	traffic: {kind: poisson, rate_per_sec: 50,
+//	          surges: [{at_ms: 10000, for_ms: 60000, factor: 2}]}
+//
+// Node and entry keys are names or "*"; edge keys are FROM->TO with "*"
+// allowed on either side. Wildcards apply before names. A key that names
+// nothing, a misspelt field and a model that no longer validates are
+// errors. ParseSet turns `--set node.NAME.FIELD.PATH=VALUE` (and edge.,
+// entry., traffic.) into the same patches.
+package replay

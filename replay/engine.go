@@ -1,0 +1,491 @@
+package replay
+
+import (
+	"fmt"
+	"sort"
+
+	"cascade"
+)
+
+// Engine replays one model under one configuration. Build it with
+// NewEngine, then call Run once per seed; an Engine reuses its memory from
+// run to run, so a steady state of runs does not allocate. An Engine is
+// not safe for concurrent use: run seeds in parallel on separate Engines.
+type Engine struct {
+	cfg   Config
+	model *cascade.Model
+
+	tickMS   float64 // milliseconds per tick
+	perMS    float64 // ticks per millisecond
+	end      int64   // the replay's last tick (exclusive)
+	arrEnd   float64 // arrivals stop here, ms
+	now      int64
+	seed     uint64
+	q        eventQueue
+	nodes    []node
+	edges    []edge
+	routes   []route // edges first, then entries
+	entries  []entry
+	entryCum []float64 // cumulative shares of entries
+
+	jobs   slab[job]
+	links  slab[link]
+	issues slab[issue]
+
+	traffic  cascade.Traffic
+	closed   bool
+	users    []user
+	observed []Arrival
+	obsEntry []int32
+	nextMS   float64 // next open-loop arrival time
+	arrR     stream
+
+	m metrics
+
+	check   func(event) // tests: called after every event
+	maxJobs int32       // maxJobs, lowered by tests
+}
+
+// node is the replay state of one model node.
+type node struct {
+	name     string
+	replicas int32
+	conc     int32 // slots per replica; 0 unlimited
+	qcap     int32 // queue bound per replica; 0 unbounded
+	capacity float64
+	svc      sampler
+	svcR     stream
+	failR    stream
+	lbR      stream
+	over     cascade.Overload
+	overOn   bool
+	lb       uint8
+	rr       int32
+	deadline bool
+	brk      breaker
+	brkOn    bool
+	stages   [][]int32 // outgoing edges by stage, in stage order
+	pools    int32     // shared pools per replica
+	reps     []replica
+
+	busy   int32 // jobs holding a slot, all replicas
+	queued int32 // jobs queued, all replicas
+	nm     nodeMetrics
+}
+
+// Load balancers.
+const (
+	lbRoundRobin uint8 = iota
+	lbRandom
+	lbLeastLoaded
+	lbP2C
+)
+
+type replica struct {
+	busy  int32
+	qhead int32 // FIFO of queued jobs through job.qnext
+	qtail int32
+	qlen  int32
+	pools []pool
+}
+
+// pool is a per-replica pool of calls shared by all requests of the
+// caller on one edge (Edge.SharedPool).
+type pool struct {
+	free  int32
+	whead int32 // FIFO of waiting issue records through issue.wnext
+	wtail int32
+}
+
+// route is how a caller reaches a callee: an edge, or an entry (the
+// client of root requests).
+type route struct {
+	to      int32
+	net     sampler
+	netOn   bool
+	netR    stream
+	timeout int64 // ticks; 0 none
+	// timers are the deadlines of attempts sent on this route, in send
+	// order (the timeout is the same for all, so also in deadline order):
+	// one event at a time waits for the earliest live one.
+	timers     []timer
+	timerHead  int
+	timerArmed bool
+	retry      retryPolicy
+	retryR     stream
+	prop       float64
+	edge       int32 // edge index, or -1 for an entry
+	entry      int32 // entry index, or -1 for an edge
+}
+
+type edge struct {
+	from    int32
+	to      int32
+	async   bool
+	fan     sampler
+	fanR    stream
+	par     int32
+	shared  bool
+	pool    int32 // index of the shared pool at the caller's replicas
+	avail   availability
+	availOn bool
+	availR  stream
+	propR   stream
+}
+
+type entry struct {
+	node  int32
+	share float64
+	rate  float64 // per second
+	rl    tokenBucket
+	rlOn  bool
+}
+
+// job is one attempt at its callee: network, queue, work, children.
+type job struct {
+	gen       uint32
+	state     uint8
+	failed    bool
+	abandoned bool
+	childFail bool
+	link      int32 // the caller's link
+	linkSeq   uint32
+	route     int32
+	node      int32
+	rep       int32
+	qnext     int32
+	stage     int32 // the stage running (or next to run)
+	pending   int32 // outstanding synchronous calls of this stage
+	issues    int32 // issue records of this stage
+	kids      int32 // child links (doubly linked through link.prev/next)
+	arrive    int64
+	start     int64
+	abandonAt int64
+	depth     int32 // calls between the root and this one
+}
+
+// Job states.
+const (
+	jsFree uint8 = iota
+	jsNet
+	jsQueued
+	jsRunning
+	jsWaiting
+)
+
+// link is the caller's side of one logical call: its attempts, timer and
+// retries.
+type link struct {
+	seq       uint32 // bumped at every attempt and at the end: stale events carry an old one
+	live      bool
+	waiting   bool // an attempt is out and its answer not yet in
+	route     int32
+	parent    int32 // the calling job, or -1 for roots and async calls
+	parentGen uint32
+	issue     int32 // the parent's issue record, or -1
+	user      int32 // closed-loop user of a root, or -1
+	attempt   int32
+	job       int32
+	jobGen    uint32
+	prev      int32
+	next      int32
+	first     int64
+	backoff   float64 // previous backoff (decorrelated jitter)
+	depth     int32   // depth of its jobs when it has no parent (async calls)
+}
+
+// issue is a job's progress on one synchronous edge of a stage.
+type issue struct {
+	job     int32
+	jobGen  uint32
+	edge    int32
+	left    int32 // calls not yet issued
+	active  int32 // calls issued and not finished
+	next    int32 // the job's next issue record
+	wnext   int32 // next waiter of a shared pool
+	waiting bool  // queued at a shared pool
+	dead    bool  // the job is gone; free when it leaves the pool queue
+}
+
+type user struct {
+	retireAt int64 // surge users retire after this tick; -1 never
+	pauseAt  int64 // paused users sleep in [pauseAt, resumeAt)
+	resumeAt int64
+}
+
+// timer is one attempt's deadline.
+type timer struct {
+	at   int64
+	link int32
+	seq  uint32
+}
+
+// NewEngine checks the model and the configuration and builds an engine.
+// The model must not change while the engine is in use.
+func NewEngine(m *cascade.Model, cfg Config) (*Engine, error) {
+	if cfg.Seeds == 0 {
+		cfg.Seeds = 1
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	e := &Engine{cfg: cfg, model: m, maxJobs: maxJobs}
+	e.tickMS = float64(cfg.Tick) / 1e6
+	e.perMS = 1 / e.tickMS
+	e.end = e.ticks(float64(cfg.Duration) / 1e6)
+	if err := e.build(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// ticks converts milliseconds to ticks, rounding up (a hair of slack
+// keeps exact multiples exact).
+func (e *Engine) ticks(ms float64) int64 {
+	x := ms*e.perMS - 1e-9
+	if x <= 0 {
+		return 0
+	}
+	if x > 1<<62 {
+		return 1 << 62
+	}
+	t := int64(x)
+	if float64(t) < x {
+		t++
+	}
+	return t
+}
+
+// ms converts ticks to milliseconds.
+func (e *Engine) ms(t int64) float64 { return float64(t) * e.tickMS }
+
+func (e *Engine) build() error {
+	m := e.model
+	index := make(map[string]int32, len(m.Nodes))
+	for i := range m.Nodes {
+		index[m.Nodes[i].Name] = int32(i)
+	}
+	e.nodes = make([]node, len(m.Nodes))
+	for i := range m.Nodes {
+		mn := &m.Nodes[i]
+		n := &e.nodes[i]
+		n.name = mn.Name
+		n.replicas = int32(mn.Replicas)
+		n.conc = int32(mn.Concurrency)
+		n.qcap = int32(mn.QueueCap)
+		n.capacity = float64(mn.Replicas * mn.Concurrency)
+		svc, err := e.serviceDist(mn)
+		if err != nil {
+			return err
+		}
+		n.svc = compileDist(&svc)
+		n.over = mn.Overload
+		n.overOn = mn.Overload.Base > 0 || mn.Overload.Slope > 0
+		switch mn.LoadBalancer {
+		case "random":
+			n.lb = lbRandom
+		case "least-loaded":
+			n.lb = lbLeastLoaded
+		case "p2c":
+			n.lb = lbP2C
+		}
+		n.deadline = mn.DeadlinePropagation
+		if b := mn.Breaker; b != nil {
+			n.brkOn = true
+			n.brk.init(b, e)
+		}
+		n.reps = make([]replica, mn.Replicas)
+	}
+	// Edges, grouped per caller by stage (Model.Sort order is not
+	// assumed: sort a copy of the indices).
+	e.edges = make([]edge, len(m.Edges))
+	e.routes = make([]route, len(m.Edges)+len(m.Entries))
+	order := make([]int, len(m.Edges))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ea, eb := &m.Edges[order[a]], &m.Edges[order[b]]
+		if ea.From != eb.From {
+			return ea.From < eb.From
+		}
+		return ea.Stage < eb.Stage
+	})
+	lastStage := map[int32]int{}
+	for _, i := range order {
+		me := &m.Edges[i]
+		ed := &e.edges[i]
+		ed.from, ed.to = index[me.From], index[me.To]
+		ed.async = me.Async
+		ed.fan = compileDist(&me.FanOut)
+		ed.par = int32(me.Parallelism)
+		ed.shared = me.SharedPool && me.Parallelism > 0 && !me.Async
+		if me.Availability != nil {
+			ed.availOn = true
+			ed.avail.init(me.Availability, e)
+		}
+		r := &e.routes[i]
+		r.to = ed.to
+		r.edge, r.entry = int32(i), -1
+		e.initRoute(r, me.NetworkMS, me.TimeoutMS, me.Retry)
+		r.prop = me.Propagation
+		n := &e.nodes[ed.from]
+		if ed.shared {
+			ed.pool = n.pools
+			n.pools++
+		}
+		if st, ok := lastStage[ed.from]; !ok || st != me.Stage || len(n.stages) == 0 {
+			n.stages = append(n.stages, nil)
+			lastStage[ed.from] = me.Stage
+		}
+		n.stages[len(n.stages)-1] = append(n.stages[len(n.stages)-1], int32(i))
+	}
+	for i := range e.nodes {
+		n := &e.nodes[i]
+		for r := range n.reps {
+			n.reps[r].pools = make([]pool, n.pools)
+		}
+	}
+	e.entries = make([]entry, len(m.Entries))
+	var shares, rates float64
+	for i := range m.Entries {
+		shares += m.Entries[i].Share
+		rates += m.Entries[i].RatePerSec
+	}
+	e.entryCum = make([]float64, len(m.Entries))
+	var cum float64
+	for i := range m.Entries {
+		me := &m.Entries[i]
+		en := &e.entries[i]
+		en.node = index[me.Node]
+		en.rate = me.RatePerSec
+		switch {
+		case shares > 0:
+			en.share = me.Share / shares
+		case rates > 0:
+			en.share = me.RatePerSec / rates
+		default:
+			en.share = 1 / float64(len(m.Entries))
+		}
+		cum += en.share
+		e.entryCum[i] = cum
+		if rl := me.RateLimit; rl != nil {
+			en.rlOn = true
+			en.rl.init(rl.RatePerSec, rl.Burst, e)
+		}
+		r := &e.routes[len(m.Edges)+i]
+		r.to = en.node
+		r.edge, r.entry = -1, int32(i)
+		e.initRoute(r, me.NetworkMS, me.TimeoutMS, me.Retry)
+		r.prop = 1
+	}
+	e.entryCum[len(e.entryCum)-1] = 1
+	if err := e.buildTraffic(rates); err != nil {
+		return err
+	}
+	e.m.init(e)
+	return nil
+}
+
+func (e *Engine) initRoute(r *route, net *cascade.Dist, timeoutMS float64, rt *cascade.Retry) {
+	if net != nil {
+		r.net = compileDist(net)
+		r.netOn = !(r.net.deterministic() && r.net.a == 0)
+	}
+	r.timeout = e.ticks(timeoutMS)
+	r.retry.init(rt)
+}
+
+// serviceDist is the node's service distribution under Config.Tier.
+func (e *Engine) serviceDist(n *cascade.Node) (cascade.Dist, error) {
+	t := n.Tiers
+	if e.cfg.Tier == "" || t == nil {
+		return n.Service, nil
+	}
+	var d cascade.Dist
+	switch e.cfg.Tier {
+	case "p50":
+		d = cascade.Const(t.P50)
+	case "p95":
+		d = cascade.Const(t.P95)
+	case "p99":
+		d = cascade.Const(t.P99)
+	case "tiers":
+		d = cascade.Dist{Kind: cascade.DistTiers, P50: t.P50, P95: t.P95, P99: t.P99}
+	case "empirical":
+		if len(t.Points) == 0 {
+			return n.Service, nil
+		}
+		d = cascade.Dist{Kind: cascade.DistEmpirical, Points: t.Points}
+	}
+	if err := d.Validate("nodes." + n.Name + ".tiers"); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// reset prepares the engine for a run with seed.
+func (e *Engine) reset(seed uint64) {
+	e.seed = seed
+	e.now = 0
+	e.q.reset()
+	e.jobs.reset()
+	e.links.reset()
+	e.issues.reset()
+	reseed := func(s *stream, purpose, entity uint64) {
+		if s.src == nil {
+			*s = newStream(seed, purpose, entity)
+		} else {
+			s.reseed(seed, purpose, entity)
+		}
+	}
+	reseed(&e.arrR, streamArrivals, 0)
+	for i := range e.nodes {
+		n := &e.nodes[i]
+		reseed(&n.svcR, streamService, uint64(i))
+		reseed(&n.failR, streamFailure, uint64(i))
+		reseed(&n.lbR, streamBalance, uint64(i))
+		n.rr, n.busy, n.queued = 0, 0, 0
+		for r := range n.reps {
+			rp := &n.reps[r]
+			rp.busy, rp.qhead, rp.qtail, rp.qlen = 0, -1, -1, 0
+			for p := range rp.pools {
+				rp.pools[p] = pool{whead: -1, wtail: -1}
+			}
+		}
+		if n.brkOn {
+			n.brk.reset()
+		}
+	}
+	for i := range e.edges {
+		ed := &e.edges[i]
+		reseed(&ed.fanR, streamFanOut, uint64(i))
+		reseed(&ed.availR, streamAvailability, uint64(i))
+		reseed(&ed.propR, streamFailure, 1<<20|uint64(i))
+		if ed.shared {
+			n := &e.nodes[ed.from]
+			for r := range n.reps {
+				n.reps[r].pools[ed.pool].free = ed.par
+			}
+		}
+		if ed.availOn {
+			ed.avail.reset(e, &ed.availR)
+		}
+	}
+	for i := range e.routes {
+		r := &e.routes[i]
+		reseed(&r.netR, streamNetwork, uint64(i))
+		reseed(&r.retryR, streamRetry, uint64(i))
+		r.retry.reset()
+		r.timers, r.timerHead, r.timerArmed = r.timers[:0], 0, false
+	}
+	for i := range e.entries {
+		if e.entries[i].rlOn {
+			e.entries[i].rl.reset()
+		}
+	}
+	e.m.reset(e)
+}

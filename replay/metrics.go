@@ -1,0 +1,374 @@
+package replay
+
+import (
+	"math"
+	"slices"
+
+	"cascade"
+)
+
+// metrics accumulates a run's measurements as events happen; windowed
+// values are time-weighted integrals updated at each change of state.
+type metrics struct {
+	win   int64 // ticks per window
+	nWin  int
+	curW  int   // the window of e.now
+	wEnd  int64 // end of window curW
+	roots int64
+
+	succeeded, failed int64
+	calls, retries    int64
+	timeouts          int64
+	rejectedQueue     int64
+	rejectedBreaker   int64
+	rejectedLimit     int64
+	unavailable       int64
+	starts            int64
+	zombies           int64
+	cancelled         int64
+	late              int64
+	truncated         int64
+	aborted           bool
+	slotTicks         int64
+	zombieTicks       int64
+
+	latency hist
+	offered []int64
+	succW   []int64
+	failW   []int64
+}
+
+type nodeMetrics struct {
+	calls, failures, rejected int64
+	timeouts, zombies         int64
+	cancelled                 int64
+	queueMax, queueMaxRep     int
+	inflightMax               int
+	latency                   hist
+
+	last   int64 // integrals are up to date to here
+	w      int   // window of last
+	wEnd   int64
+	qInt   []int64 // Σ queued·ticks per window
+	bInt   []int64 // Σ busy·ticks per window
+	wCalls []int64
+	wFails []int64
+}
+
+func (m *metrics) init(e *Engine) {
+	m.win = max(1, e.ticks(float64(e.cfg.Window)/1e6))
+	m.nWin = int((e.end + m.win - 1) / m.win)
+	m.offered = make([]int64, m.nWin+1)
+	m.succW = make([]int64, m.nWin+1)
+	m.failW = make([]int64, m.nWin+1)
+	for i := range e.nodes {
+		nm := &e.nodes[i].nm
+		nm.qInt = make([]int64, m.nWin+1)
+		nm.bInt = make([]int64, m.nWin+1)
+		nm.wCalls = make([]int64, m.nWin+1)
+		nm.wFails = make([]int64, m.nWin+1)
+	}
+}
+
+func (m *metrics) reset(e *Engine) {
+	lat, off, sw, fw := m.latency, m.offered, m.succW, m.failW
+	win, nWin := m.win, m.nWin
+	*m = metrics{win: win, nWin: nWin, latency: lat, offered: off, succW: sw, failW: fw, wEnd: win}
+	m.latency.reset()
+	clear(m.offered)
+	clear(m.succW)
+	clear(m.failW)
+	for i := range e.nodes {
+		nm := &e.nodes[i].nm
+		l := nm.latency
+		l.reset()
+		*nm = nodeMetrics{latency: l, qInt: nm.qInt, bInt: nm.bInt, wCalls: nm.wCalls, wFails: nm.wFails, wEnd: win}
+		clear(nm.qInt)
+		clear(nm.bInt)
+		clear(nm.wCalls)
+		clear(nm.wFails)
+	}
+}
+
+// window returns the window of e.now.
+func (e *Engine) window() int {
+	m := &e.m
+	for e.now >= m.wEnd {
+		m.curW++
+		m.wEnd += m.win
+	}
+	return m.curW
+}
+
+func (m *metrics) rootOffered(e *Engine) {
+	m.roots++
+	m.offered[e.window()]++
+}
+
+func (m *metrics) rootDone(e *Engine, ok bool, lat int64) {
+	w := e.window()
+	if ok {
+		m.succeeded++
+		m.succW[w]++
+		m.latency.add(lat)
+		return
+	}
+	m.failed++
+	m.failW[w]++
+}
+
+// touch brings node n's time-weighted integrals up to e.now; call it
+// before changing n.busy or n.queued.
+func (e *Engine) touch(n *node) {
+	nm := &n.nm
+	if e.now == nm.last {
+		return
+	}
+	q, b := int64(n.queued), int64(n.busy)
+	for nm.last < e.now {
+		end := min(e.now, nm.wEnd)
+		d := end - nm.last
+		nm.qInt[nm.w] += q * d
+		nm.bInt[nm.w] += b * d
+		nm.last = end
+		if end == nm.wEnd {
+			nm.w++
+			nm.wEnd += e.m.win
+			if nm.w >= len(nm.qInt) {
+				nm.w = len(nm.qInt) - 1
+			}
+		}
+	}
+}
+
+func (e *Engine) nodeCall(n *node) {
+	n.nm.calls++
+	n.nm.wCalls[e.window()]++
+}
+
+func (e *Engine) nodeFail(n *node) {
+	n.nm.failures++
+	n.nm.wFails[e.window()]++
+}
+
+func (e *Engine) nodeReject(n *node) {
+	n.nm.rejected++
+	e.nodeFail(n)
+}
+
+// result assembles the run's Result.
+func (e *Engine) result() *Result {
+	m := &e.m
+	for i := range e.nodes {
+		e.touch(&e.nodes[i])
+	}
+	durMS := e.ms(e.end)
+	secs := durMS / 1000
+	scen := e.cfg.Scenario
+	if scen == "" {
+		scen = "baseline"
+	}
+	res := &Result{}
+	o := &res.Outcome
+	o.Seed = e.seed
+	o.Scenario = scen
+	o.DurationMS = durMS
+	o.Roots = m.roots
+	o.Succeeded = m.succeeded
+	o.SuccessRate = ratio(m.succeeded, m.succeeded+m.failed)
+	o.Goodput = float64(m.succeeded) / secs
+	o.OfferedRate = float64(m.roots) / secs
+	o.LatencyP50MS = e.ms1(m.latency.quantile(0.50))
+	o.LatencyP95MS = e.ms1(m.latency.quantile(0.95))
+	o.LatencyP99MS = e.ms1(m.latency.quantile(0.99))
+	o.Amplification = ratio(m.calls, m.roots)
+	o.RetryShare = ratio(m.retries, m.calls)
+	o.ZombieShare = ratio(m.zombieTicks, m.slotTicks)
+	o.RejectedShare = ratio(m.rejectedQueue+m.rejectedBreaker+m.rejectedLimit, m.calls)
+	res.Counts = Counts{
+		Roots: m.roots, Succeeded: m.succeeded, Failed: m.failed,
+		InFlight: m.roots - m.succeeded - m.failed,
+		Calls:    m.calls, Retries: m.retries, Timeouts: m.timeouts,
+		RejectedQueue: m.rejectedQueue, RejectedBreaker: m.rejectedBreaker,
+		RejectedLimit: m.rejectedLimit, Unavailable: m.unavailable,
+		Executions: m.starts, Zombies: m.zombies, Cancelled: m.cancelled,
+		Late: m.late, Truncated: m.truncated, Events: e.q.count, Aborted: m.aborted,
+	}
+	winMS := e.ms(m.win)
+	res.Series = RootSeries{
+		WindowMS:  winMS,
+		Offered:   slices.Clone(m.offered[:m.nWin]),
+		Succeeded: slices.Clone(m.succW[:m.nWin]),
+		Failed:    slices.Clone(m.failW[:m.nWin]),
+	}
+	o.CollapseAtMS, o.RecoverMS = e.collapse(res.Series)
+
+	order := make([]int, len(e.nodes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case e.nodes[a].name < e.nodes[b].name:
+			return -1
+		case e.nodes[a].name > e.nodes[b].name:
+			return 1
+		}
+		return 0
+	})
+	o.Nodes = make([]cascade.NodeOutcome, 0, len(e.nodes))
+	res.NodeCounts = make([]NodeCounts, 0, len(e.nodes))
+	for _, i := range order {
+		n := &e.nodes[i]
+		o.Nodes = append(o.Nodes, e.nodeOutcome(n))
+		nc := NodeCounts{
+			Name: n.name, InFlightMax: n.nm.inflightMax, QueueMaxReplica: n.nm.queueMaxRep,
+			Timeouts: n.nm.timeouts, Zombies: n.nm.zombies, Cancelled: n.nm.cancelled,
+			LatencyMeanMS: e.ms1(n.nm.latency.mean()),
+		}
+		if n.brkOn {
+			nc.BreakerOpened = n.brk.opened
+		}
+		if n.capacity > 0 {
+			var q, b int64
+			for w := 0; w < m.nWin; w++ {
+				q += n.nm.qInt[w]
+				b += n.nm.bInt[w]
+			}
+			nc.MeanLoad = round6(float64(q+b) / (float64(e.end) * n.capacity))
+		}
+		res.NodeCounts = append(res.NodeCounts, nc)
+	}
+	roundOutcome(o)
+	return res
+}
+
+func (e *Engine) nodeOutcome(n *node) cascade.NodeOutcome {
+	m := &e.m
+	nm := &n.nm
+	no := cascade.NodeOutcome{
+		Name: n.name, Calls: nm.calls, Failures: nm.failures, Rejected: nm.rejected,
+		QueueMax:     nm.queueMax,
+		LatencyP50MS: e.ms1(nm.latency.quantile(0.5)),
+		LatencyP99MS: e.ms1(nm.latency.quantile(0.99)),
+	}
+	var q, b int64
+	for w := 0; w < m.nWin; w++ {
+		q += nm.qInt[w]
+		b += nm.bInt[w]
+	}
+	no.QueueMean = float64(q) / float64(e.end)
+	if n.capacity > 0 {
+		no.Utilisation = float64(b) / (float64(e.end) * n.capacity)
+	}
+	// Spread: windows where the failure rate or the load passed the
+	// infection threshold.
+	var infected int
+	for w := 0; w < m.nWin; w++ {
+		span := min(e.end, int64(w+1)*m.win) - int64(w)*m.win
+		hit := nm.wCalls[w] > 0 && float64(nm.wFails[w]) >= e.cfg.InfectFailureRate*float64(nm.wCalls[w])
+		if n.capacity > 0 && float64(nm.qInt[w]+nm.bInt[w]) >= e.cfg.InfectLoad*n.capacity*float64(span) {
+			hit = true
+		}
+		if hit {
+			if !no.Infected {
+				no.Infected = true
+				no.InfectedAtMS = e.ms(int64(w) * m.win)
+			}
+			infected++
+		}
+	}
+	no.InfectedForMS = float64(infected) * e.ms(m.win)
+	if e.cfg.Series {
+		s := &cascade.NodeSeries{WindowMS: e.ms(m.win)}
+		for w := 0; w < m.nWin; w++ {
+			span := float64(min(e.end, int64(w+1)*m.win) - int64(w)*m.win)
+			s.QueueDepth = append(s.QueueDepth, round6(float64(nm.qInt[w])/span))
+			s.InFlight = append(s.InFlight, round6(float64(nm.bInt[w])/span))
+			u := 0.0
+			if n.capacity > 0 {
+				u = float64(nm.bInt[w]) / (span * n.capacity)
+			}
+			s.Utilisation = append(s.Utilisation, round6(u))
+			s.Failures = append(s.Failures, nm.wFails[w])
+			s.Calls = append(s.Calls, nm.wCalls[w])
+		}
+		no.Series = s
+	}
+	return no
+}
+
+// collapse finds when goodput fell under half the offered load for good,
+// and how long after the trigger (the last surge, else the last
+// scheduled partition) it took goodput to return to 90% of offered.
+func (e *Engine) collapse(rs RootSeries) (collapseAt, recover float64) {
+	collapseAt, recover = -1, -1
+	for w := len(rs.Offered) - 1; w >= 0; w-- {
+		if rs.Offered[w] > 0 && float64(rs.Succeeded[w]) < 0.5*float64(rs.Offered[w]) {
+			collapseAt = float64(w) * rs.WindowMS
+			continue
+		}
+		break
+	}
+	trigger := -1.0
+	for _, s := range e.traffic.Surges {
+		trigger = math.Max(trigger, s.AtMS+s.ForMS)
+	}
+	if trigger < 0 {
+		for i := range e.model.Edges {
+			if a := e.model.Edges[i].Availability; a != nil {
+				for _, p := range a.Partitions {
+					trigger = math.Max(trigger, p.AtMS+p.ForMS)
+				}
+			}
+		}
+	}
+	if trigger < 0 {
+		return collapseAt, -1
+	}
+	for w := range rs.Offered {
+		start := float64(w) * rs.WindowMS
+		if start < trigger || rs.Offered[w] == 0 {
+			continue
+		}
+		if float64(rs.Succeeded[w]) >= 0.9*float64(rs.Offered[w]) {
+			return collapseAt, start - trigger
+		}
+	}
+	return collapseAt, -1
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// ms1 converts a tick value to milliseconds.
+func (e *Engine) ms1(t float64) float64 { return t * e.tickMS }
+
+// round6 rounds to 6 significant decimals so JSON output is short and
+// stable.
+func round6(x float64) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	p := math.Pow(10, 6-math.Ceil(math.Log10(math.Abs(x))))
+	return math.Round(x*p) / p
+}
+
+func roundOutcome(o *cascade.Outcome) {
+	for _, f := range []*float64{&o.DurationMS, &o.SuccessRate, &o.Goodput, &o.OfferedRate,
+		&o.LatencyP50MS, &o.LatencyP95MS, &o.LatencyP99MS, &o.Amplification, &o.RetryShare,
+		&o.ZombieShare, &o.RejectedShare, &o.CollapseAtMS, &o.RecoverMS} {
+		*f = round6(*f)
+	}
+	for i := range o.Nodes {
+		n := &o.Nodes[i]
+		for _, f := range []*float64{&n.Utilisation, &n.QueueMean, &n.LatencyP50MS, &n.LatencyP99MS,
+			&n.InfectedAtMS, &n.InfectedForMS} {
+			*f = round6(*f)
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package replay
+
+import "math/bits"
+
+// The event queue is a timing wheel of wheelSize one-tick buckets, each a
+// FIFO list, with a two-level bitmap of non-empty buckets, and a binary
+// heap for events beyond the wheel's horizon. Push and pop cost O(1)
+// (amortised; events past the horizon pay O(log n) once), and finding
+// the next non-empty tick skips idle ticks 4096 at a time, so the cost
+// of a replay grows with its events, not with idle ticks.
+//
+// Events at the same tick pop in the order they were pushed: the
+// overflow heap orders by (tick, sequence) and moves its events into the
+// wheel before any later push can reach their bucket.
+const (
+	wheelBits = 16
+	wheelSize = 1 << wheelBits
+	wheelMask = wheelSize - 1
+)
+
+// event kinds.
+const (
+	evArrival   uint8 = iota // next open-loop root arrival
+	evUser                   // a closed-loop user sends its next request
+	evJobArrive              // an attempt reaches its callee
+	evJobDone                // an attempt's own (self) time is over
+	evRespOK                 // a successful response reaches the caller
+	evRespFail               // a failed response reaches the caller
+	evTimeout                // the caller's per-attempt deadline
+	evRetry                  // a backoff is over: send the next attempt
+	evStop                   // end of the replay
+)
+
+type event struct {
+	at   int64
+	next int32 // next event in the bucket list, or -1
+	id   int32 // job, link or user index
+	gen  uint32
+	kind uint8
+}
+
+type overflowItem struct {
+	at  int64
+	seq uint64
+	ev  int32
+}
+
+type eventQueue struct {
+	ev    []event
+	free  int32 // free list through event.next
+	head  [wheelSize]int32
+	tail  [wheelSize]int32
+	bits  [wheelSize / 64]uint64
+	sum   [wheelSize / 64 / 64]uint64
+	now   int64 // the tick being drained
+	n     int   // events in the wheel
+	over  []overflowItem
+	seq   uint64
+	count int64 // events pushed
+}
+
+func (q *eventQueue) reset() {
+	q.ev = q.ev[:0]
+	q.free = -1
+	for i := range q.head {
+		q.head[i] = -1
+	}
+	clear(q.bits[:])
+	clear(q.sum[:])
+	q.now, q.n, q.seq, q.count = 0, 0, 0, 0
+	q.over = q.over[:0]
+}
+
+// push schedules an event at tick at (clamped to now).
+func (q *eventQueue) push(at int64, kind uint8, id int32, gen uint32) {
+	if at < q.now {
+		at = q.now
+	}
+	var i int32
+	if q.free >= 0 {
+		i = q.free
+		q.free = q.ev[i].next
+	} else {
+		i = int32(len(q.ev))
+		q.ev = append(q.ev, event{})
+	}
+	q.ev[i] = event{at: at, next: -1, id: id, gen: gen, kind: kind}
+	q.count++
+	if at-q.now < wheelSize {
+		q.link(i, at)
+		return
+	}
+	q.seq++
+	q.over = append(q.over, overflowItem{at: at, seq: q.seq, ev: i})
+	q.up(len(q.over) - 1)
+}
+
+func (q *eventQueue) link(i int32, at int64) {
+	b := int(at & wheelMask)
+	if q.head[b] < 0 {
+		q.head[b] = i
+		q.bits[b>>6] |= 1 << (b & 63)
+		q.sum[b>>12] |= 1 << ((b >> 6) & 63)
+	} else {
+		q.ev[q.tail[b]].next = i
+	}
+	q.tail[b] = i
+	q.n++
+}
+
+// pop removes the next event and returns a copy; ok is false when the
+// queue is empty.
+func (q *eventQueue) pop() (e event, ok bool) {
+	b := int(q.now & wheelMask)
+	if q.head[b] < 0 {
+		if !q.advance() {
+			return event{}, false
+		}
+		b = int(q.now & wheelMask)
+	}
+	i := q.head[b]
+	e = q.ev[i]
+	q.head[b] = e.next
+	if e.next < 0 {
+		q.bits[b>>6] &^= 1 << (b & 63)
+		if q.bits[b>>6] == 0 {
+			q.sum[b>>12] &^= 1 << ((b >> 6) & 63)
+		}
+	}
+	q.n--
+	q.ev[i].next = q.free
+	q.free = i
+	return e, true
+}
+
+// peekTick returns the tick of the next event, advancing now to it; ok is
+// false when the queue is empty.
+func (q *eventQueue) peekTick() (int64, bool) {
+	if q.head[q.now&wheelMask] >= 0 {
+		return q.now, true
+	}
+	if !q.advance() {
+		return 0, false
+	}
+	return q.now, true
+}
+
+// advance moves now to the next tick that has an event and moves overflow
+// events that came within the horizon into the wheel.
+func (q *eventQueue) advance() bool {
+	next := int64(-1)
+	if q.n > 0 {
+		start := int((q.now + 1) & wheelMask)
+		b := q.nextSet(start)
+		if b < 0 {
+			b = q.nextSet(0)
+		}
+		next = q.now + int64((b-int(q.now&wheelMask))&wheelMask)
+	}
+	if len(q.over) > 0 && (next < 0 || q.over[0].at < next) {
+		next = q.over[0].at
+	}
+	if next < 0 {
+		return false
+	}
+	q.now = next
+	for len(q.over) > 0 && q.over[0].at-q.now < wheelSize {
+		it := q.over[0]
+		q.popOverflow()
+		q.link(it.ev, it.at)
+	}
+	return true
+}
+
+// nextSet returns the first non-empty bucket at or after from, or -1.
+func (q *eventQueue) nextSet(from int) int {
+	w := from >> 6
+	if m := q.bits[w] >> (from & 63); m != 0 {
+		return from + bits.TrailingZeros64(m)
+	}
+	w++ // the next word to look at
+	if w >= len(q.bits) {
+		return -1
+	}
+	s := w >> 6
+	m := q.sum[s] & (^uint64(0) << (w & 63))
+	for {
+		if m != 0 {
+			wi := s<<6 + bits.TrailingZeros64(m)
+			return wi<<6 + bits.TrailingZeros64(q.bits[wi])
+		}
+		s++
+		if s >= len(q.sum) {
+			return -1
+		}
+		m = q.sum[s]
+	}
+}
+
+func (q *eventQueue) less(i, j int) bool {
+	a, b := &q.over[i], &q.over[j]
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
+
+func (q *eventQueue) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q.over[i], q.over[p] = q.over[p], q.over[i]
+		i = p
+	}
+}
+
+func (q *eventQueue) popOverflow() {
+	last := len(q.over) - 1
+	q.over[0] = q.over[last]
+	q.over = q.over[:last]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= last {
+			break
+		}
+		m := l
+		if r := l + 1; r < last && q.less(r, l) {
+			m = r
+		}
+		if !q.less(m, i) {
+			break
+		}
+		q.over[i], q.over[m] = q.over[m], q.over[i]
+		i = m
+	}
+}

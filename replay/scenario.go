@@ -1,0 +1,398 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"cascade"
+)
+
+// ErrUnknownTarget is returned when a scenario or a --set names a node,
+// edge or entry that the model does not have.
+var ErrUnknownTarget = errors.New("no such node, edge or entry in the model")
+
+// LoadScenario reads a scenario file (YAML or JSON) strictly: unknown
+// fields are errors.
+func LoadScenario(path string) (*cascade.Scenario, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := ParseScenario(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseScenario decodes a scenario document (YAML or JSON) strictly.
+func ParseScenario(b []byte) (*cascade.Scenario, error) {
+	j, err := yaml.YAMLToJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	var s cascade.Scenario
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, err
+	}
+	if s.Traffic != nil {
+		if err := validateTraffic(s.Traffic); err != nil {
+			return nil, err
+		}
+	}
+	return &s, nil
+}
+
+// ParseSet turns --set assignments into a scenario. Keys are
+//
+//	node.NAME.FIELD[.FIELD…]=VALUE      (NAME may be "*")
+//	edge.FROM->TO.FIELD[.FIELD…]=VALUE  (either side may be "*")
+//	entry.NAME.FIELD[.FIELD…]=VALUE
+//	traffic.FIELD=VALUE
+//
+// with field names as in model.json (and the scenario's traffic). VALUE
+// is a YAML value: 3, true, exp, {kind: exp, mean: 10}, or null to
+// remove a field. Node names may contain dots: the longest name of the
+// model that matches wins.
+func ParseSet(m *cascade.Model, sets []string) (*cascade.Scenario, error) {
+	s := &cascade.Scenario{}
+	var traffic map[string]any
+	names := make([]string, 0, len(m.Nodes)+1)
+	for i := range m.Nodes {
+		names = append(names, m.Nodes[i].Name)
+	}
+	names = append(names, "*")
+	// Longest first, so "a.b" wins over "a".
+	sort.SliceStable(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
+	for _, kv := range sets {
+		key, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("--set %q: want KEY=VALUE", kv)
+		}
+		jv, err := yaml.YAMLToJSON([]byte(val))
+		if err != nil {
+			return nil, fmt.Errorf("--set %q: value: %w", kv, err)
+		}
+		var v any
+		if err := json.Unmarshal(jv, &v); err != nil {
+			return nil, fmt.Errorf("--set %q: value: %w", kv, err)
+		}
+		kind, rest, _ := strings.Cut(key, ".")
+		var target, path string
+		switch kind {
+		case "node", "entry":
+			target, path = matchName(rest, names)
+		case "edge":
+			from, tail, ok := strings.Cut(rest, "->")
+			if ok {
+				var to string
+				to, path = matchName(tail, names)
+				if to != "" {
+					target = from + "->" + to
+				}
+			}
+		case "traffic":
+			target, path = "traffic", rest
+		default:
+			return nil, fmt.Errorf("--set %q: key must start with node., edge., entry. or traffic.", kv)
+		}
+		if target == "" || path == "" {
+			return nil, fmt.Errorf("--set %q: %w", kv, ErrUnknownTarget)
+		}
+		patch := nest(strings.Split(path, "."), v)
+		var dst *map[string]json.RawMessage
+		switch kind {
+		case "node":
+			dst = &s.Nodes
+		case "edge":
+			dst = &s.Edges
+		case "entry":
+			dst = &s.Entries
+		case "traffic":
+			if traffic == nil {
+				traffic = map[string]any{}
+			}
+			mergeInto(traffic, patch)
+			continue
+		}
+		if *dst == nil {
+			*dst = map[string]json.RawMessage{}
+		}
+		var prev any = map[string]any{}
+		if raw, ok := (*dst)[target]; ok {
+			_ = json.Unmarshal(raw, &prev)
+		}
+		merged := mergePatchKeepNull(prev, patch)
+		b, err := json.Marshal(merged)
+		if err != nil {
+			return nil, err
+		}
+		(*dst)[target] = b
+	}
+	if traffic != nil {
+		b, _ := json.Marshal(traffic)
+		var t cascade.Traffic
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&t); err != nil {
+			return nil, fmt.Errorf("--set traffic: %w", err)
+		}
+		s.Traffic = &t
+	}
+	return s, nil
+}
+
+// matchName splits "NAME.PATH" at the longest known name.
+func matchName(s string, names []string) (name, path string) {
+	for _, n := range names {
+		if strings.HasPrefix(s, n+".") {
+			return n, s[len(n)+1:]
+		}
+	}
+	return "", ""
+}
+
+func nest(path []string, v any) map[string]any {
+	m := map[string]any{path[len(path)-1]: v}
+	for i := len(path) - 2; i >= 0; i-- {
+		m = map[string]any{path[i]: m}
+	}
+	return m
+}
+
+func mergeInto(dst, src map[string]any) {
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				mergeInto(dm, sm)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+}
+
+// mergePatch applies an RFC 7386 JSON merge patch to target: objects
+// merge key by key, null removes a key, anything else replaces.
+func mergePatch(target, patch any) any {
+	pm, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	tm, ok := target.(map[string]any)
+	if !ok {
+		tm = map[string]any{}
+	}
+	for k, v := range pm {
+		if v == nil {
+			delete(tm, k)
+			continue
+		}
+		tm[k] = mergePatch(tm[k], v)
+	}
+	return tm
+}
+
+// mergePatchKeepNull merges two patches into one: like mergePatch, but
+// a null stays in the result, to remove the field when applied.
+func mergePatchKeepNull(target, patch any) any {
+	pm, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	tm, ok := target.(map[string]any)
+	if !ok {
+		tm = map[string]any{}
+	}
+	for k, v := range pm {
+		tm[k] = mergePatchKeepNull(tm[k], v)
+	}
+	return tm
+}
+
+// Apply returns a copy of the model with the scenarios' patches applied,
+// in order, and the traffic of the last scenario that sets one (nil when
+// none does). Within a scenario, "*" patches apply before named ones
+// (for edges: "*->*", then "FROM->*" and "*->TO", then "FROM->TO"). A
+// key that matches nothing is an error, and so is a patched model that
+// does not validate.
+func Apply(m *cascade.Model, scenarios ...*cascade.Scenario) (*cascade.Model, *cascade.Traffic, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &cascade.Model{}
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil, nil, err
+	}
+	var traffic *cascade.Traffic
+	for _, s := range scenarios {
+		if s == nil {
+			continue
+		}
+		if s.Traffic != nil {
+			t, err := mergeTraffic(traffic, s.Traffic)
+			if err != nil {
+				return nil, nil, err
+			}
+			traffic = t
+		}
+		if err := applyOne(out, s); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := out.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("scenario: %w", err)
+	}
+	return out, traffic, nil
+}
+
+func applyOne(m *cascade.Model, s *cascade.Scenario) error {
+	var errs []error
+	// Nodes.
+	for _, key := range orderedKeys(s.Nodes, func(k string) int {
+		if k == "*" {
+			return 0
+		}
+		return 1
+	}) {
+		hit := false
+		for i := range m.Nodes {
+			if key == "*" || key == m.Nodes[i].Name {
+				hit = true
+				if err := patchValue(&m.Nodes[i], s.Nodes[key]); err != nil {
+					errs = append(errs, fmt.Errorf("nodes[%q]: %w", key, err))
+				}
+			}
+		}
+		if !hit {
+			errs = append(errs, fmt.Errorf("nodes[%q]: %w", key, ErrUnknownTarget))
+		}
+	}
+	// Edges.
+	for _, key := range orderedKeys(s.Edges, func(k string) int {
+		from, to, _ := strings.Cut(k, "->")
+		n := 0
+		if from != "*" {
+			n++
+		}
+		if to != "*" {
+			n++
+		}
+		return n
+	}) {
+		from, to, ok := strings.Cut(key, "->")
+		if !ok {
+			errs = append(errs, fmt.Errorf("edges[%q]: want FROM->TO", key))
+			continue
+		}
+		hit := false
+		for i := range m.Edges {
+			e := &m.Edges[i]
+			if (from == "*" || from == e.From) && (to == "*" || to == e.To) {
+				hit = true
+				if err := patchValue(e, s.Edges[key]); err != nil {
+					errs = append(errs, fmt.Errorf("edges[%q]: %w", key, err))
+				}
+			}
+		}
+		if !hit {
+			errs = append(errs, fmt.Errorf("edges[%q]: %w", key, ErrUnknownTarget))
+		}
+	}
+	// Entries.
+	for _, key := range orderedKeys(s.Entries, func(k string) int {
+		if k == "*" {
+			return 0
+		}
+		return 1
+	}) {
+		hit := false
+		for i := range m.Entries {
+			if key == "*" || key == m.Entries[i].Node {
+				hit = true
+				if err := patchValue(&m.Entries[i], s.Entries[key]); err != nil {
+					errs = append(errs, fmt.Errorf("entries[%q]: %w", key, err))
+				}
+			}
+		}
+		if !hit {
+			errs = append(errs, fmt.Errorf("entries[%q]: %w", key, ErrUnknownTarget))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// orderedKeys sorts keys by rank, then by name.
+func orderedKeys(m map[string]json.RawMessage, rank func(string) int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		ri, rj := rank(keys[i]), rank(keys[j])
+		if ri != rj {
+			return ri < rj
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+// patchValue merge-patches *v (a node, edge or entry) through its JSON
+// and decodes the result strictly.
+func patchValue[T any](v *T, patch json.RawMessage) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var doc, p any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(patch, &p); err != nil {
+		return err
+	}
+	if _, ok := p.(map[string]any); !ok {
+		return errors.New("a patch must be an object")
+	}
+	merged, err := json.Marshal(mergePatch(doc, p))
+	if err != nil {
+		return err
+	}
+	var out T
+	dec := json.NewDecoder(bytes.NewReader(merged))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		return err
+	}
+	*v = out
+	return nil
+}
+
+// mergeTraffic merge-patches the fields set in patch over base (nil
+// means none).
+func mergeTraffic(base, patch *cascade.Traffic) (*cascade.Traffic, error) {
+	if base == nil {
+		t := *patch
+		return &t, nil
+	}
+	t := *base
+	b, err := json.Marshal(patch)
+	if err != nil {
+		return nil, err
+	}
+	if err := patchValue(&t, b); err != nil {
+		return nil, fmt.Errorf("traffic: %w", err)
+	}
+	return &t, nil
+}
