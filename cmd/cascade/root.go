@@ -71,6 +71,7 @@ that reads and writes documented files.`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newIngestCmd(stdin))
+	root.AddCommand(newGraphCmd())
 	root.AddCommand(newReplayCmd())
 	return root
 }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"cascade"
+)
+
+const hotrodOTLP = "../../testdata/hotrod-baseline/traces-otlp.json.gz"
+
+// runCLI runs the cascade command tree in process.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestGraphCommand(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model.json")
+
+	// Raw files are ingested on the fly; -o writes the model while
+	// --output prints it.
+	code, stdout, stderr := runCLI(t, "graph", hotrodOTLP, "-o", model, "--output", "json")
+	require.Equal(t, exitOK, code, stderr)
+	written, err := os.ReadFile(model)
+	require.NoError(t, err)
+	require.Equal(t, stdout, string(written))
+	m, err := cascade.DecodeModel(written)
+	require.NoError(t, err)
+	require.Equal(t, "frontend", m.Entries[0].Node)
+	require.Equal(t, hotrodOTLP, m.Source.Dataset)
+	leftovers, err := filepath.Glob(filepath.Join(dir, ".model.json.tmp-*"))
+	require.NoError(t, err)
+	require.Empty(t, leftovers)
+
+	// A dataset directory is read as is.
+	ds := filepath.Join(dir, "hotrod")
+	code, _, stderr = runCLI(t, "ingest", hotrodOTLP, "--out", ds)
+	require.Equal(t, exitOK, code, stderr)
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"table", []string{"graph", ds}, []string{"EDGE", "frontend → route", "3 shared", "serialised"}},
+		{"dot", []string{"graph", ds, "--output", "dot"}, []string{"digraph cascade {", `"frontend" -> "route"`}},
+		{"mermaid", []string{"graph", ds, "--output", "mermaid", "--level", "operation"}, []string{"flowchart LR", "frontend:/dispatch"}},
+		{"json", []string{"graph", ds, "--output", "json", "--window", "5s", "--resolution", "5ms"}, []string{`"version": 1`, `"level": "service"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tc.args...)
+			require.Equal(t, exitOK, code, stderr)
+			for _, w := range tc.want {
+				require.Contains(t, stdout, w)
+			}
+		})
+	}
+}
+
+func TestGraphCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	ds := filepath.Join(dir, "ds")
+	code, _, stderr := runCLI(t, "ingest", hotrodOTLP, "--out", ds)
+	require.Equal(t, exitOK, code, stderr)
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no input", []string{"graph"}, exitUsage, "cascade: give a DATASET directory or trace files\n"},
+		{"bad output", []string{"graph", ds, "--output", "yaml"}, exitUsage, "cascade: --output \"yaml\": want one of [table json dot mermaid]\n"},
+		{"bad level", []string{"graph", ds, "--level", "pod"}, exitUsage, "cascade: level \"pod\": want service or operation\n"},
+		{"bad window", []string{"graph", ds, "--window", "1ms"}, exitUsage, "cascade: window: 1ms is shorter than the resolution 10ms\n"},
+		{"dataset and files", []string{"graph", ds, hotrodOTLP}, exitUsage, "cascade: give one dataset directory or raw source files, not both\n"},
+		{"metrics with a dataset", []string{"graph", ds, "--metrics", "x.prom"}, exitUsage, "cascade: --metrics: a dataset holds its metrics; ingest them into it\n"},
+		{"missing file", []string{"graph", filepath.Join(dir, "nope.json")}, exitFailure, "cascade: stat " + filepath.Join(dir, "nope.json") + ": no such file or directory\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tc.args...)
+			require.Equal(t, tc.code, code)
+			require.Equal(t, tc.stderr, stderr)
+			require.Empty(t, stdout)
+		})
+	}
+}

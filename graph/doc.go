@@ -1,0 +1,62 @@
+// Package graph builds the directed call graph of a traced system and the
+// statistics the propagation model needs, and writes them as an
+// uncalibrated model document (cascade.Model) with Graphviz, Mermaid and
+// table renderings.
+//
+// Build reads spans grouped by trace (the order of ingest.ReadSpans), one
+// trace at a time: each trace is analysed when the next begins and then
+// forgotten, so memory is bounded by the largest trace and by the nodes and
+// edges, not by the dataset.
+//
+// # Nodes and calls
+//
+// A span starts a request in a node when it has no parent in its trace, or
+// it is a server or consumer span, or it belongs to another service than
+// its parent (a client span of another service is a callee that reports
+// itself, as HotROD's mysql and redis do; a kindless span of another
+// service is how Nezha's CSV shows a call). Other spans (internal spans,
+// client spans of the same service) fold into the request of their parent.
+// Nodes are services, or service:operation of the request span at
+// LevelOperation.
+//
+// A request with a parent is a call from the parent's request. The call is
+// timed by the caller's client (or producer) span when the parent is one,
+// by the parent when it is a kindless span whose only child is this one,
+// else by the request span itself. A client or producer span with no
+// request below it calls the node its Peer names (peer.service,
+// server.address, db.system/db.name, messaging.destination.name): a virtual
+// node unless an instrumented service of that name exists. Producer and
+// consumer calls are asynchronous. A call to the caller's own node is a
+// self-call: kept, and marked on the edge and the node.
+//
+// # Statistics
+//
+// Per edge, per caller request: the calls and their concurrency (the most
+// open at once), retries, the first start and last end. A call is a retry
+// when it repeats the operation of a failed call on the same edge under the
+// same request and starts after that failure ended; where spans carry
+// resend counts, those decide instead. Fan-out counts logical calls (first
+// attempts). A failed attempt is a timeout when its error type names one
+// ("timeout", "timed out", "deadline"), its status code is HTTP 408 or 504
+// or gRPC 4, or it took at least as long as 99% of the edge's successful
+// attempts.
+//
+// Per node: requests, errors, latency, exclusive time (duration minus the
+// union of its synchronous calls' intervals, so parallel calls count once),
+// instances, and a timeline of in-flight requests in bins of
+// Config.Resolution (10 ms): each bin holds the time-averaged number of
+// requests in flight, accumulated in any order and merged pairwise when a
+// node's bins exceed Config.MaxBins.
+//
+// Quantiles come from reservoirs of Config.Reservoir values (4096): exact
+// below that, estimated from a uniform sample above. Sampling draws from a
+// PCG generator seeded with Config.Seed, so a given input always gives the
+// same model, byte for byte.
+//
+// The graph algorithms come from gonum: strongly connected components and
+// a stable topological order (topo.SortStabilized), betweenness centrality
+// (network.Betweenness), and breadth-first depth from the entry nodes.
+//
+// docs/model.md documents every field of the model and where its value
+// comes from.
+package graph

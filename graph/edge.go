@@ -1,0 +1,594 @@
+package graph
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"cascade"
+)
+
+// edgeAcc accumulates the calls of one edge.
+type edgeAcc struct {
+	from, to int32
+
+	calls, failed, async int64
+	selfCall             bool
+	// okLatency and failedLatency are client-side durations (ms) of
+	// successful and failed attempts.
+	okLatency, failedLatency reservoir
+	// explicit counts failed attempts whose error names a timeout; the
+	// longest of them is maxExplicitMS.
+	explicit      int64
+	maxExplicitMS float64
+	// failedOther are the durations of the other failed attempts, which
+	// may still be timeouts by their length.
+	failedOther reservoir
+
+	logical       int64 // first attempts
+	retries       int64
+	resendRetries int64 // retries known from resend counts
+	failedRetried int64 // failed attempts followed by a retry
+	finalFailed   int64 // logical calls whose last attempt failed
+	finalParent   int64 // … and whose caller's request failed
+	maxAttempts   int32
+	gaps          reservoir // backoff gaps, ms
+	gaps1, gaps2  reservoir // … before the first and the second retry
+
+	groups     int64   // caller requests with at least one call
+	hist       []int64 // hist[k]: caller requests with k logical calls
+	maxConc    int
+	overlap    bool
+	notAllOnce bool // some request ran its calls on this edge not all at once
+	multi      bool // some request made two or more calls on this edge
+	firstStart reservoir
+	lastEnd    reservoir
+	// spans holds, from the first caller request whose calls on this edge
+	// overlapped and up to maxPoolCalls calls, each call's interval and
+	// its caller request's number, to tell a pool shared by all requests
+	// from one per request (see sharedPool). Past the cap the buffer is
+	// dropped and the question stays open.
+	spans     []poolCall
+	spansFull bool
+}
+
+// addGroup records the calls one caller request r made on this edge,
+// sorted by operation and start.
+func (e *edgeAcc) addGroup(b *Builder, r *tspan, calls []call) {
+	k := b.cfg.Reservoir
+	w := &b.work
+	e.groups++
+	var lo0, hi0 int64 = math.MaxInt64, math.MinInt64
+	for i := range calls {
+		c := &calls[i]
+		e.calls++
+		if c.async {
+			e.async++
+		}
+		ms := nsToMS(float64(c.end - c.start))
+		if c.failed {
+			e.failed++
+			e.failedLatency.add(b.rng, k, ms)
+			if c.timeout {
+				e.explicit++
+				e.maxExplicitMS = max(e.maxExplicitMS, ms)
+			} else {
+				e.failedOther.add(b.rng, k, ms)
+			}
+		} else {
+			e.okLatency.add(b.rng, k, ms)
+		}
+		lo0, hi0 = min(lo0, c.start), max(hi0, c.end)
+	}
+	e.firstStart.add(b.rng, k, nsToMS(float64(lo0-r.start)))
+	e.lastEnd.add(b.rng, k, nsToMS(float64(hi0-r.start)))
+
+	// Retries, per operation.
+	n := len(calls)
+	w.att = slices.Grow(w.att[:0], n)[:n]
+	w.root = slices.Grow(w.root[:0], n)[:n]
+	w.last = slices.Grow(w.last[:0], n)[:n]
+	w.used = slices.Grow(w.used[:0], n)[:n]
+	logical := 0
+	for lo := 0; lo < n; {
+		hi := lo
+		resend := false
+		for hi < n && calls[hi].op == calls[lo].op {
+			resend = resend || calls[hi].resend > 0
+			hi++
+		}
+		logical += e.retryChains(b, r, calls, lo, hi, resend)
+		lo = hi
+	}
+	if logical >= len(e.hist) {
+		e.hist = append(e.hist, make([]int64, logical+1-len(e.hist))...)
+	}
+	e.hist[logical]++
+
+	// Concurrency: the most calls open at once.
+	conc := 1
+	if n > 1 {
+		e.multi = true
+		w.starts, w.ends = w.starts[:0], w.ends[:0]
+		for i := range calls {
+			w.starts = append(w.starts, calls[i].start)
+			w.ends = append(w.ends, calls[i].end)
+		}
+		slices.Sort(w.starts)
+		slices.Sort(w.ends)
+		open, j := 0, 0
+		for _, s := range w.starts {
+			for j < len(w.ends) && w.ends[j] <= s {
+				j++
+				open--
+			}
+			open++
+			conc = max(conc, open)
+		}
+		if conc < n {
+			e.notAllOnce = true
+		}
+	}
+	e.maxConc = max(e.maxConc, conc)
+	if conc > 1 {
+		e.overlap = true
+	}
+	if e.overlap && !e.spansFull {
+		if len(e.spans)+len(calls) > maxPoolCalls {
+			e.spans, e.spansFull = nil, true
+		} else {
+			for i := range calls {
+				e.spans = append(e.spans, poolCall{calls[i].start, calls[i].end, e.groups})
+			}
+		}
+	}
+}
+
+// maxPoolCalls caps the calls an edge keeps to look for a shared pool
+// (24 bytes each: 1.5 MiB).
+const maxPoolCalls = 1 << 16
+
+// poolCall is one call kept for the shared-pool test.
+type poolCall struct {
+	start, end int64
+	group      int64
+}
+
+// sharedPool reports whether the calls of this edge look limited by one
+// pool shared by all the caller's requests rather than one per request:
+// sweeping the kept calls in time order, the calls in flight never exceeded
+// the per-request parallelism p, although calls of two or more caller
+// requests were in flight together at least 3 times. Separate pools would
+// let the calls of overlapping requests add up.
+func (e *edgeAcc) sharedPool(p int) bool {
+	if e.spansFull || len(e.spans) == 0 || p < 1 {
+		return false
+	}
+	type event struct {
+		t     int64
+		d     int
+		group int64
+	}
+	ev := make([]event, 0, 2*len(e.spans))
+	for _, c := range e.spans {
+		ev = append(ev, event{c.start, 1, c.group}, event{c.end, -1, c.group})
+	}
+	slices.SortFunc(ev, func(a, b event) int {
+		if a.t != b.t {
+			return cmp.Compare(a.t, b.t)
+		}
+		return cmp.Compare(a.d, b.d) // ends first
+	})
+	open := map[int64]int{}
+	inFlight, episodes := 0, 0
+	for _, x := range ev {
+		inFlight += x.d
+		before := len(open)
+		open[x.group] += x.d
+		if open[x.group] == 0 {
+			delete(open, x.group)
+		}
+		if inFlight > p {
+			return false
+		}
+		if before < 2 && len(open) >= 2 {
+			episodes++
+		}
+	}
+	return episodes >= 3
+}
+
+// retryChains links the calls calls[lo:hi] (one operation, by start) into
+// chains of attempts and returns the number of chains (logical calls).
+//
+// With resend counts (any call has one), a call with a positive count is a
+// retry of the latest earlier call not yet retried. Without them, a call is
+// a retry when it starts after a failed call of the same operation ended
+// and that failure has not been retried yet (the latest such failure);
+// calls that repeat after successes are fan-out, not retries.
+func (e *edgeAcc) retryChains(b *Builder, r *tspan, calls []call, lo, hi int, resend bool) int {
+	w := &b.work
+	k := b.cfg.Reservoir
+	chains := 0
+	for i := lo; i < hi; i++ {
+		c := &calls[i]
+		w.used[i] = false
+		prev := -1
+		if !resend || c.resend > 0 {
+			for j := i - 1; j >= lo; j-- {
+				p := &calls[j]
+				if w.used[j] || p.end > c.start || (!resend && !p.failed) {
+					continue
+				}
+				if prev < 0 || p.end > calls[prev].end {
+					prev = j
+				}
+			}
+			if resend && prev < 0 {
+				// The earlier attempt overlaps or is missing: the latest
+				// earlier call not yet retried, whatever its end.
+				for j := i - 1; j >= lo; j-- {
+					if !w.used[j] {
+						prev = j
+						break
+					}
+				}
+			}
+		}
+		if prev < 0 {
+			w.att[i], w.root[i] = 1, int32(i)
+			if resend && c.resend > 0 {
+				w.att[i] = c.resend + 1
+			}
+			w.last[i] = int32(i)
+			chains++
+			e.logical++
+		} else {
+			w.used[prev] = true
+			w.att[i] = w.att[prev] + 1
+			w.root[i] = w.root[prev]
+			w.last[w.root[i]] = int32(i)
+			e.retries++
+			if resend {
+				e.resendRetries++
+			}
+			if calls[prev].failed {
+				e.failedRetried++
+			}
+			gap := nsToMS(float64(max(0, c.start-calls[prev].end)))
+			e.gaps.add(b.rng, k, gap)
+			switch w.att[i] {
+			case 2:
+				e.gaps1.add(b.rng, k, gap)
+			case 3:
+				e.gaps2.add(b.rng, k, gap)
+			}
+		}
+		e.maxAttempts = max(e.maxAttempts, w.att[i])
+	}
+	for i := lo; i < hi; i++ {
+		if w.root[i] != int32(i) {
+			continue
+		}
+		if calls[w.last[i]].failed {
+			e.finalFailed++
+			if r.failed {
+				e.finalParent++
+			}
+		}
+	}
+	return chains
+}
+
+// edgeFacts is what finish derives for the table and the stage ordering.
+type edgeFacts struct {
+	firstStartMS, lastEndMS float64
+}
+
+// finish turns the accumulated statistics into a model edge. callerRequests
+// is the number of requests of the calling node.
+func (e *edgeAcc) finish(b *Builder, callerRequests int64) (cascade.Edge, edgeFacts) {
+	from, to := b.nodes[e.from], b.nodes[e.to]
+	prov := map[string]cascade.Provenance{}
+	obs := &cascade.EdgeObserved{
+		Calls:            e.calls,
+		ParentRequests:   e.groups,
+		ObservedParallel: float64(e.maxConc),
+		Overlapping:      e.overlap,
+		Retries:          e.retries,
+		SelfCall:         e.from == e.to,
+	}
+	edge := cascade.Edge{
+		From:     from.name,
+		To:       to.name,
+		Async:    2*e.async > e.calls,
+		Observed: obs,
+	}
+
+	// Fan-out: logical calls per caller request, zeros included.
+	hist := slices.Clone(e.hist)
+	if len(hist) == 0 {
+		hist = []int64{0}
+	}
+	hist[0] = max(0, callerRequests-e.groups)
+	obs.FanOutHistogram = hist
+	var sum, n int64
+	for k, c := range hist[1:] {
+		sum += int64(k+1) * c
+		n += c
+	}
+	if n > 0 {
+		obs.FanOutMean = round6(float64(sum) / float64(n))
+		obs.FanOutP50 = histQuantile(hist[1:], n, 0.5) + 1
+		obs.FanOutP95 = histQuantile(hist[1:], n, 0.95) + 1
+		obs.FanOutMax = float64(len(hist) - 1)
+	}
+	edge.FanOut = fanOutDist(hist)
+	prov["fan_out"] = cascade.Observed
+
+	// Parallelism.
+	switch {
+	case !e.multi:
+		edge.Parallelism = 1
+	case !e.notAllOnce:
+		edge.Parallelism = 0
+	default:
+		edge.Parallelism = e.maxConc
+	}
+	prov["parallelism"] = cascade.Observed
+	if edge.Parallelism > 1 && e.sharedPool(edge.Parallelism) {
+		edge.SharedPool = true
+		prov["shared_pool"] = cascade.Inferred
+	} else {
+		prov["shared_pool"] = cascade.Default
+	}
+
+	// Errors and timeouts.
+	if e.calls > 0 {
+		obs.ErrorRate = round6(float64(e.failed) / float64(e.calls))
+	}
+	ok := e.okLatency.sorted()
+	lat := mergeWeighted(ok, e.okLatency.n, e.failedLatency.sorted(), e.failedLatency.n)
+	obs.LatencyP50MS = roundMS(quantile(lat, 0.5))
+	obs.LatencyP95MS = roundMS(quantile(lat, 0.95))
+	obs.LatencyP99MS = roundMS(quantile(lat, 0.99))
+	timeouts, timeoutMS := e.explicit, e.maxExplicitMS
+	if e.failedOther.n > 0 && e.okLatency.n >= 20 {
+		// Failed attempts slower than 99% of the successful ones ran into
+		// a deadline.
+		p99 := quantile(ok, 0.99)
+		slow := 0
+		for _, v := range e.failedOther.vals {
+			if v >= p99 {
+				slow++
+			}
+		}
+		if slow > 0 {
+			timeouts += int64(math.Round(float64(slow) / float64(len(e.failedOther.vals)) * float64(e.failedOther.n)))
+			timeoutMS = max(timeoutMS, e.failedOther.max)
+		}
+	}
+	obs.Timeouts = timeouts
+	if timeouts > 0 {
+		edge.TimeoutMS = roundMS(timeoutMS)
+		prov["timeout_ms"] = cascade.Inferred
+	} else {
+		prov["timeout_ms"] = cascade.Default
+	}
+
+	// Retries.
+	if e.logical > 0 {
+		obs.AttemptsPerCall = round6(float64(e.calls) / float64(e.logical))
+	}
+	if e.calls > 0 {
+		obs.RetryShare = round6(float64(e.retries) / float64(e.calls))
+	}
+	gaps := e.gaps.sorted()
+	obs.BackoffGapsMS = gapSummary(gaps)
+	switch {
+	case e.retries > 0:
+		re := 1.0
+		if e.failed > 0 && e.resendRetries < e.retries {
+			re = float64(e.failedRetried) / float64(e.failed)
+		} else if e.failed > 0 {
+			re = math.Min(1, float64(e.retries)/float64(e.failed))
+		}
+		edge.Retry = &cascade.Retry{
+			Reactivation: round6(re),
+			MaxAttempts:  int(e.maxAttempts),
+			Backoff:      backoffOf(gaps, e.gaps1.sorted(), e.gaps2.sorted()),
+		}
+		if e.resendRetries == e.retries {
+			prov["retry"] = cascade.Observed
+		} else {
+			prov["retry"] = cascade.Inferred
+		}
+	case e.failed > 0:
+		prov["retry"] = cascade.Observed // failures seen, none re-sent
+	default:
+		prov["retry"] = cascade.Default
+	}
+
+	// Propagation: P(caller's request failed | call failed after retries).
+	if e.finalFailed > 0 {
+		edge.Propagation = round6(float64(e.finalParent) / float64(e.finalFailed))
+		obs.Propagation = edge.Propagation
+		prov["propagation"] = cascade.Observed
+	} else {
+		edge.Propagation = 1
+		prov["propagation"] = cascade.Default
+	}
+	prov["stage"] = cascade.Inferred
+	edge.Provenance = prov
+
+	fs, le := e.firstStart.sorted(), e.lastEnd.sorted()
+	return edge, edgeFacts{firstStartMS: quantile(fs, 0.5), lastEndMS: quantile(le, 0.5)}
+}
+
+// histQuantile returns the count k (index into h) at quantile q of a
+// histogram of n observations.
+func histQuantile(h []int64, n int64, q float64) float64 {
+	target := int64(math.Ceil(q * float64(n)))
+	target = max(target, 1)
+	var acc int64
+	for k, c := range h {
+		acc += c
+		if acc >= target {
+			return float64(k)
+		}
+	}
+	return float64(len(h) - 1)
+}
+
+// fanOutDist turns a histogram of counts (hist[k] requests made k calls)
+// into the distribution replay draws from: a constant when every request
+// made the same number of calls, else an empirical distribution of 100
+// points apportioned to the counts by frequency (largest remainder), or
+// 1000 points when some observed count is rarer than 1%. A count rarer
+// than one point still gets one, so that no observed call disappears.
+func fanOutDist(hist []int64) cascade.Dist {
+	var total int64
+	distinct := 0
+	last := 0
+	for k, c := range hist {
+		total += c
+		if c > 0 {
+			distinct++
+			last = k
+		}
+	}
+	if distinct <= 1 {
+		return cascade.Const(float64(last))
+	}
+	size := 100
+	for _, c := range hist {
+		if c > 0 && float64(c)/float64(total)*100 < 0.5 {
+			size = 1000
+			break
+		}
+	}
+	type share struct {
+		k    int
+		n    int
+		frac float64
+	}
+	shares := make([]share, 0, distinct)
+	used := 0
+	for k, c := range hist {
+		if c == 0 {
+			continue
+		}
+		exact := float64(c) / float64(total) * float64(size)
+		n := int(math.Floor(exact))
+		shares = append(shares, share{k: k, n: n, frac: exact - float64(n)})
+		used += n
+	}
+	order := make([]int, len(shares))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case shares[a].frac > shares[b].frac:
+			return -1
+		case shares[a].frac < shares[b].frac:
+			return 1
+		}
+		return 0
+	})
+	for i := 0; used < size; i++ {
+		shares[order[i%len(order)]].n++
+		used++
+	}
+	// Every observed count keeps at least one point, taken from the most
+	// frequent count.
+	for i := range shares {
+		if shares[i].n == 0 {
+			big := 0
+			for j := range shares {
+				if shares[j].n > shares[big].n {
+					big = j
+				}
+			}
+			shares[big].n--
+			shares[i].n++
+		}
+	}
+	pts := make([]float64, 0, size)
+	for _, s := range shares {
+		for range s.n {
+			pts = append(pts, float64(s.k))
+		}
+	}
+	return cascade.Dist{Kind: cascade.DistEmpirical, Points: pts}
+}
+
+// mergeWeighted merges two sorted samples that stand for na and nb
+// observations into one sorted sample of their mixture, repeating values so
+// that each sample weighs in proportion to its count (at most 4096 values
+// result).
+func mergeWeighted(a []float64, na int64, bs []float64, nb int64) []float64 {
+	switch {
+	case len(bs) == 0:
+		return a
+	case len(a) == 0:
+		return bs
+	}
+	if int64(len(a)) == na && int64(len(bs)) == nb {
+		out := append(slices.Clone(a), bs...)
+		slices.Sort(out)
+		return out
+	}
+	const size = 4096
+	total := float64(na + nb)
+	ka := max(1, int(math.Round(size*float64(na)/total)))
+	kb := max(1, size-ka)
+	out := make([]float64, 0, ka+kb)
+	for i := range ka {
+		out = append(out, a[i*len(a)/ka])
+	}
+	for i := range kb {
+		out = append(out, bs[i*len(bs)/kb])
+	}
+	slices.Sort(out)
+	return out
+}
+
+// gapSummary returns the observed backoff gaps: all of them when there are
+// at most 11, else their 0%, 10%, …, 100% quantiles.
+func gapSummary(sorted []float64) []float64 {
+	if len(sorted) == 0 {
+		return nil
+	}
+	if len(sorted) <= 11 {
+		out := make([]float64, len(sorted))
+		for i, v := range sorted {
+			out[i] = roundMS(v)
+		}
+		return out
+	}
+	out := make([]float64, 11)
+	for i := range out {
+		out[i] = roundMS(quantile(sorted, float64(i)/10))
+	}
+	return out
+}
+
+// backoffOf reads a backoff policy from the gaps before retries: none when
+// the median gap is under 1 ms; exponential when the gap before the second
+// retry is about twice the gap before the first (ratio 1.6–2.5, with at
+// least 5 of each), its base half the first median; else fixed at the
+// median gap.
+func backoffOf(all, first, second []float64) cascade.Backoff {
+	med := quantile(all, 0.5)
+	if len(all) == 0 || med < 1 {
+		return cascade.Backoff{Kind: cascade.BackoffNone}
+	}
+	if len(first) >= 5 && len(second) >= 5 {
+		m1, m2 := quantile(first, 0.5), quantile(second, 0.5)
+		if m1 > 0 && m2/m1 >= 1.6 && m2/m1 <= 2.5 {
+			return cascade.Backoff{Kind: cascade.BackoffExponential, BaseMS: roundMS(m1 / 2)}
+		}
+	}
+	return cascade.Backoff{Kind: cascade.BackoffFixed, BaseMS: roundMS(med)}
+}

@@ -1,0 +1,128 @@
+package graph
+
+import (
+	"cmp"
+	"slices"
+
+	"cascade"
+)
+
+// finish assembles the model from the accumulated statistics.
+func (b *Builder) finish() (*Result, error) {
+	spanSeconds := float64(b.endNS-b.startNS) / 1e9
+	m := &cascade.Model{
+		Version: cascade.ModelVersion,
+		Name:    b.cfg.Name,
+		Source: &cascade.ModelSource{
+			Dataset: b.cfg.Dataset,
+			Level:   string(b.cfg.Level),
+			Spans:   b.stats.Spans,
+			Traces:  b.stats.Traces,
+			StartNS: b.startNS,
+			EndNS:   b.endNS,
+		},
+	}
+	for _, e := range b.edges {
+		if e.from == e.to {
+			b.nodes[e.from].selfCall = true
+		}
+	}
+	// Nodes, in name order; infos follow.
+	order := make([]int, len(b.nodes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(b.nodes[x].name, b.nodes[y].name) })
+	infos := make([]NodeInfo, 0, len(order))
+	for _, i := range order {
+		n, info := b.nodes[i].finish(b, spanSeconds)
+		m.Nodes = append(m.Nodes, n)
+		infos = append(infos, info)
+	}
+
+	// Edges, with stages per caller.
+	facts := make([]edgeFacts, len(b.edges))
+	edges := make([]cascade.Edge, len(b.edges))
+	for i, e := range b.edges {
+		edges[i], facts[i] = e.finish(b, b.nodes[e.from].requests)
+	}
+	assignStages(b.edges, edges, facts)
+	m.Edges = edges
+
+	// Entries: root spans per node, with the dominant root operation.
+	type entry struct {
+		roots int64
+		op    string
+		opN   int64
+	}
+	ents := map[int32]*entry{}
+	var roots int64
+	for key, n := range b.entries {
+		node, op := int32(key>>32), b.syms.names[int32(uint32(key))]
+		roots += n
+		en := ents[node]
+		if en == nil {
+			en = &entry{}
+			ents[node] = en
+		}
+		en.roots += n
+		if n > en.opN || (n == en.opN && op < en.op) {
+			en.op, en.opN = op, n
+		}
+	}
+	for node, en := range ents {
+		e := cascade.Entry{Node: b.nodes[node].name, Operation: en.op}
+		if spanSeconds > 0 {
+			e.RatePerSec = round6(float64(en.roots) / spanSeconds)
+		}
+		if roots > 0 {
+			e.Share = round6(float64(en.roots) / float64(roots))
+		}
+		m.Entries = append(m.Entries, e)
+	}
+	m.Sort()
+
+	res := &Result{Model: m, Nodes: infos, Stats: b.stats, Seed: b.cfg.Seed}
+	analyze(res, b)
+	if b.stats.Unresolved > 0 {
+		b.warnf("%d client or producer spans name no callee (no child span, no peer attribute)", b.stats.Unresolved)
+	}
+	if b.stats.Orphans > 0 {
+		b.warnf("%d spans have a parent outside their trace; they start requests without a caller", b.stats.Orphans)
+	}
+	slices.Sort(b.warnings)
+	res.Warnings = b.warnings
+	return res, nil
+}
+
+// assignStages orders each caller's outgoing edges into stages: sorted by
+// the median start of their first call after the caller's request began,
+// an edge whose median first start comes at or after the median last end of
+// every edge of the current stage opens the next stage.
+func assignStages(accs []*edgeAcc, edges []cascade.Edge, facts []edgeFacts) {
+	byFrom := map[int32][]int{}
+	for i, e := range accs {
+		byFrom[e.from] = append(byFrom[e.from], i)
+	}
+	for _, idx := range byFrom {
+		slices.SortFunc(idx, func(x, y int) int {
+			if c := cmp.Compare(facts[x].firstStartMS, facts[y].firstStartMS); c != 0 {
+				return c
+			}
+			return cmp.Compare(edges[x].To, edges[y].To)
+		})
+		stage := 0
+		end := facts[idx[0]].lastEndMS
+		for k, i := range idx {
+			if k > 0 {
+				if facts[i].firstStartMS >= end {
+					stage++
+					end = facts[i].lastEndMS
+				} else {
+					end = max(end, facts[i].lastEndMS)
+				}
+			}
+			edges[i].Stage = stage
+		}
+	}
+}

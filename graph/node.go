@@ -1,0 +1,202 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"cascade"
+)
+
+// Capacity sources written to NodeObserved.CapacitySource.
+const (
+	CapacityPoolSize   = "pool_size metric"
+	CapacitySerialised = "serialised (regular departures while queued)"
+	CapacityPeak       = "peak in-flight"
+)
+
+// nodeAcc accumulates one node's requests.
+type nodeAcc struct {
+	name      string
+	service   string
+	virtual   bool
+	requests  int64
+	errors    int64
+	latency   reservoir // request durations, ms
+	exclusive reservoir // exclusive (self) times, ms
+	instances map[int32]struct{}
+	tl        *timeline
+	selfCall  bool
+}
+
+func newNodeAcc(name, service string, b *Builder) *nodeAcc {
+	return &nodeAcc{
+		name:      name,
+		service:   service,
+		virtual:   true,
+		instances: map[int32]struct{}{},
+		tl:        newTimeline(int64(b.cfg.Resolution), b.cfg.MaxBins),
+	}
+}
+
+// addRequest records one request of the node.
+func (n *nodeAcc) addRequest(b *Builder, start, end int64, failed bool, inst int32, exclMS float64) {
+	n.requests++
+	if failed {
+		n.errors++
+	}
+	k := b.cfg.Reservoir
+	n.latency.add(b.rng, k, nsToMS(float64(end-start)))
+	n.exclusive.add(b.rng, k, exclMS)
+	if inst >= 0 {
+		if _, ok := n.instances[inst]; !ok {
+			n.instances[inst] = struct{}{}
+		}
+	}
+	n.tl.add(start, end, failed)
+}
+
+// serialised reports whether departure gaps show a node that serves one
+// request at a time: while two or more requests were in flight, requests
+// still finished one by one at regular intervals (the 5% quantile of the
+// gaps is at least half their median); the gaps are long enough for the
+// bins to resolve (median at least two bins); and the node's own exclusive
+// time covers them (median exclusive time at least 90% of the median gap),
+// so the regularity is the node's own and not that of a serialised callee
+// it waits for. Many concurrent workers would let completions bunch
+// together. The gaps are then the service times of a single server.
+func serialised(gaps *reservoir, width int64, exclusiveP50MS float64) bool {
+	if gaps.n < 30 {
+		return false
+	}
+	s := gaps.sorted()
+	med := quantile(s, 0.5)
+	return med >= 2*float64(width) && quantile(s, 0.05) >= 0.5*med && exclusiveP50MS >= 0.9*nsToMS(med)
+}
+
+// finish turns the accumulated statistics into a model node and its info.
+func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInfo) {
+	tls := n.tl.finish(int64(b.cfg.Window), b.startNS, b.endNS, b.rng, b.cfg.Reservoir)
+	prov := map[string]cascade.Provenance{}
+	obs := &cascade.NodeObserved{
+		Requests:     n.requests,
+		PeakInFlight: peakInFlight(tls.peak, n.requests),
+		SelfCall:     n.selfCall,
+	}
+	if spanSeconds > 0 {
+		obs.RatePerSec = round6(float64(n.requests) / spanSeconds)
+		obs.MeanInFlight = round6(tls.busy / 1e9 / spanSeconds)
+		obs.LittleL = round6(float64(n.requests) / spanSeconds * n.latency.mean() / 1e3)
+	}
+	if n.requests > 0 {
+		obs.ErrorRate = round6(float64(n.errors) / float64(n.requests))
+	}
+	lat := n.latency.sorted()
+	obs.LatencyP50MS = roundMS(quantile(lat, 0.5))
+	obs.LatencyP95MS = roundMS(quantile(lat, 0.95))
+	obs.LatencyP99MS = roundMS(quantile(lat, 0.99))
+
+	node := cascade.Node{
+		Name:     n.name,
+		Virtual:  n.virtual,
+		Replicas: max(1, len(n.instances)),
+		Overload: cascade.Overload{Base: obs.ErrorRate, Slope: 0, Threshold: 1},
+		Observed: obs,
+	}
+	if len(n.instances) > 0 {
+		prov["replicas"] = cascade.Observed
+	} else {
+		prov["replicas"] = cascade.Default
+	}
+	prov["queue_cap"] = cascade.Default
+	prov["overload.base"] = cascade.Observed
+	prov["overload.slope"] = cascade.Default
+	prov["overload.threshold"] = cascade.Default
+
+	// Service time: the exclusive times, or for a serialised node the
+	// departure gaps (its exclusive times include the wait for the lock).
+	svc := n.exclusive.sorted()
+	svcMean := n.exclusive.mean()
+	prov["service_ms"] = cascade.Observed
+	m := b.metrics.forService(n.service)
+	ser := len(n.instances) <= 1 && serialised(&tls.gaps, tls.width, quantile(svc, 0.5))
+	switch {
+	case m != nil && m.poolSize > 0:
+		node.Concurrency = int(math.Round(m.poolSize))
+		obs.CapacitySource = CapacityPoolSize
+		prov["concurrency"] = cascade.Observed
+	case ser:
+		node.Concurrency = 1
+		obs.CapacitySource = CapacitySerialised
+		prov["concurrency"] = cascade.Inferred
+	default:
+		node.Concurrency = max(1, int(math.Ceil(tls.peak/float64(node.Replicas)-0.05)))
+		obs.CapacitySource = CapacityPeak
+		prov["concurrency"] = cascade.Inferred
+	}
+	if ser {
+		svc = tls.gaps.sorted()
+		for i := range svc {
+			svc[i] = nsToMS(svc[i])
+		}
+		svcMean = 0
+		for _, v := range svc {
+			svcMean += v
+		}
+		svcMean /= float64(len(svc))
+		prov["service_ms"] = cascade.Inferred
+	}
+	if m != nil {
+		obs.PoolSize = m.poolSize
+		obs.QueueDepthMax = m.queueMax
+		obs.Rejected = m.rejected
+	}
+	tiers := &cascade.Tiers{
+		P50:    roundMS(quantile(svc, 0.5)),
+		P95:    roundMS(quantile(svc, 0.95)),
+		P99:    roundMS(quantile(svc, 0.99)),
+		Mean:   roundMS(svcMean),
+		Points: points(svc),
+	}
+	node.Tiers = tiers
+	node.Service = cascade.Dist{Kind: cascade.DistTiers, P50: tiers.P50, P95: tiers.P95, P99: tiers.P99}
+	node.Provenance = prov
+
+	// Little's law: the in-flight average λW must match the measured one
+	// (else spans overlap the observation's edges or bins were lost), and
+	// the offered work λS must fit the capacity.
+	if d := math.Abs(obs.LittleL - obs.MeanInFlight); d > 0.05*obs.LittleL+0.01 {
+		b.warnf("node %s: Little's law gives %.3f in flight (λW), the bins %.3f", n.name, obs.LittleL, obs.MeanInFlight)
+	}
+	if capacity := float64(node.Concurrency * node.Replicas); spanSeconds > 0 && capacity > 0 {
+		if offered := float64(n.requests) / spanSeconds * tiers.Mean / 1e3; offered > 1.05*capacity {
+			b.warnf("node %s: offered work λS = %.2f exceeds the capacity estimate %g (%s)", n.name, offered, capacity, obs.CapacitySource)
+		}
+	}
+	info := NodeInfo{
+		Name:       n.name,
+		Resolution: time.Duration(tls.width),
+		Window:     time.Duration(tls.window),
+		Series:     tls.windows,
+	}
+	for i := range info.Series {
+		info.Series[i].MeanInFlight = round6(info.Series[i].MeanInFlight)
+		info.Series[i].PeakInFlight = round6(info.Series[i].PeakInFlight)
+	}
+	return node, info
+}
+
+func (b *Builder) warnf(format string, args ...any) {
+	b.warnings = append(b.warnings, fmt.Sprintf(format, args...))
+}
+
+// peakInFlight rounds the largest bin average up (less a 0.05 tolerance for
+// rounding noise), and is at least 1 for a node that served requests: the
+// average over a bin understates requests much shorter than a bin.
+func peakInFlight(peak float64, requests int64) int {
+	p := int(math.Ceil(peak - 0.05))
+	if requests > 0 {
+		p = max(p, 1)
+	}
+	return p
+}

@@ -1,0 +1,87 @@
+package graph
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// reservoir keeps a uniform sample of at most k values of a stream
+// (Vitter's algorithm R) plus the exact count, sum and maximum. The random
+// choices come from the builder's seeded PCG, so a given input order gives
+// the same sample every time.
+type reservoir struct {
+	n    int64
+	sum  float64
+	max  float64
+	vals []float64
+}
+
+func (r *reservoir) add(rng *rand.Rand, k int, v float64) {
+	r.n++
+	r.sum += v
+	if r.n == 1 || v > r.max {
+		r.max = v
+	}
+	if len(r.vals) < k {
+		r.vals = append(r.vals, v)
+		return
+	}
+	if j := rng.Int64N(r.n); j < int64(k) {
+		r.vals[j] = v
+	}
+}
+
+func (r *reservoir) mean() float64 {
+	if r.n == 0 {
+		return 0
+	}
+	return r.sum / float64(r.n)
+}
+
+// sorted returns the sample in ascending order (a copy).
+func (r *reservoir) sorted() []float64 {
+	s := slices.Clone(r.vals)
+	slices.Sort(s)
+	return s
+}
+
+// quantile returns the q-quantile of sorted values by linear interpolation
+// between order statistics (Hyndman and Fan's type 7, as R and NumPy do);
+// 0 for no values.
+func quantile(sorted []float64, q float64) float64 {
+	switch len(sorted) {
+	case 0:
+		return 0
+	case 1:
+		return sorted[0]
+	}
+	h := q * float64(len(sorted)-1)
+	i := int(math.Floor(h))
+	if i >= len(sorted)-1 {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
+}
+
+// points returns the 0%, 1%, …, 100% quantiles of sorted values.
+func points(sorted []float64) []float64 {
+	if len(sorted) == 0 {
+		return nil
+	}
+	p := make([]float64, 101)
+	for i := range p {
+		p[i] = roundMS(quantile(sorted, float64(i)/100))
+	}
+	return p
+}
+
+// roundMS rounds a millisecond value to the microsecond, which keeps model
+// documents readable and their bytes stable.
+func roundMS(v float64) float64 { return math.Round(v*1e3) / 1e3 }
+
+// round6 rounds a rate, share or probability to six decimals.
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+// nsToMS converts nanoseconds to milliseconds.
+func nsToMS(ns float64) float64 { return ns / 1e6 }

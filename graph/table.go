@@ -1,0 +1,180 @@
+package graph
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"cascade"
+)
+
+// Amplification returns an edge's calls per caller request that used the
+// edge: logical calls (fan-out) times attempts per call. It reads the
+// observed figures; for an edge without them (a hand-written model) it
+// returns the worst case, the fan-out mean times the maximum attempts.
+func Amplification(e *cascade.Edge) float64 {
+	if o := e.Observed; o != nil && o.ParentRequests > 0 {
+		return float64(o.Calls) / float64(o.ParentRequests)
+	}
+	f := e.FanOut.MeanValue()
+	if r := e.Retry; r != nil && r.MaxAttempts > 1 {
+		f *= float64(r.MaxAttempts)
+	}
+	return f
+}
+
+// sortedByAmplification returns the model's edges, worst amplifiers first
+// (ties by from, to).
+func sortedByAmplification(m *cascade.Model) []*cascade.Edge {
+	es := make([]*cascade.Edge, len(m.Edges))
+	for i := range m.Edges {
+		es[i] = &m.Edges[i]
+	}
+	slices.SortStableFunc(es, func(a, b *cascade.Edge) int {
+		if c := cmp.Compare(Amplification(b), Amplification(a)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.From, b.From); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.To, b.To)
+	})
+	return es
+}
+
+// WriteTable writes the result as text tables: the source, the entries,
+// the nodes, and the edges with the worst amplifiers first.
+func WriteTable(w io.Writer, res *Result) error {
+	m := res.Model
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
+	if s := m.Source; s != nil {
+		p("model\t%s level, %d spans, %d traces", s.Level, s.Spans, s.Traces)
+		if s.EndNS > s.StartNS {
+			p(", %s from %s", time.Duration(s.EndNS-s.StartNS).Round(time.Millisecond),
+				time.Unix(0, s.StartNS).UTC().Format(time.RFC3339Nano))
+		}
+		p(", seed %d\n", res.Seed)
+		if s.Dataset != "" {
+			p("source\t%s\n", s.Dataset)
+		}
+	}
+	if len(res.Order) > 0 {
+		p("order\t%s\n", strings.Join(res.Order, " → "))
+	}
+	for _, c := range res.Cycles {
+		p("cycle\t%s\n", strings.Join(c, ", "))
+	}
+	p("\nENTRY\tOPERATION\tRATE/S\tSHARE\n")
+	for _, e := range m.Entries {
+		p("%s\t%s\t%s\t%s\n", e.Node, dash(e.Operation), num(e.RatePerSec), pct(e.Share))
+	}
+
+	p("\nNODE\tREQUESTS\tRATE/S\tPEAK RATE/S\tERR\tP50 MS\tP95 MS\tP99 MS\tSELF P50\tSELF P95\tSELF P99\tPEAK IN-FLIGHT\tMEAN IN-FLIGHT\tλW\tCAPACITY\tREPLICAS\tSCC\tBETWEENNESS\tDEPTH\tPER ROOT\n")
+	for i := range m.Nodes {
+		n := &m.Nodes[i]
+		o := n.Observed
+		if o == nil {
+			o = &cascade.NodeObserved{}
+		}
+		name := n.Name
+		if n.Virtual {
+			name += " (virtual)"
+		}
+		capacity := strconv.Itoa(n.Concurrency)
+		if o.CapacitySource != "" {
+			capacity += " (" + o.CapacitySource + ")"
+		}
+		self := n.Tiers
+		if self == nil {
+			self = &cascade.Tiers{}
+		}
+		depth, amp, peak := "-", "-", "-"
+		if i < len(res.Nodes) {
+			info := &res.Nodes[i]
+			if info.Depth >= 0 {
+				depth = strconv.Itoa(info.Depth)
+			}
+			amp = num(info.Amplification)
+			peak = num(info.PeakRate())
+		}
+		p("%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n",
+			name, o.Requests, num(o.RatePerSec), peak, pct(o.ErrorRate),
+			num(o.LatencyP50MS), num(o.LatencyP95MS), num(o.LatencyP99MS),
+			num(self.P50), num(self.P95), num(self.P99),
+			o.PeakInFlight, num(o.MeanInFlight), num(o.LittleL), capacity, n.Replicas,
+			o.Component, num(o.Betweenness), depth, amp)
+	}
+
+	p("\nEDGE\tAMPLIFICATION\tCALLS\tPARENTS\tFAN-OUT MEAN/P50/P95/MAX\tPARALLEL\tSTAGE\tATTEMPTS\tRETRY SHARE\tREACTIVATION\tMAX ATTEMPTS\tBACKOFF\tERR\tTIMEOUTS\tTIMEOUT MS\tPROPAGATION\tP50 MS\tP95 MS\tP99 MS\tFLAGS\n")
+	for _, e := range sortedByAmplification(m) {
+		o := e.Observed
+		if o == nil {
+			o = &cascade.EdgeObserved{}
+		}
+		par := strconv.Itoa(e.Parallelism)
+		if e.Parallelism == 0 {
+			par = "all"
+		}
+		if e.SharedPool {
+			par += " shared"
+		}
+		react, attempts, backoff := "-", "1", "-"
+		if r := e.Retry; r != nil {
+			react, attempts = num(r.Reactivation), strconv.Itoa(r.MaxAttempts)
+			backoff = r.Backoff.Kind
+			if r.Backoff.BaseMS > 0 {
+				backoff += " " + num(r.Backoff.BaseMS) + "ms"
+			}
+		}
+		timeout := "-"
+		if e.TimeoutMS > 0 {
+			timeout = num(e.TimeoutMS)
+		}
+		var flags []string
+		if e.Async {
+			flags = append(flags, "async")
+		}
+		if o.SelfCall {
+			flags = append(flags, "self-call")
+		}
+		if o.Overlapping {
+			flags = append(flags, "overlapping")
+		}
+		p("%s → %s\t%s\t%d\t%d\t%s/%s/%s/%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			e.From, e.To, num(Amplification(e)), o.Calls, o.ParentRequests,
+			num(o.FanOutMean), num(o.FanOutP50), num(o.FanOutP95), num(o.FanOutMax),
+			par, e.Stage, num(o.AttemptsPerCall), pct(o.RetryShare), react, attempts, backoff,
+			pct(o.ErrorRate), o.Timeouts, timeout, num(e.Propagation),
+			num(o.LatencyP50MS), num(o.LatencyP95MS), num(o.LatencyP99MS), dash(strings.Join(flags, ",")))
+	}
+	if len(res.Warnings) > 0 {
+		p("\nWARNINGS\n")
+		for _, w := range res.Warnings {
+			p("%s\n", w)
+		}
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// num formats a figure with up to three decimals and no trailing zeros.
+func num(v float64) string {
+	return strconv.FormatFloat(roundMS(v), 'f', -1, 64)
+}
+
+// pct formats a share as a percentage with up to one decimal.
+func pct(v float64) string {
+	return strconv.FormatFloat(float64(int64(v*1000+0.5))/10, 'f', -1, 64) + "%"
+}

@@ -1,0 +1,387 @@
+package graph
+
+import (
+	"cmp"
+	"slices"
+
+	"cascade"
+)
+
+// Span kinds as small integers.
+const (
+	kUnspecified uint8 = iota
+	kServer
+	kClient
+	kProducer
+	kConsumer
+	kInternal
+)
+
+func kindOf(k cascade.SpanKind) uint8 {
+	switch k {
+	case cascade.KindServer:
+		return kServer
+	case cascade.KindClient:
+		return kClient
+	case cascade.KindProducer:
+		return kProducer
+	case cascade.KindConsumer:
+		return kConsumer
+	case cascade.KindInternal:
+		return kInternal
+	}
+	return kUnspecified
+}
+
+func calling(kind uint8) bool { return kind == kClient || kind == kProducer }
+
+// tspan is the builder's copy of a span of the trace being read.
+type tspan struct {
+	id, parent          uint64
+	start, end          int64
+	svc, op, inst, peer int32
+	errT, code, resend  int32
+	kind                uint8
+	failed, hasParent   bool
+	hasCallee, request  bool
+	pidx, first, next   int32
+	nchild, req, node   int32
+	excl                int64
+}
+
+// call is one call between nodes found in a trace.
+type call struct {
+	req        int32 // the caller's request span
+	edge       int32
+	span       int32 // the span whose times and status are the call's
+	op         int32 // operation matched when looking for retries
+	start, end int64
+	failed     bool
+	timeout    bool // the error names a timeout (type or status code)
+	resend     int32
+	async      bool
+}
+
+// traceWork is scratch memory reused from trace to trace.
+type traceWork struct {
+	idx    map[uint64]int32
+	ids    []uint64
+	order  []int32
+	calls  []call
+	ivs    [][2]int64
+	starts []int64
+	ends   []int64
+	att    []int32 // per call of a retry group: attempt number
+	root   []int32 // per call: first attempt of its chain
+	last   []int32 // per chain root: last attempt
+	used   []bool  // per call: already followed by a retry
+}
+
+func newTraceWork() traceWork { return traceWork{idx: map[uint64]int32{}} }
+
+// statusTimeout reports whether an HTTP or gRPC status code means a
+// timeout: HTTP 408 and 504, gRPC 4 (DEADLINE_EXCEEDED).
+func statusTimeout(code int32) bool { return code == 408 || code == 504 || code == 4 }
+
+// flushTrace analyses the trace in b.tr and forgets it.
+func (b *Builder) flushTrace() {
+	sp := b.tr
+	w := &b.work
+	b.stats.Traces++
+	// Datasets come sorted by start within a trace: check before sorting.
+	byStart := func(x, y tspan) int {
+		if c := cmp.Compare(x.start, y.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.id, y.id)
+	}
+	if !slices.IsSortedFunc(sp, byStart) {
+		slices.SortFunc(sp, byStart)
+	}
+	for i := range sp {
+		sp[i].pidx, sp[i].first, sp[i].next, sp[i].req, sp[i].node = -1, -1, -1, -1, -1
+	}
+	// Parents: a scan of the ids for small traces, a map for large ones.
+	small := len(sp) <= 48
+	if !small {
+		clear(w.idx)
+		for i := range sp {
+			w.idx[sp[i].id] = int32(i)
+		}
+	} else {
+		w.ids = w.ids[:0]
+		for i := range sp {
+			w.ids = append(w.ids, sp[i].id)
+		}
+	}
+	for i := range sp {
+		if !sp[i].hasParent {
+			b.stats.Roots++
+			continue
+		}
+		j, ok := int32(-1), false
+		if small {
+			// Parents mostly start before their children: look back first.
+			for k := i - 1; k >= 0 && !ok; k-- {
+				if w.ids[k] == sp[i].parent {
+					j, ok = int32(k), true
+				}
+			}
+			for k := i + 1; k < len(sp) && !ok; k++ {
+				if w.ids[k] == sp[i].parent {
+					j, ok = int32(k), true
+				}
+			}
+		} else {
+			j, ok = w.idx[sp[i].parent]
+		}
+		if ok && int(j) != i {
+			sp[i].pidx = j
+		} else {
+			b.stats.Orphans++
+		}
+	}
+	// Children in start order: push in reverse.
+	for i := len(sp) - 1; i >= 0; i-- {
+		if p := sp[i].pidx; p >= 0 {
+			sp[i].next = sp[p].first
+			sp[p].first = int32(i)
+			sp[p].nchild++
+		}
+	}
+	// Parents before children: breadth first from the roots and orphans.
+	w.order = w.order[:0]
+	for i := range sp {
+		if sp[i].pidx < 0 {
+			w.order = append(w.order, int32(i))
+		}
+	}
+	for h := 0; h < len(w.order); h++ {
+		for c := sp[w.order[h]].first; c >= 0; c = sp[c].next {
+			w.order = append(w.order, c)
+		}
+	}
+	b.stats.Unreached += int64(len(sp) - len(w.order))
+
+	w.calls = w.calls[:0]
+	for _, i := range w.order {
+		b.classify(sp, i)
+	}
+	// Client and producer spans whose callee was not seen call the peer
+	// they name: a virtual node (a database, a cache, a queue, an
+	// uninstrumented service).
+	for _, i := range w.order {
+		s := &sp[i]
+		if s.request || s.hasCallee || !calling(s.kind) || s.req < 0 {
+			continue
+		}
+		if s.peer < 0 {
+			b.stats.Unresolved++
+			continue
+		}
+		to := b.virtualNode(s)
+		b.addCall(sp, s.req, to, i, s.kind == kProducer)
+		b.stats.Requests++
+		b.nodes[to].addRequest(b, s.start, s.end, s.failed, -1, nsToMS(float64(s.end-s.start)))
+	}
+	b.finishTrace(sp)
+	clear(sp)
+	b.tr = sp[:0]
+}
+
+// classify decides whether span i starts a request in a node and, if it
+// has a caller, records the call.
+func (b *Builder) classify(sp []tspan, i int32) {
+	s := &sp[i]
+	if s.pidx < 0 {
+		s.request = true
+		s.req = i
+		s.node = b.nodeOf(s)
+		if !s.hasParent {
+			b.entries[uint64(s.node)<<32|uint64(uint32(s.op))]++
+		}
+		return
+	}
+	p := &sp[s.pidx]
+	switch s.kind {
+	case kServer, kConsumer:
+		s.request = true
+	case kClient, kProducer:
+		// A client span of another service than its parent's: the callee
+		// reports its own work as a client span (HotROD's mysql and redis).
+		s.request = s.svc != p.svc
+	default:
+		s.request = s.svc != p.svc
+	}
+	if !s.request {
+		s.req = p.req
+		return
+	}
+	s.req = i
+	s.node = b.nodeOf(s)
+	if p.req < 0 {
+		return
+	}
+	// Which span times the call: the caller's client span when there is
+	// one, else the callee's own span.
+	callSpan := i
+	async := s.kind == kConsumer || s.kind == kProducer
+	switch {
+	case calling(p.kind):
+		callSpan = s.pidx
+		p.hasCallee = true
+		async = async || p.kind == kProducer
+	case calling(s.kind):
+	case p.kind == kUnspecified && s.kind == kUnspecified && !p.request && p.nchild == 1:
+		// Kindless spans (Nezha CSV): a span whose only child runs in
+		// another service is the caller's side of that call.
+		callSpan = s.pidx
+		p.hasCallee = true
+	}
+	b.addCall(sp, p.req, s.node, callSpan, async)
+}
+
+// addCall records a call from the request span req to node to, timed by
+// span callSpan.
+func (b *Builder) addCall(sp []tspan, req, to, callSpan int32, async bool) {
+	from := sp[req].node
+	c := &sp[callSpan]
+	b.work.calls = append(b.work.calls, call{
+		req:     req,
+		edge:    b.edgeOf(from, to),
+		span:    callSpan,
+		op:      c.op,
+		start:   c.start,
+		end:     c.end,
+		failed:  c.failed,
+		timeout: c.failed && (b.syms.isTimeout(c.errT) || statusTimeout(c.code)),
+		resend:  c.resend,
+		async:   async,
+	})
+}
+
+// finishTrace computes exclusive times, feeds the node statistics, and
+// groups the calls by caller request and edge for the edge statistics.
+func (b *Builder) finishTrace(sp []tspan) {
+	w := &b.work
+	calls := w.calls
+	b.stats.Calls += int64(len(calls))
+	slices.SortFunc(calls, func(x, y call) int {
+		if c := cmp.Compare(x.req, y.req); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.edge, y.edge); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.op, y.op); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.start, y.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.span, y.span)
+	})
+	// Exclusive time: the request's duration minus the union of its
+	// synchronous calls (parallel calls overlap; the union counts the wait
+	// once).
+	for lo := 0; lo < len(calls); {
+		hi := lo
+		for hi < len(calls) && calls[hi].req == calls[lo].req {
+			hi++
+		}
+		r := &sp[calls[lo].req]
+		w.ivs = w.ivs[:0]
+		for k := lo; k < hi; k++ {
+			if !calls[k].async {
+				w.ivs = append(w.ivs, [2]int64{max(calls[k].start, r.start), min(calls[k].end, r.end)})
+			}
+		}
+		r.excl = -unionLen(w.ivs)
+		lo = hi
+	}
+	for _, i := range w.order {
+		s := &sp[i]
+		if !s.request {
+			continue
+		}
+		d := s.end - s.start
+		excl := max(0, d+s.excl)
+		b.stats.Requests++
+		b.nodes[s.node].addRequest(b, s.start, s.end, s.failed, s.inst, nsToMS(float64(excl)))
+	}
+	for lo := 0; lo < len(calls); {
+		hi := lo
+		for hi < len(calls) && calls[hi].req == calls[lo].req && calls[hi].edge == calls[lo].edge {
+			hi++
+		}
+		b.edges[calls[lo].edge].addGroup(b, &sp[calls[lo].req], calls[lo:hi])
+		lo = hi
+	}
+}
+
+// unionLen returns the total length covered by intervals (sorted in
+// place).
+func unionLen(ivs [][2]int64) int64 {
+	if len(ivs) == 0 {
+		return 0
+	}
+	slices.SortFunc(ivs, func(x, y [2]int64) int { return cmp.Compare(x[0], y[0]) })
+	var total int64
+	cs, ce := ivs[0][0], ivs[0][1]
+	for _, iv := range ivs[1:] {
+		if iv[0] > ce {
+			total += max(0, ce-cs)
+			cs, ce = iv[0], iv[1]
+			continue
+		}
+		ce = max(ce, iv[1])
+	}
+	return total + max(0, ce-cs)
+}
+
+// nodeKey makes the key of a node: the service (or peer) symbol and, at
+// operation level, the operation symbol.
+func (b *Builder) nodeKey(svc, op int32) uint64 {
+	if b.cfg.Level != LevelOperation {
+		op = -1
+	}
+	return uint64(uint32(svc))<<32 | uint64(uint32(op))
+}
+
+// nodeOf returns the node of a request span.
+func (b *Builder) nodeOf(s *tspan) int32 {
+	n := b.node(b.nodeKey(s.svc, s.op), s.svc, s.op)
+	b.nodes[n].virtual = false
+	return n
+}
+
+// virtualNode returns the node a client span's peer names. A peer that
+// names an instrumented service (or service and operation) is that node.
+func (b *Builder) virtualNode(s *tspan) int32 {
+	return b.node(b.nodeKey(s.peer, s.op), s.peer, s.op)
+}
+
+func (b *Builder) node(key uint64, svc, op int32) int32 {
+	if n, ok := b.nodeIdx[key]; ok {
+		return n
+	}
+	name := b.syms.names[svc]
+	if b.cfg.Level == LevelOperation {
+		name += ":" + b.syms.names[op]
+	}
+	n := int32(len(b.nodes))
+	b.nodes = append(b.nodes, newNodeAcc(name, b.syms.names[svc], b))
+	b.nodeIdx[key] = n
+	return n
+}
+
+func (b *Builder) edgeOf(from, to int32) int32 {
+	key := uint64(uint32(from))<<32 | uint64(uint32(to))
+	if e, ok := b.edgeIdx[key]; ok {
+		return e
+	}
+	e := int32(len(b.edges))
+	b.edges = append(b.edges, &edgeAcc{from: from, to: to})
+	b.edgeIdx[key] = e
+	return e
+}
