@@ -2,7 +2,6 @@ package replay
 
 import (
 	"math"
-	"math/rand/v2"
 
 	"cascade"
 )
@@ -10,6 +9,7 @@ import (
 // sampler draws from a compiled cascade.Dist. The zero sampler draws 0.
 type sampler struct {
 	kind      uint8
+	n         int     // sFixed: the count (a rounded)
 	a, b      float64 // kind parameters (see compile)
 	points    []float64
 	knots     [5][2]float64
@@ -27,6 +27,11 @@ const (
 	sUniform
 	sEmpirical
 	sTiers
+	sFixed   // sConst without a spike: always a (clamped)
+	sExpMean // sExp whose clamp changes nothing: exp draw × a
+	sUnif    // sUniform whose clamp changes nothing: a + b × uniform draw
+	sNormF   // sNormal whose clamp is max(floor, x), floor ≥ 0
+	sLogF    // sLognormal whose clamp is max(floor, x), floor ≥ 0
 )
 
 // compileDist turns a validated distribution into a sampler.
@@ -48,23 +53,63 @@ func compileDist(d *cascade.Dist) sampler {
 	case cascade.DistTiers:
 		s.kind, s.knots = sTiers, d.TierKnots()
 	}
-	if s.kind == sConst && s.spikeProb == 0 {
-		s.a = s.clamp(s.a)
+	switch {
+	case s.kind == sConst && s.spikeProb == 0:
+		s.kind, s.a = sFixed, s.clamp(s.a)
+		s.n = int(math.Round(s.a))
+	case s.kind == sExp && s.spikeProb == 0 && s.floor <= 0 && s.cap == 0 && s.a >= 0 && !math.IsInf(s.a, 1):
+		// The draw is finite and non-negative: clamp keeps it.
+		s.kind = sExpMean
+	case s.kind == sUniform && s.spikeProb == 0 && s.floor <= s.a && s.cap == 0 && s.a >= 0 && s.b >= 0 &&
+		!math.IsInf(s.a+s.b, 0):
+		// The draw is finite and at least a ≥ floor: clamp keeps it.
+		s.kind = sUnif
+	case (s.kind == sNormal || s.kind == sLognormal) && s.spikeProb == 0 && s.floor >= 0 && s.cap == 0 &&
+		!math.IsInf(s.a, 0) && !math.IsInf(s.b, 0) && !math.IsNaN(s.a) && !math.IsNaN(s.b):
+		// The draw is not NaN, and raising it to floor ≥ 0 also
+		// raises it to 0.
+		if s.kind == sNormal {
+			s.kind = sNormF
+		} else {
+			s.kind = sLogF
+		}
 	}
 	return s
 }
 
 // deterministic reports whether the sampler never consumes randomness.
-func (s *sampler) deterministic() bool { return s.kind == sConst && s.spikeProb == 0 }
+func (s *sampler) deterministic() bool { return s.kind == sFixed }
 
 // draw returns one value (non-negative, after spike, floor and cap).
-func (s *sampler) draw(r *rand.Rand) float64 {
+func (s *sampler) draw(r *rng) float64 {
+	switch s.kind {
+	case sFixed:
+		return s.a
+	case sExpMean:
+		return r.ExpFloat64() * s.a
+	case sUnif:
+		return s.a + s.b*r.Float64()
+	case sNormF:
+		return s.atLeastFloor(s.a + s.b*r.NormFloat64())
+	case sLogF:
+		return s.atLeastFloor(math.Exp(s.a + s.b*r.NormFloat64()))
+	}
+	return s.drawAny(r)
+}
+
+// atLeastFloor is clamp for a draw that is not NaN under a floor ≥ 0 and
+// no cap (unlike max, it keeps a draw of −0 as clamp does).
+func (s *sampler) atLeastFloor(x float64) float64 {
+	if x < s.floor {
+		return s.floor
+	}
+	return x
+}
+
+func (s *sampler) drawAny(r *rng) float64 {
 	var x float64
 	switch s.kind {
 	case sConst:
-		if s.spikeProb == 0 {
-			return s.a // clamped at compile time
-		}
 		x = s.a
 	case sExp:
 		x = r.ExpFloat64() * s.a
@@ -114,6 +159,12 @@ func tierQuantile(k *[5][2]float64, u float64) float64 {
 
 // count draws a fan-out count: the draw rounded to the nearest integer, at
 // least 0.
-func (s *sampler) count(r *rand.Rand) int {
+func (s *sampler) count(r *rng) int {
+	switch s.kind {
+	case sFixed:
+		return s.n
+	case sUnif:
+		return int(math.Round(s.a + s.b*r.Float64()))
+	}
 	return int(math.Round(s.draw(r)))
 }

@@ -48,29 +48,32 @@ type Engine struct {
 
 // node is the replay state of one model node.
 type node struct {
-	name     string
+	// Fields the path of every call reads come first, those of rarer
+	// mechanisms last, so that a call touches few cache lines.
 	replicas int32
 	conc     int32 // slots per replica; 0 unlimited
+	busy     int32 // jobs holding a slot, all replicas
+	queued   int32 // jobs queued, all replicas
 	qcap     int32 // queue bound per replica; 0 unbounded
-	capacity float64
-	svc      sampler
+	rr       int32
+	lb       uint8
+	overOn   bool
+	deadline bool
+	brkOn    bool
+	pools    int32 // shared pools per replica
+	reps     []replica
+	poolv    []pool    // pools of replica r at [r·pools, (r+1)·pools)
+	stages   [][]int32 // outgoing edges by stage, in stage order
 	svcR     stream
+	svc      sampler
+	nm       nodeMetrics
+
+	name     string
+	capacity float64
 	failR    stream
 	lbR      stream
 	over     cascade.Overload
-	overOn   bool
-	lb       uint8
-	rr       int32
-	deadline bool
 	brk      breaker
-	brkOn    bool
-	stages   [][]int32 // outgoing edges by stage, in stage order
-	pools    int32     // shared pools per replica
-	reps     []replica
-
-	busy   int32 // jobs holding a slot, all replicas
-	queued int32 // jobs queued, all replicas
-	nm     nodeMetrics
 }
 
 // Load balancers.
@@ -86,8 +89,10 @@ type replica struct {
 	qhead int32 // FIFO of queued jobs through job.qnext
 	qtail int32
 	qlen  int32
-	pools []pool
 }
+
+// pool returns pool p of replica r.
+func (n *node) pool(r, p int32) *pool { return &n.poolv[r*n.pools+p] }
 
 // pool is a per-replica pool of calls shared by all requests of the
 // caller on one edge (Edge.SharedPool).
@@ -116,6 +121,12 @@ type route struct {
 	prop       float64
 	edge       int32 // edge index, or -1 for an entry
 	entry      int32 // entry index, or -1 for an edge
+	// guarded: a call on this route can be turned away before it is
+	// sent (the edge's availability, the entry's rate limit, the callee's
+	// breaker).
+	guarded bool
+	callee  *node // &nodes[to]
+	ed      *edge // &edges[edge], or nil for an entry
 }
 
 type edge struct {
@@ -150,8 +161,8 @@ type job struct {
 	childFail bool
 	link      int32 // the caller's link
 	linkSeq   uint32
-	route     int32
-	node      int32
+	rt        *route // the route it came by
+	nd        *node  // its callee
 	rep       int32
 	qnext     int32
 	stage     int32 // the stage running (or next to run)
@@ -180,7 +191,8 @@ type link struct {
 	live      bool
 	waiting   bool // an attempt is out and its answer not yet in
 	route     int32
-	parent    int32 // the calling job, or -1 for roots and async calls
+	rt        *route // &routes[route]
+	parent    int32  // the calling job, or -1 for roots and async calls
 	parentGen uint32
 	issue     int32 // the parent's issue record, or -1
 	user      int32 // closed-loop user of a root, or -1
@@ -345,9 +357,7 @@ func (e *Engine) build() error {
 	}
 	for i := range e.nodes {
 		n := &e.nodes[i]
-		for r := range n.reps {
-			n.reps[r].pools = make([]pool, n.pools)
-		}
+		n.poolv = make([]pool, int(n.pools)*len(n.reps))
 	}
 	e.entries = make([]entry, len(m.Entries))
 	var shares, rates float64
@@ -383,6 +393,15 @@ func (e *Engine) build() error {
 		r.prop = 1
 	}
 	e.entryCum[len(e.entryCum)-1] = 1
+	for i := range e.routes {
+		r := &e.routes[i]
+		r.callee = &e.nodes[r.to]
+		if r.edge >= 0 {
+			r.ed = &e.edges[r.edge]
+		}
+		r.guarded = e.nodes[r.to].brkOn ||
+			(r.edge >= 0 && e.edges[r.edge].availOn) || (r.entry >= 0 && e.entries[r.entry].rlOn)
+	}
 	if err := e.buildTraffic(rates); err != nil {
 		return err
 	}
@@ -436,7 +455,7 @@ func (e *Engine) reset(seed uint64) {
 	e.links.reset()
 	e.issues.reset()
 	reseed := func(s *stream, purpose, entity uint64) {
-		if s.src == nil {
+		if s.Rand == nil {
 			*s = newStream(seed, purpose, entity)
 		} else {
 			s.reseed(seed, purpose, entity)
@@ -452,9 +471,9 @@ func (e *Engine) reset(seed uint64) {
 		for r := range n.reps {
 			rp := &n.reps[r]
 			rp.busy, rp.qhead, rp.qtail, rp.qlen = 0, -1, -1, 0
-			for p := range rp.pools {
-				rp.pools[p] = pool{whead: -1, wtail: -1}
-			}
+		}
+		for p := range n.poolv {
+			n.poolv[p] = pool{whead: -1, wtail: -1}
 		}
 		if n.brkOn {
 			n.brk.reset()
@@ -468,7 +487,7 @@ func (e *Engine) reset(seed uint64) {
 		if ed.shared {
 			n := &e.nodes[ed.from]
 			for r := range n.reps {
-				n.reps[r].pools[ed.pool].free = ed.par
+				n.pool(int32(r), ed.pool).free = ed.par
 			}
 		}
 		if ed.availOn {

@@ -33,7 +33,14 @@ func (e *Engine) loop() {
 			}
 		case evJobDone:
 			if jb := e.jobs.at(ev.id); jb.gen == ev.gen && jb.state == jsRunning {
-				e.workDone(ev.id)
+				// The job's own time is over: it fails, or calls its
+				// children.
+				if jb.failed {
+					e.finish(ev.id)
+				} else {
+					jb.stage = 0
+					e.runStages(ev.id)
+				}
 			}
 		case evRespOK:
 			e.onResponse(ev.id, ev.gen, true)
@@ -69,9 +76,12 @@ func (e *Engine) newRoot(en int32, u int32) {
 func (e *Engine) newLink(r, p int32, pgen uint32, is int32, u int32) int32 {
 	l := e.links.alloc()
 	lk := e.links.at(l)
-	seq := lk.seq
-	*lk = link{seq: seq + 1, live: true, route: r, parent: p, parentGen: pgen, issue: is,
-		user: u, job: -1, prev: -1, next: -1, first: e.now}
+	lk.seq++
+	lk.live, lk.waiting = true, false
+	lk.route, lk.rt = r, &e.routes[r]
+	lk.parent, lk.parentGen, lk.issue, lk.user = p, pgen, is, u
+	lk.attempt, lk.job, lk.prev, lk.next = 0, -1, -1, -1
+	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	if p >= 0 {
 		jb := e.jobs.at(p)
 		lk.next = jb.kids
@@ -107,7 +117,7 @@ func (e *Engine) freeLink(l int32) {
 // send sends the link's next attempt.
 func (e *Engine) send(l int32) {
 	lk := e.links.at(l)
-	r := &e.routes[lk.route]
+	r := lk.rt
 	lk.attempt++
 	lk.seq++
 	lk.waiting = true
@@ -119,30 +129,16 @@ func (e *Engine) send(l int32) {
 	} else if r.retry.budgetOn {
 		r.retry.deposit(e)
 	}
-	n := &e.nodes[r.to]
-	if r.edge >= 0 {
-		if ed := &e.edges[r.edge]; ed.availOn && !ed.avail.up(e, &ed.availR) {
-			e.m.unavailable++
-			e.q.push(e.now, evRespFail, l, seq)
-			return
-		}
-	} else if en := &e.entries[r.entry]; en.rlOn && !en.rl.take(e) {
-		e.m.rejectedLimit++
-		e.q.push(e.now, evRespFail, l, seq)
-		return
-	}
-	if n.brkOn && !n.brk.allow(e) {
-		e.m.rejectedBreaker++
-		e.nodeCall(n)
-		e.nodeReject(n)
-		e.q.push(e.now, evRespFail, l, seq)
+	if r.guarded && e.turnedAway(l, r, seq) {
 		return
 	}
 	j := e.jobs.alloc()
 	jb := e.jobs.at(j)
 	gen := jb.gen
-	*jb = job{gen: gen, state: jsNet, link: l, linkSeq: seq, route: lk.route, node: r.to,
-		qnext: -1, issues: -1, kids: -1}
+	jb.state = jsNet
+	jb.failed, jb.abandoned, jb.childFail = false, false, false
+	jb.link, jb.linkSeq, jb.rt, jb.nd = l, seq, r, r.callee
+	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
 	lk.job, lk.jobGen = j, gen
 	jb.depth = lk.depth
 	if lk.parent >= 0 {
@@ -165,28 +161,62 @@ func (e *Engine) send(l int32) {
 	e.arrive(j)
 }
 
+// turnedAway fails the attempt (l, seq) on route r at once when the edge
+// is down, the entry's rate limit has no token or the callee's breaker
+// rejects it.
+func (e *Engine) turnedAway(l int32, r *route, seq uint32) bool {
+	if r.edge >= 0 {
+		if ed := r.ed; ed.availOn && !ed.avail.up(e, &ed.availR) {
+			e.m.unavailable++
+			e.q.push(e.now, evRespFail, l, seq)
+			return true
+		}
+	} else if en := &e.entries[r.entry]; en.rlOn && !en.rl.take(e) {
+		e.m.rejectedLimit++
+		e.q.push(e.now, evRespFail, l, seq)
+		return true
+	}
+	if n := r.callee; n.brkOn && !n.brk.allow(e) {
+		e.m.rejectedBreaker++
+		e.nodeCall(n)
+		e.nodeReject(n)
+		e.q.push(e.now, evRespFail, l, seq)
+		return true
+	}
+	return false
+}
+
 // arrive places a job that reached its callee: on a free slot, in a
 // queue, or back to the caller when the queue is full.
 func (e *Engine) arrive(j int32) {
 	jb := e.jobs.at(j)
-	n := &e.nodes[jb.node]
+	n := jb.nd
 	jb.arrive = e.now
 	e.nodeCall(n)
-	jb.rep = e.pickReplica(n)
-	rp := &n.reps[jb.rep]
-	if n.conc == 0 || rp.busy < n.conc {
+	var rep int32
+	if n.replicas > 1 {
+		rep = e.pickReplica(n)
+	}
+	jb.rep = rep
+	if rp := &n.reps[rep]; n.conc == 0 || rp.busy < n.conc {
 		e.start(j)
 		return
 	}
+	e.enqueue(j, jb, n)
+}
+
+// enqueue queues job j at its replica, or answers at once that the
+// queue is full.
+func (e *Engine) enqueue(j int32, jb *job, n *node) {
+	rp := &n.reps[jb.rep]
 	if n.qcap > 0 && rp.qlen >= n.qcap {
 		e.m.rejectedQueue++
 		e.nodeReject(n)
-		answer, l, seq, route := !jb.abandoned, jb.link, jb.linkSeq, jb.route
+		answer, l, seq, r := !jb.abandoned, jb.link, jb.linkSeq, jb.rt
 		e.freeJob(j)
 		if answer {
 			// Through an event even without network delay: the caller
 			// may be in the middle of issuing this very call.
-			r := &e.routes[route]
 			at := e.now
 			if r.netOn {
 				at += e.ticks(r.net.draw(r.netR.Rand))
@@ -217,13 +247,9 @@ func (e *Engine) arrive(j int32) {
 // has given up and the node propagates deadlines.
 func (e *Engine) start(j int32) {
 	jb := e.jobs.at(j)
-	n := &e.nodes[jb.node]
+	n := jb.nd
 	if jb.abandoned && n.deadline {
-		e.m.cancelled++
-		n.nm.cancelled++
-		// A caller that still waits (a zombie itself) learns at once.
-		e.q.push(e.now, evRespFail, jb.link, jb.linkSeq)
-		e.freeJob(j)
+		e.drop(j, jb, n)
 		return
 	}
 	e.touch(n)
@@ -235,14 +261,35 @@ func (e *Engine) start(j int32) {
 	jb.state = jsRunning
 	jb.start = e.now
 	if n.overOn {
-		rho := 0.0
-		if n.capacity > 0 {
-			rho = float64(n.busy+n.queued) / n.capacity
-		}
-		jb.failed = n.failR.Float64() < n.over.At(rho)
+		jb.failed = e.overloaded(n)
 	}
 	e.m.starts++
-	e.q.push(e.now+e.ticks(n.svc.draw(n.svcR.Rand)), evJobDone, j, jb.gen)
+	var d float64
+	if n.svc.kind == sExpMean {
+		d = n.svcR.Rand.ExpFloat64() * n.svc.a
+	} else {
+		d = n.svc.draw(n.svcR.Rand)
+	}
+	e.q.push(e.now+e.ticks(d), evJobDone, j, jb.gen)
+}
+
+// drop cancels abandoned work that reaches a worker of a node with
+// deadline propagation.
+func (e *Engine) drop(j int32, jb *job, n *node) {
+	e.m.cancelled++
+	n.nm.cancelled++
+	// A caller that still waits (a zombie itself) learns at once.
+	e.q.push(e.now, evRespFail, jb.link, jb.linkSeq)
+	e.freeJob(j)
+}
+
+// overloaded draws whether a call that starts at n fails from overload.
+func (e *Engine) overloaded(n *node) bool {
+	rho := 0.0
+	if n.capacity > 0 {
+		rho = float64(n.busy+n.queued) / n.capacity
+	}
+	return n.failR.Float64() < n.over.At(rho)
 }
 
 // drain starts queued jobs of replica r while it has free slots.
@@ -262,22 +309,11 @@ func (e *Engine) drain(n *node, r int32) {
 	}
 }
 
-// workDone ends a job's own time: it fails, or calls its children.
-func (e *Engine) workDone(j int32) {
-	jb := e.jobs.at(j)
-	if jb.failed {
-		e.finish(j)
-		return
-	}
-	jb.stage = 0
-	e.runStages(j)
-}
-
 // runStages issues the calls of the job's current stage, moving on while
 // a stage has nothing to wait for, and finishes the job after the last.
 func (e *Engine) runStages(j int32) {
 	jb := e.jobs.at(j)
-	n := &e.nodes[jb.node]
+	n := jb.nd
 	if jb.depth >= maxDepth && len(n.stages) > 0 {
 		// A cycle of calls that never ends: stop it here.
 		e.m.truncated++
@@ -287,7 +323,12 @@ func (e *Engine) runStages(j int32) {
 		jb.state = jsWaiting
 		for _, ei := range n.stages[jb.stage] {
 			ed := &e.edges[ei]
-			c := int32(ed.fan.count(ed.fanR.Rand))
+			var c int32
+			if ed.fan.kind == sFixed {
+				c = int32(ed.fan.n)
+			} else {
+				c = int32(ed.fan.count(ed.fanR.Rand))
+			}
 			if c <= 0 {
 				continue
 			}
@@ -339,7 +380,7 @@ func (e *Engine) pump(i int32) {
 			return
 		}
 		jb := e.jobs.at(is.job)
-		pl := &e.nodes[ed.from].reps[jb.rep].pools[ed.pool]
+		pl := e.nodes[ed.from].pool(jb.rep, ed.pool)
 		for is.left > 0 && pl.free > 0 && pl.whead < 0 {
 			pl.free--
 			e.issueOne(i)
@@ -410,35 +451,50 @@ func (e *Engine) freeIssues(jb *job) {
 // caller, unless the caller has gone.
 func (e *Engine) finish(j int32) {
 	jb := e.jobs.at(j)
-	n := &e.nodes[jb.node]
+	n := jb.nd
 	ok := !jb.failed && !jb.childFail
 	n.nm.latency.add(e.now - jb.arrive)
 	e.m.slotTicks += e.now - jb.start
 	answer := !jb.abandoned
+	if !answer || !ok {
+		e.finishBadly(jb, n)
+	}
+	l, seq, r, rep := jb.link, jb.linkSeq, jb.rt, jb.rep
+	if jb.issues >= 0 {
+		e.freeIssues(jb)
+	}
+	e.touch(n)
+	rp := &n.reps[rep]
+	rp.busy--
+	n.busy--
+	e.freeJob(j)
+	if rp.qlen > 0 {
+		e.drain(n, rep)
+	}
 	if !answer {
+		return
+	}
+	if !r.netOn {
+		e.onResponse(l, seq, ok)
+		return
+	}
+	e.answer(l, seq, r, ok)
+}
+
+// finishBadly counts a job that finishes as zombie work or failed.
+func (e *Engine) finishBadly(jb *job, n *node) {
+	if jb.abandoned {
 		e.m.zombies++
 		n.nm.zombies++
 		e.m.zombieTicks += e.now - max(jb.start, jb.abandonAt)
-	} else if !ok {
-		e.nodeFail(n)
+		return
 	}
-	l, seq, route := jb.link, jb.linkSeq, jb.route
-	e.freeIssues(jb)
-	e.touch(n)
-	n.reps[jb.rep].busy--
-	n.busy--
-	rep := jb.rep
-	e.freeJob(j)
-	e.drain(n, rep)
-	if answer {
-		e.answer(l, seq, route, ok)
-	}
+	e.nodeFail(n)
 }
 
-// answer delivers an answer to link l over route: after the network
+// answer delivers an answer to link l over route r: after the network
 // delay, or at once (without an event) when the route has none.
-func (e *Engine) answer(l int32, seq uint32, route int32, ok bool) {
-	r := &e.routes[route]
+func (e *Engine) answer(l int32, seq uint32, r *route, ok bool) {
 	if !r.netOn {
 		e.onResponse(l, seq, ok)
 		return
@@ -455,241 +511,4 @@ func (e *Engine) freeJob(j int32) {
 	jb.gen++
 	jb.state = jsFree
 	e.jobs.release(j)
-}
-
-// onResponse takes an answer to the attempt with sequence seq.
-func (e *Engine) onResponse(l int32, seq uint32, ok bool) {
-	lk := e.links.at(l)
-	if !lk.live || lk.seq != seq || !lk.waiting {
-		if ok {
-			e.m.late++
-		}
-		return
-	}
-	lk.waiting = false
-	lk.seq++
-	r := &e.routes[lk.route]
-	if lk.job >= 0 {
-		if n := &e.nodes[r.to]; n.brkOn {
-			n.brk.record(e, ok)
-		}
-	}
-	lk.job = -1
-	if ok {
-		e.linkDone(l, true)
-		return
-	}
-	e.attemptFailed(l)
-}
-
-// addTimer starts the deadline of the attempt (l, seq) on route ri.
-func (e *Engine) addTimer(ri, l int32, seq uint32) {
-	r := &e.routes[ri]
-	if r.timerHead > 0 && r.timerHead == len(r.timers) {
-		r.timers, r.timerHead = r.timers[:0], 0
-	}
-	at := e.now + r.timeout
-	r.timers = append(r.timers, timer{at: at, link: l, seq: seq})
-	if !r.timerArmed {
-		r.timerArmed = true
-		e.q.push(at, evTimeout, ri, 0)
-	}
-}
-
-// live reports whether the attempt (l, seq) still waits for an answer.
-func (e *Engine) live(l int32, seq uint32) bool {
-	lk := e.links.at(l)
-	return lk.live && lk.seq == seq && lk.waiting
-}
-
-// fireTimers times out the attempts on route ri whose deadline has come,
-// skips those that have been answered, and waits for the next live one.
-// Timeouts can send retries on the same route; their timers are queued
-// behind, and the one event armed at the end serves them all.
-func (e *Engine) fireTimers(ri int32) {
-	r := &e.routes[ri]
-	r.timerArmed = true // no arming by addTimer while this runs
-	for r.timerHead < len(r.timers) {
-		t := r.timers[r.timerHead]
-		if !e.live(t.link, t.seq) {
-			r.timerHead++
-			continue
-		}
-		if t.at > e.now {
-			break
-		}
-		r.timerHead++
-		e.onTimeout(t.link, t.seq)
-	}
-	r.timerArmed = false
-	if r.timerHead == len(r.timers) {
-		r.timers, r.timerHead = r.timers[:0], 0
-		return
-	}
-	if r.timerHead > 1024 && r.timerHead > len(r.timers)/2 {
-		n := copy(r.timers, r.timers[r.timerHead:])
-		r.timers, r.timerHead = r.timers[:n], 0
-	}
-	r.timerArmed = true
-	e.q.push(r.timers[r.timerHead].at, evTimeout, ri, 0)
-}
-
-// onTimeout gives up on the attempt with sequence seq.
-func (e *Engine) onTimeout(l int32, seq uint32) {
-	lk := e.links.at(l)
-	if !lk.live || lk.seq != seq || !lk.waiting {
-		return
-	}
-	lk.waiting = false
-	lk.seq++
-	e.m.timeouts++
-	r := &e.routes[lk.route]
-	n := &e.nodes[r.to]
-	e.nodeFail(n)
-	n.nm.timeouts++
-	if n.brkOn {
-		n.brk.record(e, false)
-	}
-	if lk.job >= 0 {
-		e.abandon(lk.job, lk.jobGen)
-	}
-	lk.job = -1
-	e.attemptFailed(l)
-}
-
-// attemptFailed retries the link after its backoff, or ends it failed.
-func (e *Engine) attemptFailed(l int32) {
-	lk := e.links.at(l)
-	r := &e.routes[lk.route]
-	rt := &r.retry
-	if rt.on && lk.attempt < rt.max && (rt.react >= 1 || r.retryR.Float64() < rt.react) && rt.allow(e) {
-		d := rt.wait(lk.attempt, &lk.backoff, r.retryR.Rand)
-		lk.seq++
-		e.q.push(e.now+e.ticks(d), evRetry, l, lk.seq)
-		return
-	}
-	e.linkDone(l, false)
-}
-
-// linkDone ends a logical call and reports it to its parent (or records
-// the root request).
-func (e *Engine) linkDone(l int32, ok bool) {
-	lk := e.links.at(l)
-	r := &e.routes[lk.route]
-	if r.entry >= 0 {
-		e.m.rootDone(e, ok, e.now-lk.first)
-		u := lk.user
-		e.freeLink(l)
-		if u >= 0 {
-			e.userDone(u)
-		}
-		return
-	}
-	p, pgen, is := lk.parent, lk.parentGen, lk.issue
-	e.freeLink(l)
-	if p < 0 {
-		return
-	}
-	jb := e.jobs.at(p)
-	if jb.gen != pgen || jb.state != jsWaiting {
-		return
-	}
-	jb.pending--
-	ed := &e.edges[r.edge]
-	var rec *issue
-	if is >= 0 {
-		rec = e.issues.at(is)
-		rec.active--
-	}
-	if !ok && (r.prop >= 1 || (r.prop > 0 && ed.propR.Float64() < r.prop)) {
-		jb.childFail = true
-	}
-	var pl *pool
-	if ed.shared {
-		pl = &e.nodes[ed.from].reps[jb.rep].pools[ed.pool]
-		pl.free++
-	}
-	if jb.childFail {
-		// Fail fast: the request fails now; calls still out are abandoned.
-		e.freeIssues(jb)
-		e.abandonKids(p)
-		e.finish(p)
-		if pl != nil {
-			e.servePool(pl)
-		}
-		return
-	}
-	if pl != nil {
-		e.servePool(pl)
-	} else if rec != nil && rec.left > 0 {
-		e.pump(is)
-	}
-	if jb.pending == 0 && jb.state == jsWaiting && jb.gen == pgen {
-		e.freeIssues(jb)
-		jb.stage++
-		e.runStages(p)
-	}
-}
-
-// abandon marks a job whose caller gave up, and the calls it has out,
-// whose work now serves nobody. A node with deadline propagation cancels
-// such work where it runs (queued work is dropped when it reaches a
-// worker, in start); elsewhere it goes on as zombie work.
-func (e *Engine) abandon(j int32, gen uint32) {
-	jb := e.jobs.at(j)
-	if jb.gen != gen || jb.state == jsFree || jb.abandoned {
-		return
-	}
-	jb.abandoned = true
-	jb.abandonAt = e.now
-	if jb.state != jsRunning && jb.state != jsWaiting {
-		return
-	}
-	n := &e.nodes[jb.node]
-	if !n.deadline {
-		for l := jb.kids; l >= 0; l = e.links.at(l).next {
-			if lk := e.links.at(l); lk.job >= 0 {
-				e.abandon(lk.job, lk.jobGen)
-			}
-		}
-		return
-	}
-	e.m.cancelled++
-	n.nm.cancelled++
-	e.m.slotTicks += e.now - jb.start
-	e.q.push(e.now, evRespFail, jb.link, jb.linkSeq)
-	e.freeIssues(jb)
-	e.abandonKids(j)
-	e.touch(n)
-	n.reps[jb.rep].busy--
-	n.busy--
-	rep := jb.rep
-	e.freeJob(j)
-	e.drain(n, rep)
-}
-
-// abandonKids gives up on every call the job still has out.
-func (e *Engine) abandonKids(j int32) {
-	for {
-		jb := e.jobs.at(j)
-		l := jb.kids
-		if l < 0 {
-			return
-		}
-		lk := e.links.at(l)
-		cj, cgen := lk.job, lk.jobGen
-		r := &e.routes[lk.route]
-		var pl *pool
-		if ed := &e.edges[r.edge]; ed.shared {
-			pl = &e.nodes[ed.from].reps[jb.rep].pools[ed.pool]
-		}
-		e.freeLink(l)
-		if cj >= 0 {
-			e.abandon(cj, cgen)
-		}
-		if pl != nil {
-			pl.free++
-			e.servePool(pl)
-		}
-	}
 }

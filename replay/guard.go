@@ -2,7 +2,6 @@ package replay
 
 import (
 	"math"
-	"math/rand/v2"
 	"sort"
 
 	"cascade"
@@ -21,13 +20,18 @@ func (e *Engine) pickReplica(n *node) int32 {
 		// Fewest outstanding calls (in service and queued); ties go
 		// round-robin, so an idle fleet is not loaded from replica 0.
 		best, bestLoad := int32(-1), int32(math.MaxInt32)
+		r := n.rr
 		for i := int32(0); i < k; i++ {
-			r := (n.rr + i) % k
 			if l := n.reps[r].busy + n.reps[r].qlen; l < bestLoad {
 				best, bestLoad = r, l
 			}
+			if r++; r == k {
+				r = 0
+			}
 		}
-		n.rr = (n.rr + 1) % k
+		if n.rr++; n.rr == k {
+			n.rr = 0
+		}
 		return best
 	case lbP2C:
 		a := int32(n.lbR.IntN(int(k)))
@@ -41,7 +45,9 @@ func (e *Engine) pickReplica(n *node) int32 {
 		return a
 	}
 	r := n.rr
-	n.rr = (n.rr + 1) % k
+	if n.rr++; n.rr == k {
+		n.rr = 0
+	}
 	return r
 }
 
@@ -311,7 +317,7 @@ func (p *retryPolicy) allow(e *Engine) bool {
 
 // wait returns the backoff before retry n (n = 1 for the first retry);
 // prev holds the previous decorrelated-jitter wait.
-func (p *retryPolicy) wait(n int32, prev *float64, r *rand.Rand) float64 {
+func (p *retryPolicy) wait(n int32, prev *float64, r *rng) float64 {
 	var d float64
 	switch p.kind {
 	case cascade.BackoffFixed:

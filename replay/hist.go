@@ -7,24 +7,26 @@ import "math/bits"
 // Its memory grows by powers of two as values need them and is kept
 // across resets.
 type hist struct {
-	oct [][]int64
 	n   int64
+	oct [histOcts]*[1 << histSub]int64
 }
 
-const histSub = 9 // log2 of the buckets per octave
+const (
+	histSub  = 9  // log2 of the buckets per octave
+	histOcts = 64 // a power of two above the 56 octaves of a uint64
+)
 
 func (h *hist) add(v int64) {
 	if v < 0 {
 		v = 0
 	}
 	o, s := histBucket(uint64(v))
-	for len(h.oct) <= o {
-		h.oct = append(h.oct, nil)
+	c := h.oct[o]
+	if c == nil {
+		c = new([1 << histSub]int64)
+		h.oct[o] = c
 	}
-	if h.oct[o] == nil {
-		h.oct[o] = make([]int64, 1<<histSub)
-	}
-	h.oct[o][s]++
+	c[s&(1<<histSub-1)]++
 	h.n++
 }
 
@@ -33,7 +35,7 @@ func histBucket(v uint64) (oct, sub int) {
 		return 0, int(v)
 	}
 	o := bits.Len64(v) - histSub
-	return o, int(v>>(o-1)) - 1<<histSub
+	return o & (histOcts - 1), int(v>>(o-1)) - 1<<histSub
 }
 
 // histValue is the middle of bucket (o, s).
@@ -48,7 +50,9 @@ func histValue(o, s int) float64 {
 
 func (h *hist) reset() {
 	for _, c := range h.oct {
-		clear(c)
+		if c != nil {
+			clear(c[:])
+		}
 	}
 	h.n = 0
 }
@@ -65,6 +69,9 @@ func (h *hist) quantile(q float64) float64 {
 	}
 	var cum int64
 	for o, c := range h.oct {
+		if c == nil {
+			continue
+		}
 		for s, x := range c {
 			cum += x
 			if cum > k {
@@ -82,6 +89,9 @@ func (h *hist) mean() float64 {
 	}
 	var sum float64
 	for o, c := range h.oct {
+		if c == nil {
+			continue
+		}
 		for s, x := range c {
 			if x != 0 {
 				sum += float64(x) * histValue(o, s)

@@ -39,13 +39,6 @@ type metrics struct {
 }
 
 type nodeMetrics struct {
-	calls, failures, rejected int64
-	timeouts, zombies         int64
-	cancelled                 int64
-	queueMax, queueMaxRep     int
-	inflightMax               int
-	latency                   hist
-
 	last   int64 // integrals are up to date to here
 	w      int   // window of last
 	wEnd   int64
@@ -53,6 +46,13 @@ type nodeMetrics struct {
 	bInt   []int64 // Σ busy·ticks per window
 	wCalls []int64
 	wFails []int64
+
+	calls, failures, rejected int64
+	timeouts, zombies         int64
+	cancelled                 int64
+	queueMax, queueMaxRep     int
+	inflightMax               int
+	latency                   hist
 }
 
 func (m *metrics) init(e *Engine) {
@@ -120,10 +120,31 @@ func (m *metrics) rootDone(e *Engine, ok bool, lat int64) {
 // touch brings node n's time-weighted integrals up to e.now; call it
 // before changing n.busy or n.queued.
 func (e *Engine) touch(n *node) {
+	if e.now != n.nm.last {
+		e.integrate(n)
+	}
+}
+
+// integrate adds the time since the last touch to the integrals.
+func (e *Engine) integrate(n *node) {
 	nm := &n.nm
-	if e.now == nm.last {
+	if e.now >= nm.wEnd {
+		e.touchWindows(n)
 		return
 	}
+	d := e.now - nm.last
+	if n.queued != 0 {
+		nm.qInt[nm.w] += int64(n.queued) * d
+	}
+	if n.busy != 0 {
+		nm.bInt[nm.w] += int64(n.busy) * d
+	}
+	nm.last = e.now
+}
+
+// touchWindows is touch across the end of a window.
+func (e *Engine) touchWindows(n *node) {
+	nm := &n.nm
 	q, b := int64(n.queued), int64(n.busy)
 	for nm.last < e.now {
 		end := min(e.now, nm.wEnd)

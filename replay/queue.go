@@ -6,14 +6,19 @@ import "math/bits"
 // FIFO list, with a two-level bitmap of non-empty buckets, and a binary
 // heap for events beyond the wheel's horizon. Push and pop cost O(1)
 // (amortised; events past the horizon pay O(log n) once), and finding
-// the next non-empty tick skips idle ticks 4096 at a time, so the cost
-// of a replay grows with its events, not with idle ticks.
+// the next non-empty tick takes a few bit scans, so the cost of a replay
+// grows with its events, not with idle ticks.
 //
 // Events at the same tick pop in the order they were pushed: the
 // overflow heap orders by (tick, sequence) and moves its events into the
-// wheel before any later push can reach their bucket.
+// wheel before any later push can reach their bucket. That holds for any
+// wheel size, so the size is a matter of speed only: 4096 buckets (32
+// KiB, and 512 bytes of bitmap) stay in the L1 and L2 caches, where 65536
+// buckets missed them at every push and pop of a sparse replay, and the
+// heap holds little more than the far timeouts and backoffs. The
+// bitmap's second level needs wheelBits ≥ 12.
 const (
-	wheelBits = 16
+	wheelBits = 12
 	wheelSize = 1 << wheelBits
 	wheelMask = wheelSize - 1
 )
@@ -31,12 +36,28 @@ const (
 	evStop                   // end of the replay
 )
 
+// event is a scheduled event as pop returns it.
 type event struct {
 	at   int64
-	next int32 // next event in the bucket list, or -1
 	id   int32 // job, link or user index
 	gen  uint32
 	kind uint8
+}
+
+// slot is an event in the wheel. Its tick is implicit: every event in
+// the bucket of tick now is at now, because the wheel holds only events
+// less than wheelSize ticks ahead.
+type slot struct {
+	next int32 // next event in the bucket list, or -1
+	id   int32
+	gen  uint32
+	kind uint8
+}
+
+// bucket is the FIFO list of a tick's events: head is the first event's
+// index plus one (the zero bucket is empty), tail the last event's index.
+type bucket struct {
+	head, tail int32
 }
 
 type overflowItem struct {
@@ -46,10 +67,9 @@ type overflowItem struct {
 }
 
 type eventQueue struct {
-	ev    []event
-	free  int32 // free list through event.next
-	head  [wheelSize]int32
-	tail  [wheelSize]int32
+	ev    []slot
+	free  int32 // free list through slot.next
+	b     [wheelSize]bucket
 	bits  [wheelSize / 64]uint64
 	sum   [wheelSize / 64 / 64]uint64
 	now   int64 // the tick being drained
@@ -62,8 +82,12 @@ type eventQueue struct {
 func (q *eventQueue) reset() {
 	q.ev = q.ev[:0]
 	q.free = -1
-	for i := range q.head {
-		q.head[i] = -1
+	// Only buckets marked in bits hold events.
+	for w, m := range q.bits {
+		for m != 0 {
+			q.b[w<<6+bits.TrailingZeros64(m)].head = 0
+			m &= m - 1
+		}
 	}
 	clear(q.bits[:])
 	clear(q.sum[:])
@@ -76,15 +100,13 @@ func (q *eventQueue) push(at int64, kind uint8, id int32, gen uint32) {
 	if at < q.now {
 		at = q.now
 	}
-	var i int32
-	if q.free >= 0 {
-		i = q.free
-		q.free = q.ev[i].next
-	} else {
-		i = int32(len(q.ev))
-		q.ev = append(q.ev, event{})
+	i := q.free
+	if i < 0 {
+		i = q.grow()
 	}
-	q.ev[i] = event{at: at, next: -1, id: id, gen: gen, kind: kind}
+	s := &q.ev[i]
+	q.free = s.next
+	*s = slot{next: -1, id: id, gen: gen, kind: kind}
 	q.count++
 	if at-q.now < wheelSize {
 		q.link(i, at)
@@ -95,16 +117,26 @@ func (q *eventQueue) push(at int64, kind uint8, id int32, gen uint32) {
 	q.up(len(q.over) - 1)
 }
 
+// grow adds a free slot and returns its index. It stays out of line so
+// that push keeps its registers.
+//
+//go:noinline
+func (q *eventQueue) grow() int32 {
+	q.ev = append(q.ev, slot{next: -1})
+	return int32(len(q.ev) - 1)
+}
+
 func (q *eventQueue) link(i int32, at int64) {
 	b := int(at & wheelMask)
-	if q.head[b] < 0 {
-		q.head[b] = i
+	bk := &q.b[b]
+	if bk.head == 0 {
+		bk.head = i + 1
 		q.bits[b>>6] |= 1 << (b & 63)
 		q.sum[b>>12] |= 1 << ((b >> 6) & 63)
 	} else {
-		q.ev[q.tail[b]].next = i
+		q.ev[bk.tail].next = i
 	}
-	q.tail[b] = i
+	bk.tail = i
 	q.n++
 }
 
@@ -112,23 +144,26 @@ func (q *eventQueue) link(i int32, at int64) {
 // queue is empty.
 func (q *eventQueue) pop() (e event, ok bool) {
 	b := int(q.now & wheelMask)
-	if q.head[b] < 0 {
+	bk := &q.b[b]
+	if bk.head == 0 {
 		if !q.advance() {
 			return event{}, false
 		}
 		b = int(q.now & wheelMask)
+		bk = &q.b[b]
 	}
-	i := q.head[b]
-	e = q.ev[i]
-	q.head[b] = e.next
-	if e.next < 0 {
+	i := bk.head - 1
+	s := &q.ev[i]
+	e = event{at: q.now, id: s.id, gen: s.gen, kind: s.kind}
+	bk.head = s.next + 1
+	if s.next < 0 {
 		q.bits[b>>6] &^= 1 << (b & 63)
 		if q.bits[b>>6] == 0 {
 			q.sum[b>>12] &^= 1 << ((b >> 6) & 63)
 		}
 	}
 	q.n--
-	q.ev[i].next = q.free
+	s.next = q.free
 	q.free = i
 	return e, true
 }
@@ -136,7 +171,7 @@ func (q *eventQueue) pop() (e event, ok bool) {
 // peekTick returns the tick of the next event, advancing now to it; ok is
 // false when the queue is empty.
 func (q *eventQueue) peekTick() (int64, bool) {
-	if q.head[q.now&wheelMask] >= 0 {
+	if q.b[q.now&wheelMask].head != 0 {
 		return q.now, true
 	}
 	if !q.advance() {

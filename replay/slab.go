@@ -5,14 +5,17 @@ package replay
 // generation counters in T to tell a recycled value from the one an
 // event meant.
 type slab[T any] struct {
-	chunks [][]T
+	chunks []*[slabSize]T
 	n      int32
 	free   []int32
 }
 
-const slabBits = 10
+const (
+	slabBits = 10
+	slabSize = 1 << slabBits
+)
 
-func (s *slab[T]) at(i int32) *T { return &s.chunks[i>>slabBits][i&(1<<slabBits-1)] }
+func (s *slab[T]) at(i int32) *T { return &s.chunks[i>>slabBits][i&(slabSize-1)] }
 
 // alloc returns a free index; its value keeps whatever a previous user
 // left there.
@@ -23,7 +26,7 @@ func (s *slab[T]) alloc() int32 {
 		return i
 	}
 	if int(s.n) == len(s.chunks)<<slabBits {
-		s.chunks = append(s.chunks, make([]T, 1<<slabBits))
+		s.chunks = append(s.chunks, new([slabSize]T))
 	}
 	i := s.n
 	s.n++

@@ -1,0 +1,258 @@
+package replay
+
+// This file holds the caller's side of the end of a call: answers and
+// timeouts reach the link, which retries or ends, and reports to the job
+// that made the call; a caller that gives up abandons the work below it.
+
+// onResponse takes an answer to the attempt with sequence seq.
+func (e *Engine) onResponse(l int32, seq uint32, ok bool) {
+	lk := e.links.at(l)
+	if !lk.live || lk.seq != seq || !lk.waiting {
+		if ok {
+			e.m.late++
+		}
+		return
+	}
+	lk.waiting = false
+	lk.seq++
+	r := lk.rt
+	if lk.job >= 0 {
+		if n := r.callee; n.brkOn {
+			n.brk.record(e, ok)
+		}
+	}
+	lk.job = -1
+	if ok {
+		e.linkDone(l, true)
+		return
+	}
+	e.attemptFailed(l)
+}
+
+// addTimer starts the deadline of the attempt (l, seq) on route ri.
+func (e *Engine) addTimer(ri, l int32, seq uint32) {
+	r := &e.routes[ri]
+	if r.timerHead > 0 && r.timerHead == len(r.timers) {
+		r.timers, r.timerHead = r.timers[:0], 0
+	}
+	at := e.now + r.timeout
+	r.timers = append(r.timers, timer{at: at, link: l, seq: seq})
+	if !r.timerArmed {
+		r.timerArmed = true
+		e.q.push(at, evTimeout, ri, 0)
+	}
+}
+
+// live reports whether the attempt (l, seq) still waits for an answer.
+func (e *Engine) live(l int32, seq uint32) bool {
+	lk := e.links.at(l)
+	return lk.live && lk.seq == seq && lk.waiting
+}
+
+// fireTimers times out the attempts on route ri whose deadline has come,
+// skips those that have been answered, and waits for the next live one.
+// Timeouts can send retries on the same route; their timers are queued
+// behind, and the one event armed at the end serves them all.
+func (e *Engine) fireTimers(ri int32) {
+	r := &e.routes[ri]
+	r.timerArmed = true // no arming by addTimer while this runs
+	for r.timerHead < len(r.timers) {
+		t := r.timers[r.timerHead]
+		if !e.live(t.link, t.seq) {
+			r.timerHead++
+			continue
+		}
+		if t.at > e.now {
+			break
+		}
+		r.timerHead++
+		e.onTimeout(t.link, t.seq)
+	}
+	r.timerArmed = false
+	if r.timerHead == len(r.timers) {
+		r.timers, r.timerHead = r.timers[:0], 0
+		return
+	}
+	if r.timerHead > 1024 && r.timerHead > len(r.timers)/2 {
+		n := copy(r.timers, r.timers[r.timerHead:])
+		r.timers, r.timerHead = r.timers[:n], 0
+	}
+	r.timerArmed = true
+	e.q.push(r.timers[r.timerHead].at, evTimeout, ri, 0)
+}
+
+// onTimeout gives up on the attempt with sequence seq.
+func (e *Engine) onTimeout(l int32, seq uint32) {
+	lk := e.links.at(l)
+	if !lk.live || lk.seq != seq || !lk.waiting {
+		return
+	}
+	lk.waiting = false
+	lk.seq++
+	e.m.timeouts++
+	r := lk.rt
+	n := r.callee
+	e.nodeFail(n)
+	n.nm.timeouts++
+	if n.brkOn {
+		n.brk.record(e, false)
+	}
+	if lk.job >= 0 {
+		e.abandon(lk.job, lk.jobGen)
+	}
+	lk.job = -1
+	e.attemptFailed(l)
+}
+
+// attemptFailed retries the link after its backoff, or ends it failed.
+func (e *Engine) attemptFailed(l int32) {
+	lk := e.links.at(l)
+	r := lk.rt
+	rt := &r.retry
+	if rt.on && lk.attempt < rt.max && (rt.react >= 1 || r.retryR.Float64() < rt.react) && rt.allow(e) {
+		d := rt.wait(lk.attempt, &lk.backoff, r.retryR.Rand)
+		lk.seq++
+		e.q.push(e.now+e.ticks(d), evRetry, l, lk.seq)
+		return
+	}
+	e.linkDone(l, false)
+}
+
+// linkDone ends a logical call and reports it to its parent (or records
+// the root request).
+func (e *Engine) linkDone(l int32, ok bool) {
+	lk := e.links.at(l)
+	r := lk.rt
+	if r.entry >= 0 {
+		e.m.rootDone(e, ok, e.now-lk.first)
+		u := lk.user
+		e.freeLink(l)
+		if u >= 0 {
+			e.userDone(u)
+		}
+		return
+	}
+	p, pgen, is := lk.parent, lk.parentGen, lk.issue
+	e.freeLink(l)
+	if p < 0 {
+		return
+	}
+	jb := e.jobs.at(p)
+	if jb.gen != pgen || jb.state != jsWaiting {
+		return
+	}
+	jb.pending--
+	ed := r.ed
+	if !ok && r.prop > 0 && (r.prop >= 1 || ed.propR.Float64() < r.prop) {
+		jb.childFail = true
+	}
+	if is >= 0 || ed.shared || jb.childFail {
+		e.childDone(p, jb, is, ed)
+		return
+	}
+	if jb.pending == 0 {
+		if jb.issues >= 0 {
+			e.freeIssues(jb)
+		}
+		jb.stage++
+		e.runStages(p)
+	}
+}
+
+// childDone is the end of linkDone for a call with a progress record or
+// a shared pool, or one that fails its caller (job p).
+func (e *Engine) childDone(p int32, jb *job, is int32, ed *edge) {
+	pgen := jb.gen
+	var rec *issue
+	if is >= 0 {
+		rec = e.issues.at(is)
+		rec.active--
+	}
+	var pl *pool
+	if ed.shared {
+		pl = e.nodes[ed.from].pool(jb.rep, ed.pool)
+		pl.free++
+	}
+	if jb.childFail {
+		// Fail fast: the request fails now; calls still out are abandoned.
+		e.freeIssues(jb)
+		e.abandonKids(p)
+		e.finish(p)
+		if pl != nil {
+			e.servePool(pl)
+		}
+		return
+	}
+	if pl != nil {
+		e.servePool(pl)
+	} else if rec != nil && rec.left > 0 {
+		e.pump(is)
+	}
+	if jb.pending == 0 && jb.state == jsWaiting && jb.gen == pgen {
+		e.freeIssues(jb)
+		jb.stage++
+		e.runStages(p)
+	}
+}
+
+// abandon marks a job whose caller gave up, and the calls it has out,
+// whose work now serves nobody. A node with deadline propagation cancels
+// such work where it runs (queued work is dropped when it reaches a
+// worker, in start); elsewhere it goes on as zombie work.
+func (e *Engine) abandon(j int32, gen uint32) {
+	jb := e.jobs.at(j)
+	if jb.gen != gen || jb.state == jsFree || jb.abandoned {
+		return
+	}
+	jb.abandoned = true
+	jb.abandonAt = e.now
+	if jb.state != jsRunning && jb.state != jsWaiting {
+		return
+	}
+	n := jb.nd
+	if !n.deadline {
+		for l := jb.kids; l >= 0; l = e.links.at(l).next {
+			if lk := e.links.at(l); lk.job >= 0 {
+				e.abandon(lk.job, lk.jobGen)
+			}
+		}
+		return
+	}
+	e.m.cancelled++
+	n.nm.cancelled++
+	e.m.slotTicks += e.now - jb.start
+	e.q.push(e.now, evRespFail, jb.link, jb.linkSeq)
+	e.freeIssues(jb)
+	e.abandonKids(j)
+	e.touch(n)
+	n.reps[jb.rep].busy--
+	n.busy--
+	rep := jb.rep
+	e.freeJob(j)
+	e.drain(n, rep)
+}
+
+// abandonKids gives up on every call the job still has out.
+func (e *Engine) abandonKids(j int32) {
+	for {
+		jb := e.jobs.at(j)
+		l := jb.kids
+		if l < 0 {
+			return
+		}
+		lk := e.links.at(l)
+		cj, cgen := lk.job, lk.jobGen
+		var pl *pool
+		if ed := lk.rt.ed; ed.shared {
+			pl = e.nodes[ed.from].pool(jb.rep, ed.pool)
+		}
+		e.freeLink(l)
+		if cj >= 0 {
+			e.abandon(cj, cgen)
+		}
+		if pl != nil {
+			pl.free++
+			e.servePool(pl)
+		}
+	}
+}
