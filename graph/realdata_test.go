@@ -235,7 +235,7 @@ func TestNezhaOnlineBoutique(t *testing.T) {
 	parents := map[string]string{}
 	var currencyParents []string
 	require.NoError(t, ingest.ReadSpans(dir, func(s *cascade.Span) error {
-		parents[s.TraceID+s.SpanID] = s.Service
+		parents[s.TraceID+s.SpanID] = strings.Clone(s.Service)
 		return nil
 	}))
 	require.NoError(t, ingest.ReadSpans(dir, func(s *cascade.Span) error {
@@ -302,7 +302,7 @@ func TestNezhaTrainTicket(t *testing.T) {
 	// (a preserve or a food order: a couple of traces a minute).
 	var spans []cascade.Span
 	require.NoError(t, ingest.ReadSpans(dir, func(s *cascade.Span) error {
-		spans = append(spans, *s)
+		spans = append(spans, cloneSpan(s))
 		return nil
 	}))
 	first := map[string]int64{}
@@ -348,4 +348,21 @@ func TestNezhaTrainTicket(t *testing.T) {
 			require.GreaterOrEqual(t, float64(shared)/float64(total), 0.9, "windows %d and %d", i, j)
 		}
 	}
+}
+
+// cloneSpan copies a span and its strings, which ingest.ReadSpans lets
+// alias its buffers only during the call.
+func cloneSpan(s *cascade.Span) cascade.Span {
+	c := *s
+	c.TraceID = strings.Clone(s.TraceID)
+	c.SpanID = strings.Clone(s.SpanID)
+	c.ParentSpanID = strings.Clone(s.ParentSpanID)
+	c.Service = strings.Clone(s.Service)
+	c.Instance = strings.Clone(s.Instance)
+	c.Operation = strings.Clone(s.Operation)
+	c.Kind = cascade.SpanKind(strings.Clone(string(s.Kind)))
+	c.Status = cascade.Status(strings.Clone(string(s.Status)))
+	c.ErrorType = strings.Clone(s.ErrorType)
+	c.Peer = strings.Clone(s.Peer)
+	return c
 }

@@ -2,9 +2,7 @@ package ingest
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -269,53 +267,4 @@ func (w *datasetWriter) writeSamples(sum *Summary) error {
 	sum.MetricKinds = kinds
 	sum.MetricServices = sortedKeys(services)
 	return nil
-}
-
-// ReadSpans calls fn for every span of a dataset's spans.parquet, in the
-// file's order (by trace, then start). The span is only valid during the
-// call. dir is the dataset directory.
-func ReadSpans(dir string, fn func(*cascade.Span) error) error {
-	return readRows(filepath.Join(dir, SpansFile), fn)
-}
-
-// ReadSamples calls fn for every point of a dataset's metrics.parquet, in
-// the file's order (by series, then time).
-func ReadSamples(dir string, fn func(*cascade.Sample) error) error {
-	return readRows(filepath.Join(dir, MetricsFile), fn)
-}
-
-func readRows[T any](path string, fn func(*T) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	pf, err := parquet.OpenFile(f, info.Size())
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	r := parquet.NewGenericReader[T](pf)
-	defer r.Close()
-	batch := make([]T, 1024)
-	for {
-		n, err := r.Read(batch)
-		for i := range n {
-			if e := fn(&batch[i]); e != nil {
-				return e
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if n == 0 {
-			return nil
-		}
-	}
 }

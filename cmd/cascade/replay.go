@@ -263,9 +263,11 @@ func parseMS(s string) (float64, error) {
 // observedArrivals reads the root spans of a dataset as arrivals from the
 // first one, each at the entry named by its service (else the first).
 func observedArrivals(dir string, m *cascade.Model) ([]replay.Arrival, error) {
-	entries := map[string]bool{}
+	// entries maps an entry node's name to itself, so that an arrival
+	// keeps the model's string, not the span's (valid only during the call).
+	entries := map[string]string{}
 	for _, e := range m.Entries {
-		entries[e.Node] = true
+		entries[e.Node] = e.Node
 	}
 	var out []replay.Arrival
 	first := int64(-1)
@@ -274,8 +276,8 @@ func observedArrivals(dir string, m *cascade.Model) ([]replay.Arrival, error) {
 			return nil
 		}
 		a := replay.Arrival{AtMS: float64(s.Start)}
-		if entries[s.Service] {
-			a.Entry = s.Service
+		if node, ok := entries[s.Service]; ok {
+			a.Entry = node
 		}
 		if first < 0 || s.Start < first {
 			first = s.Start
