@@ -1,0 +1,210 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"cascade"
+	"cascade/fit"
+	"cascade/graph"
+	"cascade/ingest"
+)
+
+// Flags of `cascade fit` (prefixed: other subcommands declare their own in
+// this package).
+const (
+	fitFlagModel    = "model"
+	fitFlagGrid     = "grid"
+	fitFlagWindow   = "window"
+	fitFlagWindows  = "windows"
+	fitFlagHoldout  = "holdout"
+	fitFlagTier     = "tier"
+	fitFlagSearch   = "search"
+	fitFlagParallel = "parallel"
+	fitFlagSeed     = "seed"
+	fitFlagSeeds    = "seeds"
+	fitFlagTick     = "tick"
+	fitFlagDrain    = "drain"
+	fitFlagOut      = "out"
+	fitFlagOutput   = "output"
+	fitFlagMetrics  = "metrics"
+	fitFlagFormat   = "format"
+)
+
+func newFitCmd() *cobra.Command {
+	cfg := fit.DefaultConfig()
+	var (
+		modelFile, out, output, format string
+		metrics                        []string
+	)
+	cmd := &cobra.Command{
+		Use:   "fit DATASET|PATH...",
+		Short: "Calibrate the model: grid-search propagation against observed windows",
+		Long: `fit calibrates a model against what a dataset observed. It splits the
+dataset into observation windows (--window, 1 minute; the whole range when it
+is shorter than two windows), reads each window's root arrivals and, per node,
+its requests, failures (span status; for formats without one, traces cut
+short), latency P50/P95/P99 and queue depth (queue_depth metrics), then
+replays every window's arrivals through the model at each point of a grid of
+propagation p, re-activation r, overload slope k and threshold theta, service
+tier and fan-out scale, with the same seeds for every point, and scores the
+distance between simulated and observed.
+
+It prints the best point overall and per tier, the loss surface around the
+best point (which parameters are identifiable and which are flat), how far
+the fit moved from the model's observed values, the per-node error in
+sample and on held-out windows (each fitted without it and predicted), and a
+logistic regression of call failure on load beside the grid's values. With
+-o it writes the calibrated model: the model with the fitted values,
+provenance "fit" on what it set, and the fit's summary under "fit".
+
+The model is --model, or built from the dataset as cascade graph builds it.
+DATASET is a dataset directory or raw trace files (ingested on the fly).
+
+Grid (--grid): axes NAME=VALUES joined by commas; NAME is tier, p, r, k,
+theta or fanout, optionally .TARGET (p, r, fanout: sync, async, virtual or
+FROM->TO; k, theta: a node); VALUES is START:STOP:STEP or A|B|C. Default:
+tier=p50|p95|p99|empirical, p=0.01:0.5:0.01, r within 0.2 of the observed
+re-activation in steps of 0.1, k=0:2:0.5, theta=0.6:1.2:0.2, fanout=1.
+Grids larger than 2,000 points are searched coarse-to-fine (--search).
+Same inputs and seed give the same output at any --parallel.`,
+		Example: `  # fit the HotROD capture's model in 30-second windows, write the calibrated model
+  cascade fit testdata/hotrod-baseline/traces-otlp.json.gz --window 30s -o calibrated.json
+
+  # a dataset and a model, a small grid, every point replayed, as JSON
+  cascade fit /tmp/hotrod --model model.json --grid 'p=0.01|0.1|0.5,k=0:2:1,tier=p50|p99' \
+      --search exhaustive --output json
+
+  # the five busiest minutes of a day of data, P99 tier only, three seeds per point
+  cascade fit /data/day --windows auto --tier p99 --seeds 3`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{errors.New("give a DATASET directory or trace files")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output, "table", "json"); err != nil {
+				return err
+			}
+			if err := cfg.Validate(); err != nil {
+				return usageError{err}
+			}
+			var model *cascade.Model
+			if modelFile != "" {
+				b, err := os.ReadFile(modelFile)
+				if err != nil {
+					return err
+				}
+				if model, err = cascade.DecodeModel(b); err != nil {
+					return fmt.Errorf("%s: %w", modelFile, err)
+				}
+			}
+			dir, cleanup, err := graphInput(cmd, args, metrics, format)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			if model == nil {
+				gcfg := graph.DefaultConfig()
+				gcfg.Dataset = strings.Join(args, " ")
+				res, err := graph.Build(cmd.Context(), gcfg, spansOf(dir), samplesOf(dir))
+				if err != nil {
+					return err
+				}
+				model = res.Model
+			}
+			var samples fit.SampleSource
+			if s := samplesOf(dir); s != nil {
+				samples = fit.SampleSource(s)
+			}
+			obs, err := fit.Observe(cmd.Context(), cfg, model, fit.SpanSource(spansOf(dir)), samples)
+			if err != nil {
+				return err
+			}
+			cfg.Progress = progressCount(cmd.ErrOrStderr(), "fit")
+			res, err := fit.Run(cmd.Context(), cfg, model, obs)
+			if err != nil {
+				return err
+			}
+			if out != "" {
+				data, err := cascade.EncodeModel(res.Model)
+				if err != nil {
+					return err
+				}
+				if err := writeFileAtomic(out, data); err != nil {
+					return fmt.Errorf("write calibrated model: %w", err)
+				}
+			}
+			if output == "json" {
+				return writeJSON(cmd.OutOrStdout(), res.Report)
+			}
+			return fit.WriteTable(cmd.OutOrStdout(), res.Report)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&modelFile, fitFlagModel, "", "model document to calibrate (default: built from the dataset as cascade graph builds it)")
+	f.StringVar(&cfg.Grid, fitFlagGrid, "", "grid specification, e.g. p=0.01:0.5:0.01,k=0:2:0.5,tier=p50|p99 (default: the default grid)")
+	f.DurationVar(&cfg.Window, fitFlagWindow, cfg.Window, "observation window width (the whole range when it is shorter than two windows)")
+	f.StringVar(&cfg.Windows, fitFlagWindows, cfg.Windows, "windows to fit: all, auto (the busiest) or window numbers such as 0,2,5")
+	f.IntVar(&cfg.Holdout, fitFlagHoldout, cfg.Holdout, "windows to back-test by leave-one-out, the busiest first (0 none, -1 all)")
+	f.StringVar(&cfg.Tier, fitFlagTier, cfg.Tier, "service tier: all (the grid's) or one of p50, p95, p99, mean, tiers, empirical")
+	f.StringVar(&cfg.Search, fitFlagSearch, cfg.Search, "auto, exhaustive (every point) or refine (coarse-to-fine)")
+	f.IntVar(&cfg.Parallel, fitFlagParallel, 0, "grid points replayed at once (default: all cores); does not change the output")
+	f.Uint64Var(&cfg.Seed, fitFlagSeed, cfg.Seed, "first replay seed; every point is replayed with the same seeds")
+	f.IntVar(&cfg.Seeds, fitFlagSeeds, cfg.Seeds, "seeds per point and window (their results are averaged)")
+	f.DurationVar(&cfg.Tick, fitFlagTick, cfg.Tick, "replay clock resolution")
+	f.DurationVar(&cfg.Drain, fitFlagDrain, cfg.Drain, "replay time after a window's last arrival, for its requests to finish")
+	f.StringVarP(&out, fitFlagOut, "o", "", "write the calibrated model to this file")
+	f.StringVar(&output, fitFlagOutput, "table", "report format: table or json")
+	f.StringSliceVar(&metrics, fitFlagMetrics, nil, "metric files or directories to ingest with raw trace files (repeatable)")
+	f.StringVar(&format, fitFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
+	cmd.RegisterFlagCompletionFunc(fitFlagOutput, fixedCompletions("table", "json"))
+	cmd.RegisterFlagCompletionFunc(fitFlagTier, fixedCompletions(append([]string{"all"}, fit.Tiers...)...))
+	cmd.RegisterFlagCompletionFunc(fitFlagSearch, fixedCompletions(fit.SearchAuto, fit.SearchExhaustive, fit.SearchRefine))
+	cmd.RegisterFlagCompletionFunc(fitFlagWindows, fixedCompletions("all", "auto"))
+	cmd.RegisterFlagCompletionFunc(fitFlagFormat, fixedCompletions(formatNames(ingest.TraceFormats)...))
+	return cmd
+}
+
+// progressCount returns a callback that draws a bar of points done, with
+// the rate and the time left, on w when w is a terminal and the work has
+// run for more than a second; otherwise nil. The total may grow (a
+// coarse-to-fine search plans as it goes).
+func progressCount(w io.Writer, what string) func(done, total int64) {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	start := time.Now()
+	var bar *progressbar.ProgressBar
+	return func(done, total int64) {
+		if bar == nil {
+			if time.Since(start) < time.Second {
+				return
+			}
+			bar = progressbar.NewOptions64(total,
+				progressbar.OptionSetWriter(w),
+				progressbar.OptionSetDescription(what),
+				progressbar.OptionShowCount(),
+				progressbar.OptionShowIts(),
+				progressbar.OptionSetItsString("points"),
+				progressbar.OptionSetPredictTime(true),
+				progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionClearOnFinish(),
+			)
+		}
+		if total != bar.GetMax64() {
+			bar.ChangeMax64(total)
+		}
+		bar.Set64(done)
+	}
+}

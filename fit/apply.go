@@ -1,0 +1,151 @@
+package fit
+
+import (
+	"math"
+	"slices"
+
+	"cascade"
+)
+
+// Apply returns a copy of m with the values of point idx set: the tier's
+// service distribution on every node with observed tiers, p on the
+// edges' propagation, r on the re-activation of existing retry policies
+// (edges, and entries for an untargeted r), k and θ on the nodes'
+// overload curves, and the fan-out scale on the edges' fan-out (scaled
+// from m's fan-out). m is not changed; the copy shares m's read-only
+// parts (provenance maps, quantile points).
+func (g *Grid) Apply(m *cascade.Model, idx int) *cascade.Model {
+	out := *m
+	out.Nodes = slices.Clone(m.Nodes)
+	out.Edges = slices.Clone(m.Edges)
+	out.Entries = slices.Clone(m.Entries)
+	out.Fit = nil
+	c := g.Coords(idx)
+	// More specific targets apply last, so they win.
+	for rank := 0; rank <= 2; rank++ {
+		for a := range g.Axes {
+			ax := &g.Axes[a]
+			if ax.Numeric() && edgeRank(ax.Target) != rank {
+				continue
+			}
+			if !ax.Numeric() && rank != 0 {
+				continue
+			}
+			applyAxis(&out, m, ax, c[a])
+		}
+	}
+	return &out
+}
+
+func applyAxis(out, base *cascade.Model, ax *Axis, i int) {
+	switch ax.Param {
+	case ParamTier:
+		for j := range out.Nodes {
+			n := &out.Nodes[j]
+			if n.Tiers != nil {
+				n.Service = TierDist(ax.Labels[i], n.Tiers)
+			}
+		}
+	case ParamP, ParamR, ParamFanOut:
+		v := ax.Values[i]
+		for j := range out.Edges {
+			e := &out.Edges[j]
+			if !edgeMatches(out, e, ax.Target) {
+				continue
+			}
+			switch ax.Param {
+			case ParamP:
+				e.Propagation = v
+			case ParamR:
+				if e.Retry != nil {
+					r := *e.Retry
+					r.Reactivation = v
+					e.Retry = &r
+				}
+			case ParamFanOut:
+				e.FanOut = scaleDist(base.Edges[j].FanOut, v)
+			}
+		}
+		if ax.Param == ParamR && ax.Target == "" {
+			for j := range out.Entries {
+				if en := &out.Entries[j]; en.Retry != nil {
+					r := *en.Retry
+					r.Reactivation = v
+					en.Retry = &r
+				}
+			}
+		}
+	case ParamK, ParamTheta:
+		v := ax.Values[i]
+		for j := range out.Nodes {
+			n := &out.Nodes[j]
+			if ax.Target != "" && n.Name != ax.Target {
+				continue
+			}
+			if ax.Param == ParamK {
+				n.Overload.Slope = v
+			} else {
+				n.Overload.Threshold = v
+			}
+		}
+	}
+}
+
+// TierDist returns the service distribution of tier t built from observed
+// tiers: a constant at P50, P95, P99 or the mean; the piecewise-linear
+// quantile function through P50, P95 and P99 ("tiers"); or the observed
+// quantile points ("empirical", which falls back to "tiers" when there
+// are none).
+func TierDist(t string, tr *cascade.Tiers) cascade.Dist {
+	switch t {
+	case "p50":
+		return cascade.Const(tr.P50)
+	case "p95":
+		return cascade.Const(tr.P95)
+	case "p99":
+		return cascade.Const(tr.P99)
+	case "mean":
+		return cascade.Const(tr.Mean)
+	case "empirical":
+		if len(tr.Points) > 0 {
+			return cascade.Dist{Kind: cascade.DistEmpirical, Points: tr.Points}
+		}
+	}
+	return cascade.Dist{Kind: cascade.DistTiers, P50: tr.P50, P95: tr.P95, P99: tr.P99}
+}
+
+// scaleDist returns d scaled by s (a draw of the result is s times a
+// draw of d).
+func scaleDist(d cascade.Dist, s float64) cascade.Dist {
+	if s == 1 {
+		return d
+	}
+	switch d.Kind {
+	case cascade.DistConst:
+		d.Value *= s
+	case cascade.DistExp:
+		d.Mean *= s
+	case cascade.DistLognormal:
+		d.Mu += math.Log(s)
+	case cascade.DistNormal:
+		d.Mean *= s
+		d.Sigma *= s
+	case cascade.DistUniform:
+		d.Min *= s
+		d.Max *= s
+	case cascade.DistEmpirical:
+		pts := make([]float64, len(d.Points))
+		for i, p := range d.Points {
+			pts[i] = p * s
+		}
+		d.Points = pts
+	case cascade.DistTiers:
+		d.P50 *= s
+		d.P95 *= s
+		d.P99 *= s
+	}
+	d.SpikeMS *= s
+	d.Floor *= s
+	d.Cap *= s
+	return d
+}

@@ -1,0 +1,215 @@
+package fit
+
+import (
+	"math"
+	"slices"
+	"strings"
+)
+
+// Report is what a fit found: the best point overall and per tier, the
+// loss surface around the best point, how far the fit moved from what
+// the model held, the per-node errors in sample and on held-out windows,
+// and the logistic regression beside the grid's values.
+type Report struct {
+	// Seed and Seeds are the replay seeds every point was scored with.
+	Seed  uint64 `json:"seed"`
+	Seeds int    `json:"seeds"`
+	// Grid is the grid searched (a specification ParseGrid reads back);
+	// Points is its size and Evaluated the points replayed.
+	Grid      string `json:"grid"`
+	Points    int    `json:"points"`
+	Evaluated int    `json:"evaluated"`
+	// Search is "exhaustive" or "refine" (coarse-to-fine).
+	Search string `json:"search"`
+	// Weights are the loss terms' weights.
+	Weights Weights `json:"weights"`
+	// Windows are the windows fitted, with their loss at the best point.
+	Windows []WindowSummary `json:"windows"`
+	// Best is the best point over all tiers; Tiers the best point of
+	// each tier, in the grid's tier order.
+	Best  PointResult   `json:"best"`
+	Tiers []PointResult `json:"tiers,omitempty"`
+	// Moved says how far the best point is from the model's own values.
+	Moved []Move `json:"moved,omitempty"`
+	// Surface describes the loss around the best point, axis by axis.
+	Surface []SurfaceAxis `json:"surface"`
+	// Nodes are the per-node errors at the best point over every window
+	// (in sample).
+	Nodes []NodeError `json:"nodes"`
+	// Holdout are the back-tests: each window fitted without it and
+	// predicted; HoldoutNodes sums their per-node errors.
+	Holdout      []HoldoutResult `json:"holdout,omitempty"`
+	HoldoutNodes []NodeError     `json:"holdout_nodes,omitempty"`
+	// Logistic is the regression cross-check; nil when the observations
+	// have no calls.
+	Logistic *Logistic `json:"logistic,omitempty"`
+	// Base lists the overload bases scaled to the nodes' own failures.
+	Base []BaseChange `json:"base,omitempty"`
+	// Notes say how observations were read; Warnings what deserves a
+	// look (a best point on the grid's edge, a flat parameter).
+	Notes    []string `json:"notes,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// WindowSummary describes one fitted window.
+type WindowSummary struct {
+	Index    int     `json:"index"`
+	Start    string  `json:"start"`
+	LengthMS float64 `json:"length_ms"`
+	Roots    int     `json:"roots"`
+	Requests int64   `json:"requests"`
+	// Loss is the window's loss at the best point.
+	Loss float64 `json:"loss"`
+}
+
+// PointResult is a grid point and its loss summed over the windows.
+type PointResult struct {
+	Index  int     `json:"index"`
+	Values Point   `json:"values"`
+	Loss   float64 `json:"loss"`
+}
+
+// Value returns the point's value on the named axis, or "".
+func (p *PointResult) Value(axis string) string { return p.Values.Value(axis) }
+
+// Move is how far the best point moved from the model's value on one
+// axis: Best − Centre, also in grid steps.
+type Move struct {
+	Axis   string  `json:"axis"`
+	Centre float64 `json:"centre"`
+	Source string  `json:"source"`
+	Best   float64 `json:"best"`
+	Delta  float64 `json:"delta"`
+	Steps  float64 `json:"steps,omitempty"`
+}
+
+// SurfaceAxis describes the loss around the best point along one axis:
+// the relative loss increase one value down and one up (absent at the
+// grid's edge), the curvature d²L/dx², the profile along the whole axis
+// and the flat range around the best, and whether the axis is
+// identifiable: every neighbour raises the loss by at least
+// Config.FlatTolerance. For the tier axis, Gap is the relative increase
+// from the best tier to the next best.
+type SurfaceAxis struct {
+	Axis      string   `json:"axis"`
+	Value     string   `json:"value"`
+	Minus     *float64 `json:"minus,omitempty"`
+	Plus      *float64 `json:"plus,omitempty"`
+	Gap       *float64 `json:"gap,omitempty"`
+	Curvature float64  `json:"curvature,omitempty"`
+	// Low and High bound the values around the best whose loss is
+	// within the tolerance of the best's: the parameter's flat range.
+	// Profile is the relative loss increase at each value of the axis,
+	// the others held at the best point.
+	Low          string    `json:"low,omitempty"`
+	High         string    `json:"high,omitempty"`
+	Profile      []float64 `json:"profile,omitempty"`
+	Identifiable bool      `json:"identifiable"`
+	Verdict      string    `json:"verdict"`
+}
+
+// HoldoutResult is one back-test: the grid fitted on every window but
+// Window, and Window predicted at that fit's best point.
+type HoldoutResult struct {
+	Window int   `json:"window"`
+	Index  int   `json:"index"`
+	Values Point `json:"values"`
+	// Loss is the held-out window's loss at the point fitted without
+	// it; InSample its loss at the point fitted with every window.
+	Loss     float64     `json:"loss"`
+	InSample float64     `json:"in_sample"`
+	Nodes    []NodeError `json:"nodes"`
+}
+
+// BaseChange is a node's overload base scaled to its own failures (the
+// failed requests that called no failed request), so that replay does
+// not count propagated failures twice.
+type BaseChange struct {
+	Node  string  `json:"node"`
+	From  float64 `json:"from"`
+	To    float64 `json:"to"`
+	Share float64 `json:"own_share"`
+}
+
+// Summary is what the calibrated model keeps of the fit (Model.Fit): the
+// report without its per-window and per-node detail. Its fields mean
+// what the Report's of the same name mean; Windows lists the fitted
+// windows' numbers and Nodes the back-test's per-node errors.
+type Summary struct {
+	Seed      uint64         `json:"seed"`
+	Seeds     int            `json:"seeds"`
+	Grid      string         `json:"grid"`
+	Search    string         `json:"search"`
+	Points    int            `json:"points"`
+	Evaluated int            `json:"evaluated"`
+	Windows   []int          `json:"windows"`
+	Best      PointResult    `json:"best"`
+	Tiers     []PointResult  `json:"tiers,omitempty"`
+	Surface   []SurfaceAxis  `json:"surface"`
+	Holdout   []HoldoutBrief `json:"holdout,omitempty"`
+	Logistic  *LogisticBrief `json:"logistic,omitempty"`
+	Moved     []Move         `json:"moved,omitempty"`
+	Base      []BaseChange   `json:"base,omitempty"`
+	Warnings  []string       `json:"warnings,omitempty"`
+	Weights   Weights        `json:"weights"`
+	Nodes     []NodeErrBrief `json:"holdout_nodes,omitempty"`
+}
+
+// HoldoutBrief is a back-test in the model's fit summary.
+type HoldoutBrief struct {
+	Window   int     `json:"window"`
+	Loss     float64 `json:"loss"`
+	InSample float64 `json:"in_sample"`
+}
+
+// LogisticBrief is the regression in the model's fit summary.
+type LogisticBrief struct {
+	Calls         int           `json:"calls"`
+	Failures      int           `json:"failures"`
+	Coefficients  []Coefficient `json:"coefficients,omitempty"`
+	NodeLoadSlope float64       `json:"node_load_slope,omitempty"`
+}
+
+// NodeErrBrief is a node's back-test error in the model's fit summary.
+type NodeErrBrief struct {
+	Node     string  `json:"node"`
+	FailErr  float64 `json:"fail_err"`
+	P50Err   float64 `json:"p50_err"`
+	P99Err   float64 `json:"p99_err"`
+	CallsErr float64 `json:"calls_err"`
+}
+
+// summary builds the model's fit summary from the report.
+func (r *Report) summary() *Summary {
+	s := &Summary{
+		Seed: r.Seed, Seeds: r.Seeds, Grid: r.Grid, Search: r.Search, Points: r.Points,
+		Evaluated: r.Evaluated, Best: r.Best, Tiers: r.Tiers, Surface: r.Surface, Moved: r.Moved,
+		Base: r.Base, Warnings: r.Warnings, Weights: r.Weights,
+	}
+	for _, w := range r.Windows {
+		s.Windows = append(s.Windows, w.Index)
+	}
+	for _, h := range r.Holdout {
+		s.Holdout = append(s.Holdout, HoldoutBrief{Window: h.Window, Loss: h.Loss, InSample: h.InSample})
+	}
+	for _, n := range r.HoldoutNodes {
+		s.Nodes = append(s.Nodes, NodeErrBrief{Node: n.Node, FailErr: n.FailErr, P50Err: n.P50Err, P99Err: n.P99Err, CallsErr: n.CallsErr})
+	}
+	if lg := r.Logistic; lg != nil {
+		s.Logistic = &LogisticBrief{Calls: lg.Calls, Failures: lg.Failures, Coefficients: lg.Coefficients, NodeLoadSlope: lg.NodeLoadSlope}
+	}
+	return s
+}
+
+func sortNodeErrors(rows []NodeError) {
+	slices.SortFunc(rows, func(a, b NodeError) int { return strings.Compare(a.Node, b.Node) })
+}
+
+// finite returns x, or the largest float for ±Inf and NaN (JSON has no
+// infinity): a loss that large means the replay ran away.
+func finite(x float64) float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return math.MaxFloat64
+	}
+	return round6(x)
+}

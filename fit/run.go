@@ -1,0 +1,460 @@
+package fit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"cascade"
+)
+
+// Result is a fit: its report and the calibrated model.
+type Result struct {
+	// Report is what the fit found.
+	Report *Report
+	// Model is the input model with the best point's values, provenance
+	// "fit" on the fields the fit set, and Model.Fit holding the
+	// report's summary.
+	Model *cascade.Model
+}
+
+// ErrNoWindows is returned when the observations hold no window.
+var ErrNoWindows = errors.New("no observation window")
+
+// Run fits model m to the observations: it replays the windows' observed
+// arrivals through m at the points of the grid (Config.Grid, else
+// DefaultGrid) with the same seeds for every point, scores each point
+// against what the windows showed, and returns the best point, the
+// surface around it, the per-tier bests, the back-tests of Config.Holdout
+// windows, the logistic regression of obs.Calls, and the calibrated
+// model. Same inputs and config give the same result at any
+// Config.Parallel.
+func Run(ctx context.Context, cfg Config, m *cascade.Model, obs *Observations) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	if obs == nil || len(obs.Windows) == 0 {
+		return nil, ErrNoWindows
+	}
+	rep := &Report{Seed: cfg.Seed, Seeds: cfg.Seeds, Weights: cfg.Weights, Notes: slices.Clone(obs.Notes)}
+	base, changes := ownBase(m, obs.Own)
+	rep.Base = changes
+	var (
+		g   *Grid
+		err error
+	)
+	if cfg.Grid == "" {
+		g, err = DefaultGrid(base)
+	} else {
+		g, err = ParseGrid(cfg.Grid, base)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Tier != "all" {
+		g.restrictTier(cfg.Tier)
+	}
+	rep.Grid, rep.Points = g.String(), g.Size()
+	exhaustive := cfg.Search == SearchExhaustive || (cfg.Search == SearchAuto && g.Size() <= cfg.Exhaustive)
+	rep.Search = SearchRefine
+	if exhaustive {
+		rep.Search = SearchExhaustive
+	}
+	ev := newEvaluator(cfg, g, base, obs.Windows)
+	s := newSearcher(ev, cfg.Parallel, cfg.Progress)
+	pts, err := s.search(ctx, exhaustive, cfg.Starts, -1)
+	if err != nil {
+		return nil, err
+	}
+	// The profiles through the best point (every value of each numeric
+	// axis, the others fixed) describe the surface; where the search did
+	// not look at a profile point that turns out better, move there.
+	var best int
+	var bl float64
+	for {
+		best, bl = s.bestOf(pts, -1)
+		prof := profilePoints(g, best)
+		if err := s.eval(ctx, prof); err != nil {
+			return nil, err
+		}
+		pts = union(pts, prof)
+		if nb, _ := s.bestOf(pts, -1); nb == best {
+			break
+		}
+	}
+	rep.Best = pointResult(g, best, bl)
+	if ta := tierAxis(g); ta >= 0 {
+		for t := range g.Axes[ta].Labels {
+			var of []int
+			for _, i := range pts {
+				if g.Coords(i)[ta] == t {
+					of = append(of, i)
+				}
+			}
+			if i, l := s.bestOf(of, -1); i >= 0 {
+				rep.Tiers = append(rep.Tiers, pointResult(g, i, l))
+			}
+		}
+	}
+	rep.Surface = s.surface(best, rep.Tiers, cfg.FlatTolerance)
+	rep.Moved = moved(g, best)
+	rep.Warnings = edgeWarnings(g, best, rep.Surface)
+	// In-sample errors at the best point.
+	inModel := func(name string) bool { return base.Node(name) != nil }
+	bm := g.Apply(base, best)
+	var per [][]NodeError
+	for w := range obs.Windows {
+		win := &obs.Windows[w]
+		sim, err := ev.simulate(bm, w)
+		if err != nil {
+			return nil, fmt.Errorf("best point, window %d: %w", win.Index, err)
+		}
+		per = append(per, nodeErrors(win, sim, inModel))
+		var req int64
+		for _, n := range win.Nodes {
+			req += n.Requests
+		}
+		rep.Windows = append(rep.Windows, WindowSummary{
+			Index: win.Index, Start: time.Unix(0, win.StartNS).UTC().Format(time.RFC3339Nano),
+			LengthMS: round6(win.LengthMS), Roots: win.Roots, Requests: req, Loss: finite(s.cache[best][w]),
+		})
+	}
+	rep.Nodes = sumNodeErrors(per)
+	// Back-tests.
+	var held [][]NodeError
+	for _, w := range holdoutWindows(obs.Windows, cfg.Holdout) {
+		hp, err := s.search(ctx, exhaustive, cfg.Starts, w)
+		if err != nil {
+			return nil, err
+		}
+		hb, _ := s.bestOf(hp, w)
+		sim, err := ev.simulate(g.Apply(base, hb), w)
+		if err != nil {
+			return nil, fmt.Errorf("back-test of window %d: %w", obs.Windows[w].Index, err)
+		}
+		ne := nodeErrors(&obs.Windows[w], sim, inModel)
+		held = append(held, ne)
+		rep.Holdout = append(rep.Holdout, HoldoutResult{
+			Window: obs.Windows[w].Index, Index: hb, Values: g.Values(hb),
+			Loss: finite(s.cache[hb][w]), InSample: finite(s.cache[best][w]), Nodes: ne,
+		})
+	}
+	if len(held) > 0 {
+		rep.HoldoutNodes = sumNodeErrors(held)
+	}
+	if len(obs.Calls) > 0 {
+		if rep.Logistic, err = FitLogistic(obs.Calls); err != nil {
+			return nil, err
+		}
+	}
+	rep.Evaluated = len(s.cache)
+	cal, err := calibrate(base, g, best, rep)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Report: rep, Model: cal}, nil
+}
+
+func pointResult(g *Grid, idx int, loss float64) PointResult {
+	return PointResult{Index: idx, Values: g.Values(idx), Loss: finite(loss)}
+}
+
+func tierAxis(g *Grid) int {
+	for a := range g.Axes {
+		if g.Axes[a].Param == ParamTier {
+			return a
+		}
+	}
+	return -1
+}
+
+// ownBase returns a copy of m whose nodes' overload bases are scaled to
+// their own failures, and what changed. A node whose failed requests
+// mostly called failed requests fails mostly by propagation; its base,
+// which graph sets to its whole error rate, would count those failures
+// twice in replay.
+func ownBase(m *cascade.Model, own []OwnFailures) (*cascade.Model, []BaseChange) {
+	out := *m
+	out.Nodes = slices.Clone(m.Nodes)
+	var changes []BaseChange
+	for _, o := range own {
+		if o.Failed == 0 || o.Own == o.Failed {
+			continue
+		}
+		for i := range out.Nodes {
+			n := &out.Nodes[i]
+			if n.Name != o.Node || n.Overload.Base == 0 {
+				continue
+			}
+			share := float64(o.Own) / float64(o.Failed)
+			to := round6(n.Overload.Base * share)
+			changes = append(changes, BaseChange{Node: n.Name, From: n.Overload.Base, To: to, Share: round6(share)})
+			n.Overload.Base = to
+			n.Provenance = maps.Clone(n.Provenance)
+			if n.Provenance == nil {
+				n.Provenance = map[string]cascade.Provenance{}
+			}
+			n.Provenance["overload.base"] = cascade.Fitted
+		}
+	}
+	return &out, changes
+}
+
+// holdoutWindows returns the positions of the windows to back-test: the
+// n with the most roots (all for n < 0), in time order; none with fewer
+// than two windows.
+func holdoutWindows(ws []Window, n int) []int {
+	if len(ws) < 2 || n == 0 {
+		return nil
+	}
+	idx := make([]int, len(ws))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return ws[idx[a]].Roots > ws[idx[b]].Roots })
+	if n > 0 && n < len(idx) {
+		idx = idx[:n]
+	}
+	slices.Sort(idx)
+	return idx
+}
+
+// surface measures the loss one value down and up each numeric axis from
+// the best point, and the gap between the best tiers.
+func (s *searcher) surface(best int, tiers []PointResult, tol float64) []SurfaceAxis {
+	g := s.ev.grid
+	c := g.Coords(best)
+	lb := objective(s.cache[best], -1)
+	rel := func(l float64) *float64 {
+		x := finite((l - lb) / math.Max(lb, 1e-12))
+		return &x
+	}
+	var out []SurfaceAxis
+	for a := range g.Axes {
+		ax := &g.Axes[a]
+		sa := SurfaceAxis{Axis: ax.Name(), Value: ax.Format(c[a])}
+		if !ax.Numeric() {
+			if len(tiers) < 2 {
+				sa.Verdict = "one tier searched"
+				out = append(out, sa)
+				continue
+			}
+			ls := make([]float64, len(tiers))
+			for i, t := range tiers {
+				ls[i] = t.Loss
+			}
+			slices.Sort(ls)
+			sa.Gap = rel(ls[1])
+			sa.Identifiable = *sa.Gap >= tol
+			sa.Verdict = "tiers differ"
+			if !sa.Identifiable {
+				sa.Verdict = "flat: another tier fits as well"
+			}
+			out = append(out, sa)
+			continue
+		}
+		if ax.Len() == 1 {
+			sa.Verdict = "fixed (one value)"
+			out = append(out, sa)
+			continue
+		}
+		var lm, lp float64
+		hm, hp := math.NaN(), math.NaN()
+		if c[a] > 0 {
+			cc := slices.Clone(c)
+			cc[a]--
+			lm = objective(s.cache[g.Index(cc)], -1)
+			sa.Minus = rel(lm)
+			hm = ax.Values[c[a]] - ax.Values[c[a]-1]
+		}
+		if c[a] < ax.Len()-1 {
+			cc := slices.Clone(c)
+			cc[a]++
+			lp = objective(s.cache[g.Index(cc)], -1)
+			sa.Plus = rel(lp)
+			hp = ax.Values[c[a]+1] - ax.Values[c[a]]
+		}
+		// The profile: the loss along the axis, and the run of values
+		// around the best within the tolerance.
+		lo, hi := c[a], c[a]
+		for v := 0; v < ax.Len(); v++ {
+			cc := slices.Clone(c)
+			cc[a] = v
+			r := rel(objective(s.cache[g.Index(cc)], -1))
+			sa.Profile = append(sa.Profile, *r)
+		}
+		for lo > 0 && sa.Profile[lo-1] < tol {
+			lo--
+		}
+		for hi < ax.Len()-1 && sa.Profile[hi+1] < tol {
+			hi++
+		}
+		sa.Low, sa.High = ax.Format(lo), ax.Format(hi)
+		if !math.IsNaN(hm) && !math.IsNaN(hp) {
+			sa.Curvature = finite(2 * ((lp-lb)/hp - (lb-lm)/hm) / (hp + hm))
+		}
+		sa.Identifiable = true
+		for _, r := range []*float64{sa.Minus, sa.Plus} {
+			if r != nil && *r < tol {
+				sa.Identifiable = false
+			}
+		}
+		kOff := ax.Param == ParamTheta && g.Values(best).Value(ParamK) == "0"
+		switch {
+		case kOff && !sa.Identifiable:
+			sa.Verdict = "flat: θ acts only when k > 0"
+		case sa.Identifiable && (sa.Minus == nil || sa.Plus == nil):
+			sa.Verdict = "rises inward from the grid's edge"
+		case sa.Identifiable:
+			sa.Verdict = "sharp minimum"
+		case lo == 0 && hi == ax.Len()-1:
+			sa.Verdict = "flat: not identifiable from these windows"
+		default:
+			sa.Verdict = fmt.Sprintf("weakly identified: %s to %s fit within %g%%", sa.Low, sa.High, 100*tol)
+		}
+		out = append(out, sa)
+	}
+	return out
+}
+
+// profilePoints returns the points that differ from best on one numeric
+// axis only.
+func profilePoints(g *Grid, best int) []int {
+	c := g.Coords(best)
+	var out []int
+	for a := range g.Axes {
+		if !g.Axes[a].Numeric() {
+			continue
+		}
+		for v := 0; v < g.Axes[a].Len(); v++ {
+			cc := slices.Clone(c)
+			cc[a] = v
+			out = append(out, g.Index(cc))
+		}
+	}
+	return out
+}
+
+// union returns the sorted union of two point sets.
+func union(a, b []int) []int {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// moved compares the best point with the model's values.
+func moved(g *Grid, best int) []Move {
+	c := g.Coords(best)
+	var out []Move
+	for a := range g.Axes {
+		ax := &g.Axes[a]
+		if !ax.Numeric() || !ax.HasCentre {
+			continue
+		}
+		v := ax.Values[c[a]]
+		mv := Move{Axis: ax.Name(), Centre: round6(ax.Centre), Source: ax.CentreSource, Best: v, Delta: round6(v - ax.Centre)}
+		if ax.Step > 0 {
+			mv.Steps = round6((v - ax.Centre) / ax.Step)
+		}
+		out = append(out, mv)
+	}
+	return out
+}
+
+// edgeWarnings flags a best point on a numeric axis's edge where the
+// loss still falls toward the edge, and flat axes.
+func edgeWarnings(g *Grid, best int, surf []SurfaceAxis) []string {
+	c := g.Coords(best)
+	kOff := g.Values(best).Value(ParamK) == "0"
+	var out []string
+	for a := range g.Axes {
+		ax := &g.Axes[a]
+		if !ax.Numeric() || ax.Len() < 2 || (ax.Param == ParamTheta && kOff) {
+			continue
+		}
+		switch c[a] {
+		case 0:
+			out = append(out, fmt.Sprintf("%s = %s is the grid's lower edge: the best value may lie below it", ax.Name(), ax.Format(0)))
+		case ax.Len() - 1:
+			out = append(out, fmt.Sprintf("%s = %s is the grid's upper edge: the best value may lie above it", ax.Name(), ax.Format(c[a])))
+		}
+	}
+	for _, s := range surf {
+		if !s.Identifiable && (s.Minus != nil || s.Plus != nil || s.Gap != nil) {
+			out = append(out, fmt.Sprintf("%s is not identifiable from these windows (%s)", s.Axis, s.Verdict))
+		}
+	}
+	return out
+}
+
+// calibrate returns base with point best's values, provenance "fit" on
+// what the grid set, and the report's summary in Model.Fit.
+func calibrate(base *cascade.Model, g *Grid, best int, rep *Report) (*cascade.Model, error) {
+	out := g.Apply(base, best)
+	for i := range out.Nodes {
+		out.Nodes[i].Provenance = maps.Clone(out.Nodes[i].Provenance)
+	}
+	for i := range out.Edges {
+		out.Edges[i].Provenance = maps.Clone(out.Edges[i].Provenance)
+	}
+	set := func(p *map[string]cascade.Provenance, key string) {
+		if *p == nil {
+			*p = map[string]cascade.Provenance{}
+		}
+		(*p)[key] = cascade.Fitted
+	}
+	c := g.Coords(best)
+	for a := range g.Axes {
+		ax := &g.Axes[a]
+		switch ax.Param {
+		case ParamTier:
+			for i := range out.Nodes {
+				if out.Nodes[i].Tiers != nil {
+					set(&out.Nodes[i].Provenance, "service_ms")
+				}
+			}
+		case ParamP, ParamR, ParamFanOut:
+			if ax.Param == ParamFanOut && ax.Values[c[a]] == 1 {
+				continue
+			}
+			key := map[string]string{ParamP: "propagation", ParamR: "retry.reactivation", ParamFanOut: "fan_out"}[ax.Param]
+			for i := range out.Edges {
+				e := &out.Edges[i]
+				if edgeMatches(out, e, ax.Target) && (ax.Param != ParamR || e.Retry != nil) {
+					set(&e.Provenance, key)
+				}
+			}
+		case ParamK, ParamTheta:
+			key := "overload.slope"
+			if ax.Param == ParamTheta {
+				key = "overload.threshold"
+			}
+			for i := range out.Nodes {
+				if ax.Target == "" || out.Nodes[i].Name == ax.Target {
+					set(&out.Nodes[i].Provenance, key)
+				}
+			}
+		}
+	}
+	b, err := json.Marshal(rep.summary())
+	if err != nil {
+		return nil, err
+	}
+	out.Fit = b
+	out.Sort()
+	return out, nil
+}
+
+// fmtF formats a float for tables.
+func fmtF(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }

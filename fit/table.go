@@ -1,0 +1,159 @@
+package fit
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// WriteTable writes the report for people: the header, the best point
+// and each tier's, the surface, the distance from the model's values,
+// the per-node errors in sample and held out, and the regression.
+func WriteTable(w io.Writer, r *Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "seed\t%d (%d seed(s) per point)\n", r.Seed, r.Seeds)
+	fmt.Fprintf(tw, "grid\t%s\n", r.Grid)
+	fmt.Fprintf(tw, "search\t%s: %d of %d points replayed\n", r.Search, r.Evaluated, r.Points)
+	fmt.Fprintf(tw, "windows\t%d\n", len(r.Windows))
+	fmt.Fprintf(tw, "best\t%s  loss %s\n", r.Best.Values.String(), fmtF(r.Best.Loss))
+	for _, t := range r.Tiers {
+		fmt.Fprintf(tw, "  tier %s\t%s  loss %s\n", t.Value(ParamTier), t.Values.String(), fmtF(t.Loss))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, x := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", x)
+	}
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "WINDOW\tSTART\tLENGTH S\tROOTS\tREQUESTS\tLOSS")
+	for _, x := range r.Windows {
+		fmt.Fprintf(tw, "%d\t%s\t%.1f\t%d\t%d\t%s\n", x.Index, x.Start, x.LengthMS/1000, x.Roots, x.Requests, fmtF(x.Loss))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "AXIS\tBEST\t-1 STEP\t+1 STEP\tFLAT RANGE\tCURVATURE\tIDENTIFIABLE\tVERDICT")
+	for _, s := range r.Surface {
+		minus, plus := pctOrDash(s.Minus), pctOrDash(s.Plus)
+		if s.Gap != nil {
+			plus = "next tier " + pctOrDash(s.Gap)
+		}
+		flat := "-"
+		if s.Low != "" {
+			flat = s.Low + " .. " + s.High
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%v\t%s\n", s.Axis, s.Value, minus, plus, flat, fmtF(s.Curvature), s.Identifiable, s.Verdict)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Moved) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "AXIS\tMODEL VALUE\tFROM\tFITTED\tMOVED\tSTEPS")
+		for _, m := range r.Moved {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%+.4g\t%+.4g\n", m.Axis, fmtF(m.Centre), m.Source, fmtF(m.Best), m.Delta, m.Steps)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(r.Base) > 0 {
+		fmt.Fprintln(w)
+		for _, b := range r.Base {
+			fmt.Fprintf(w, "base of %s scaled to its own failures: %s → %s (own share %s)\n", b.Node, fmtF(b.From), fmtF(b.To), fmtF(b.Share))
+		}
+	}
+
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "in sample, at the best point (all windows):")
+	if err := nodeTable(w, r.Nodes); err != nil {
+		return err
+	}
+	if len(r.Holdout) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "HELD OUT\tFITTED WITHOUT IT\tLOSS\tIN-SAMPLE LOSS")
+		for _, h := range r.Holdout {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", h.Window, h.Values.String(), fmtF(h.Loss), fmtF(h.InSample))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "back-test, held-out windows predicted:")
+		if err := nodeTable(w, r.HoldoutNodes); err != nil {
+			return err
+		}
+	}
+	if lg := r.Logistic; lg != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "logistic regression of call failure: %d calls, %d failed", lg.Calls, lg.Failures)
+		if lg.Note != "" {
+			fmt.Fprintf(w, " (%s)", lg.Note)
+		}
+		fmt.Fprintln(w)
+		if len(lg.Coefficients) > 0 {
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "FEATURE\tESTIMATE\tSTDERR\tZ\tODDS RATIO\tGRID")
+			for _, c := range lg.Coefficients {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Feature, fmtF(c.Estimate), fmtF(c.StdErr), fmtF(c.Z), fmtF(c.OddsRatio), gridCounterpart(r, c.Feature))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "node load: dP/dρ at the means = %s (grid: k = %s above θ = %s); pseudo R² %s\n",
+				fmtF(lg.NodeLoadSlope), orDash(r.Best.Value(ParamK)), orDash(r.Best.Value(ParamTheta)), fmtF(lg.PseudoR2))
+		}
+	}
+	return nil
+}
+
+func nodeTable(w io.Writer, rows []NodeError) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "node\trequests\tsim calls\tcalls err\tfail obs\tfail sim\tfail err\tp50 obs\tp50 sim\tp50 err\tp99 obs\tp99 sim\tp99 err\t")
+	for _, n := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%+.2f pp\t%.1f\t%.1f\t%s\t%.1f\t%.1f\t%s\t\n", n.Node, n.Requests, n.Calls,
+			pct(n.CallsErr), pctu(n.FailObs), pctu(n.FailSim), 100*n.FailErr, n.P50Obs, n.P50Sim, pct(n.P50Err), n.P99Obs, n.P99Sim, pct(n.P99Err))
+	}
+	return tw.Flush()
+}
+
+func gridCounterpart(r *Report, feature string) string {
+	switch feature {
+	case "node_load":
+		return "k = " + orDash(r.Best.Value(ParamK)) + ", θ = " + orDash(r.Best.Value(ParamTheta))
+	case "upstream_load":
+		return "p = " + orDash(r.Best.Value(ParamP))
+	case "attempt":
+		return "r = " + orDash(r.Best.Value(ParamR))
+	}
+	return ""
+}
+
+func pct(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }
+
+func pctu(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+func pctOrDash(x *float64) string {
+	if x == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+.2f%%", 100**x)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
