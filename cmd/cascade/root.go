@@ -72,7 +72,10 @@ that reads and writes documented files.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newIngestCmd(stdin))
 	root.AddCommand(newGraphCmd())
+	root.AddCommand(newFitCmd())
 	root.AddCommand(newReplayCmd())
+	root.AddCommand(newRankCmd())
+	root.AddCommand(newCollectCmd())
 	return root
 }
 

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"cascade"
+	"cascade/graph"
+	"cascade/rank"
+	"cascade/replay"
+	"cascade/report"
+)
+
+// Flags of `cascade rank` (prefixed: other subcommands declare their own).
+const (
+	rankFlagScenario      = "scenario"
+	rankFlagTraffic       = "traffic"
+	rankFlagSurge         = "surge"
+	rankFlagSeed          = "seed"
+	rankFlagSeeds         = "seeds"
+	rankFlagObjective     = "objective"
+	rankFlagOutput        = "output"
+	rankFlagDuration      = "duration"
+	rankFlagTick          = "tick"
+	rankFlagWindow        = "window"
+	rankFlagParallel      = "parallel"
+	rankFlagCapacity      = "capacity"
+	rankFlagCapSeeds      = "capacity-seeds"
+	rankFlagLatencyTarget = "latency-target"
+	rankFlagDerive        = "derive"
+	rankFlagTier          = "tier"
+	rankFlagIncident      = "incident"
+	rankFlagBaseline      = "baseline"
+	rankFlagIncWindow     = "incident-window"
+	rankFlagSlowdown      = "slowdown"
+)
+
+func newRankCmd() *cobra.Command {
+	cfg := rank.DefaultConfig()
+	icfg := rank.DefaultIncidentConfig()
+	var (
+		scenarios, incident, baseline []string
+		traffic, objective, output    string
+		latencyTarget                 time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "rank [MODEL]",
+		Short: "Rank remediations by replaying them; find where an incident began",
+		Long: `rank replays MODEL (model.json) under candidate changes and ranks them.
+
+Candidates come from the model (each retrying edge or client: fewer attempts,
+exponential backoff with full jitter, a retry budget; each fan-out edge: a
+concurrency cap, batching; each node that queues, fails or runs zombie work: a
+bounded queue sized by Little's law, a circuit breaker, deadline propagation;
+the load-balancing policy of replicated nodes; an entry rate limit at the
+capacity knee; one more replica or twice the pool on the busiest node) and
+from --scenario files. Each is replayed over the same --seeds as the baseline
+under the normal traffic and under a surge (×--surge for the middle third of
+the run), and scored by paired differences with 95% intervals: a change whose
+interval on the objective contains zero has no measurable effect and is never
+ranked as a win. The best compatible set of wins is then tried together. A
+sweep of offered load gives the capacity curve, its knee and collapse point,
+and the surge replays say whether the system is metastable and which change
+removes that.
+
+With --incident DATASET (a dataset directory or raw trace files) rank also
+reads the incident: when each node left its normal range, the origin (the
+earliest change consistent with the call direction), the path the
+degradation took, each edge's amplification on it, and the most infectable
+node. Without MODEL it reports only that, on a model built from the dataset.
+The package documentation (go doc cascade/rank) describes the methods.`,
+		Example: `  # rank remediations for the HotROD model under its closed-loop load
+  cascade graph testdata/hotrod-baseline/traces-otlp.json.gz -o model.json
+  cascade rank model.json --traffic closed:5,0
+
+  # the seed-000 retry storm, surges of x1.5, Markdown for a postmortem
+  cascade rank testdata/replay/seed000.json --surge 1.5 --output markdown
+
+  # where did the Nezha currencyservice incident start?
+  cascade rank --incident testdata/nezha-onlineboutique/trace`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageError{errors.New("give at most one MODEL file")}
+			}
+			if len(args) == 0 && len(incident) == 0 {
+				return usageError{errors.New("give a MODEL file, --incident DATASET, or both")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output, "table", "json", "markdown"); err != nil {
+				return err
+			}
+			var err error
+			if cfg.Objective, err = rank.ParseObjective(objective); err != nil {
+				return usageError{err}
+			}
+			t, surge, err := rank.ParseTraffic(traffic)
+			if err != nil {
+				return usageError{err}
+			}
+			cfg.Traffic = t
+			if surge > 0 {
+				if cmd.Flags().Changed(rankFlagSurge) {
+					return usageError{fmt.Errorf("--%s surge:X and --%s: give the factor once", rankFlagTraffic, rankFlagSurge)}
+				}
+				cfg.SurgeFactor = surge
+			}
+			cfg.LatencyTargetMS = float64(latencyTarget) / 1e6
+			for _, path := range scenarios {
+				s, err := replay.LoadScenario(path)
+				if err != nil {
+					return usageError{err}
+				}
+				if s.Name == "" {
+					s.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+				}
+				cfg.Scenarios = append(cfg.Scenarios, s)
+			}
+			if err := cfg.Validate(); err != nil {
+				return usageError{err}
+			}
+			icfg.Seed, icfg.Parallel, icfg.Tick = cfg.Seed, cfg.Parallel, cfg.Tick
+			if err := icfg.Validate(); err != nil {
+				return usageError{err}
+			}
+			doc := &report.RankDocument{}
+			var model *cascade.Model
+			if len(args) == 1 {
+				doc.Model = args[0]
+				b, err := os.ReadFile(args[0])
+				if err != nil {
+					return err
+				}
+				if model, err = cascade.DecodeModel(b); err != nil {
+					return fmt.Errorf("%s: %w", args[0], err)
+				}
+			}
+			if len(incident) > 0 {
+				if doc.Incident, err = rootCause(cmd, incident, baseline, model, icfg); err != nil {
+					return err
+				}
+			}
+			if model != nil {
+				cfg.Progress = rankProgress(cmd)
+				if doc.Rank, err = rank.Run(cmd.Context(), model, cfg); err != nil {
+					return err
+				}
+			}
+			return report.Rank(cmd.OutOrStdout(), doc, report.Format(output))
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&scenarios, rankFlagScenario, nil, "a scenario file (YAML or JSON) to rank with the derived candidates (repeatable)")
+	f.StringVar(&traffic, rankFlagTraffic, "observed", "normal traffic: observed (the model's entry rates), surge:X, closed:USERS,THINK or RATE per second")
+	f.Float64Var(&cfg.SurgeFactor, rankFlagSurge, cfg.SurgeFactor, "surge regime: the normal traffic times this for the middle third of the run; 0 for none")
+	f.Uint64Var(&cfg.Seed, rankFlagSeed, cfg.Seed, "first random seed; every candidate replays the same seeds")
+	f.IntVar(&cfg.Seeds, rankFlagSeeds, cfg.Seeds, "seeds per candidate and traffic (at least 2)")
+	f.StringVar(&objective, rankFlagObjective, string(cfg.Objective), "what to rank by: success, goodput, p99, amplification, spread or composite")
+	f.StringVarP(&output, rankFlagOutput, "o", "table", "output format: table, json or markdown")
+	f.DurationVar(&cfg.Duration, rankFlagDuration, cfg.Duration, "simulated time of each replay")
+	f.DurationVar(&cfg.Tick, rankFlagTick, cfg.Tick, "replay clock resolution")
+	f.DurationVar(&cfg.Window, rankFlagWindow, cfg.Window, "replay metric window (spread, collapse, recovery)")
+	f.StringVar(&cfg.Tier, rankFlagTier, "", "service from the model's observed tiers: p50, p95, p99, tiers or empirical")
+	f.IntVar(&cfg.Parallel, rankFlagParallel, 0, "replays run at once (default: all cores); does not change the output")
+	f.BoolVar(&cfg.Capacity, rankFlagCapacity, cfg.Capacity, "sweep offered load for the capacity curve (needed for the rate-limit candidate)")
+	f.IntVar(&cfg.CapacitySeeds, rankFlagCapSeeds, 0, "seeds per load point of the sweep (default: --seeds)")
+	f.DurationVar(&latencyTarget, rankFlagLatencyTarget, 0, "latency target W of the bounded queues, queue = ceil(rate×W) − slots (default: 2× each node's p99)")
+	f.BoolVar(&cfg.Derive, rankFlagDerive, cfg.Derive, "derive candidates from the model; false ranks the --scenario files alone")
+	f.StringArrayVar(&incident, rankFlagIncident, nil, "a dataset directory or trace files holding an incident: report where it started (repeatable)")
+	f.StringArrayVar(&baseline, rankFlagBaseline, nil, "a fault-free dataset or trace files for the normal range (default: the incident's first windows)")
+	f.DurationVar(&icfg.Window, rankFlagIncWindow, icfg.Window, "window of the incident's per-node series")
+	f.Float64Var(&icfg.Slowdown, rankFlagSlowdown, icfg.Slowdown, "infectability: each node's service time is slowed by this share in replay; 0 skips it")
+	cmd.RegisterFlagCompletionFunc(rankFlagOutput, fixedCompletions("table", "json", "markdown"))
+	cmd.RegisterFlagCompletionFunc(rankFlagObjective, fixedCompletions("success", "goodput", "p99", "amplification", "spread", "composite"))
+	cmd.RegisterFlagCompletionFunc(rankFlagTraffic, fixedCompletions("observed", "surge:", "closed:"))
+	return cmd
+}
+
+// rootCause reads the incident (and the baseline capture, if any),
+// ingesting raw files on the fly, and locates the origin. Without a
+// model it builds one from the incident to replay infectability.
+func rootCause(cmd *cobra.Command, incident, baseline []string, m *cascade.Model, cfg rank.IncidentConfig) (*rank.Incident, error) {
+	dir, cleanup, err := graphInput(cmd, incident, nil, "auto")
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	var ref graph.SpanSource
+	if len(baseline) > 0 {
+		bdir, bclean, err := graphInput(cmd, baseline, nil, "auto")
+		if err != nil {
+			return nil, err
+		}
+		defer bclean()
+		ref = spansOf(bdir)
+	}
+	if m == nil && cfg.Slowdown > 0 {
+		gcfg := graph.DefaultConfig()
+		gcfg.Dataset = strings.Join(incident, " ")
+		res, err := graph.Build(cmd.Context(), gcfg, spansOf(dir), samplesOf(dir))
+		if err != nil {
+			return nil, err
+		}
+		m = res.Model
+	}
+	return rank.RootCause(cmd.Context(), spansOf(dir), ref, m, cfg)
+}
+
+// rankProgress draws a progress bar of replays on a terminal.
+func rankProgress(cmd *cobra.Command) func(done, total int64) {
+	w := cmd.ErrOrStderr()
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	start := time.Now()
+	var bar *progressbar.ProgressBar
+	return func(done, total int64) {
+		if bar == nil {
+			if time.Since(start) < time.Second {
+				return
+			}
+			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
+				progressbar.OptionSetDescription("replays"), progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionClearOnFinish())
+		}
+		bar.ChangeMax64(total)
+		bar.Set64(done)
+	}
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// runRank runs `cascade rank ARGS…` in process.
+func runRank(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(append([]string{"rank"}, args...), strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+var quickRank = []string{"--seeds", "2", "--duration", "5s", "--capacity=false"}
+
+func TestRankTable(t *testing.T) {
+	code, out, stderr := runRank(t, append([]string{seed000Model, "--surge", "1.5"}, quickRank...)...)
+	require.Equal(t, exitOK, code, stderr)
+	for _, want := range []string{
+		"seeds      1 to 2 (2), the same for every candidate",
+		"regimes    1. observed rates (Poisson 80/s)",
+		"2. surge ×1.5 from 1.67 s for 1.67 s",
+		"client→uplink: max attempts 4→1 (no retries)",
+		"VERDICT", "METASTABILITY",
+	} {
+		require.Contains(t, out, want)
+	}
+	require.NotContains(t, out, "CAPACITY")
+}
+
+func TestRankOutputs(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "pool.yaml")
+	require.NoError(t, os.WriteFile(scen, []byte("description: server pool 4→8\nnodes:\n  server: {concurrency: 8}\n"), 0o644))
+	args := append([]string{seed000Model, "--scenario", scen, "--derive=false", "--objective", "p99"}, quickRank...)
+	code, out, stderr := runRank(t, append(args, "-o", "json")...)
+	require.Equal(t, exitOK, code, stderr)
+	var doc struct {
+		Model string `json:"model"`
+		Rank  struct {
+			Objective string   `json:"objective"`
+			Seeds     []uint64 `json:"seeds"`
+			Rows      []struct {
+				Candidate struct{ Name string } `json:"candidate"`
+			} `json:"rows"`
+		} `json:"rank"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.Equal(t, "p99", doc.Rank.Objective)
+	require.Equal(t, []uint64{1, 2}, doc.Rank.Seeds)
+	require.Len(t, doc.Rank.Rows, 1)
+	require.Equal(t, "pool", doc.Rank.Rows[0].Candidate.Name)
+
+	code, out, stderr = runRank(t, append(args, "-o", "markdown")...)
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, out, "## What to change")
+	require.Contains(t, out, "| server pool 4→8 |")
+}
+
+func TestRankByteIdentical(t *testing.T) {
+	args := append([]string{seed000Model, "--capacity=true", "--capacity-seeds", "2"}, quickRank[:4]...)
+	_, a, _ := runRank(t, append(args, "--parallel", "1")...)
+	_, b, _ := runRank(t, append(args, "--parallel", "2")...)
+	require.NotEmpty(t, a)
+	require.Equal(t, a, b)
+}
+
+func TestRankIncident(t *testing.T) {
+	code, out, stderr := runRank(t, "--incident", "../../testdata/nezha-onlineboutique/trace", "--slowdown", "0")
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, out, "INCIDENT      2022-08-22 05:18:10Z")
+	require.Contains(t, out, "origin        1. currencyservice")
+	require.NotContains(t, out, "BASELINE")
+}
+
+func TestRankUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"nothing", nil, "give a MODEL file, --incident DATASET, or both"},
+		{"two models", []string{seed000Model, seed000Model}, "at most one MODEL"},
+		{"objective", []string{seed000Model, "--objective", "fast"}, `objective "fast"`},
+		{"traffic", []string{seed000Model, "--traffic", "lots"}, `traffic "lots"`},
+		{"surge twice", []string{seed000Model, "--traffic", "surge:3", "--surge", "2"}, "give the factor once"},
+		{"one seed", []string{seed000Model, "--seeds", "1"}, "want at least 2"},
+		{"output", []string{seed000Model, "-o", "html"}, `--output "html"`},
+		{"scenario", []string{seed000Model, "--scenario", "/nonexistent.yaml"}, "nonexistent"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runRank(t, tc.args...)
+			require.Equal(t, exitUsage, code, stderr)
+			require.Contains(t, stderr, tc.want)
+		})
+	}
+}

@@ -1,0 +1,171 @@
+package rank
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"cascade"
+	"cascade/replay"
+)
+
+// handModel is a small model with one of everything Derive looks at: a
+// retrying client, a retrying edge, a fan-out edge, a replicated node, a
+// node with a slot limit and observed rate and p99.
+func handModel() *cascade.Model {
+	return &cascade.Model{
+		Version: cascade.ModelVersion,
+		Name:    "hand",
+		Entries: []cascade.Entry{{Node: "api", RatePerSec: 50, Share: 1, TimeoutMS: 500,
+			Retry: &cascade.Retry{Reactivation: 1, MaxAttempts: 3, Backoff: cascade.Backoff{Kind: cascade.BackoffFixed, BaseMS: 10}}}},
+		Nodes: []cascade.Node{
+			{Name: "api", Replicas: 1, Concurrency: 20, Service: cascade.Const(1)},
+			{Name: "cache", Replicas: 3, Concurrency: 0, Service: cascade.Dist{Kind: cascade.DistExp, Mean: 2},
+				Tiers: &cascade.Tiers{P50: 1, P95: 5, P99: 8, Mean: 2}},
+			{Name: "db", Replicas: 2, Concurrency: 4, Service: cascade.Const(10),
+				Observed: &cascade.NodeObserved{RatePerSec: 100, LatencyP99MS: 50}},
+		},
+		Edges: []cascade.Edge{
+			{From: "api", To: "cache", FanOut: cascade.Const(8), Parallelism: 0, Propagation: 1, TimeoutMS: 20},
+			{From: "api", To: "db", FanOut: cascade.Const(1), Parallelism: 1, Propagation: 1, TimeoutMS: 100,
+				Retry: &cascade.Retry{Reactivation: 1, MaxAttempts: 2}},
+		},
+	}
+}
+
+func TestDeriveHandModel(t *testing.T) {
+	m := handModel()
+	ev := &Evidence{
+		Queued:      map[string]bool{"db": true},
+		Failing:     map[string]bool{"db": true, "cache": false},
+		Zombies:     map[string]bool{"cache": true},
+		Utilisation: map[string]float64{"api": 0.2, "db": 0.7},
+		KneePerSec:  120,
+	}
+	cands := Derive(m, ev, 0)
+	want := []struct{ name, desc, kind string }{
+		{"attempts=1 entry api", "client→api: max attempts 3→1 (no retries)", KindAttempts},
+		{"attempts=2 entry api", "client→api: max attempts 3→2 (one retry)", KindAttempts},
+		{"backoff entry api", "client→api: exponential backoff 100 ms + full jitter, capped at 1 s (was fixed 10 ms)", KindBackoff},
+		{"budget entry api", "client→api: retry budget of 10% of calls (was unlimited)", KindBudget},
+		{"cap=4 api->cache", "api→cache: at most 4 calls at once per request (was all at once)", KindCap},
+		{"batch=8 api->cache", "api→cache: batch 8 calls into 1 (batches of 8, cache service ×4.5, timeout ×4.5)", KindBatching},
+		{"attempts=1 api->db", "api→db: max attempts 2→1 (no retries)", KindAttempts},
+		{"backoff api->db", "api→db: exponential backoff 100 ms + full jitter, capped at 1 s (was none)", KindBackoff},
+		{"budget api->db", "api→db: retry budget of 10% of calls (was unlimited)", KindBudget},
+		{"deadline cache", "cache: deadline propagation (drop work whose caller gave up)", KindDeadline},
+		{"lb=random cache", "cache: load balancing random (was round-robin)", KindBalancer},
+		{"lb=least-loaded cache", "cache: load balancing least-loaded (was round-robin)", KindBalancer},
+		{"lb=p2c cache", "cache: load balancing p2c (was round-robin)", KindBalancer},
+		// Little: 100/s over 2 replicas = 50/s, W = 2 × 50 ms: L = 5, minus 4 slots.
+		{"queue=1 db", "db: bounded queue of 1 per replica (Little: 50/s × 100 ms (2× p99) = 5 in system − 4 slots)", KindQueue},
+		{"breaker db", "db: circuit breaker (opens at 50% errors over 20 calls, open 5 s, 3 probes)", KindBreaker},
+		{"lb=random db", "db: load balancing random (was round-robin)", KindBalancer},
+		{"lb=least-loaded db", "db: load balancing least-loaded (was round-robin)", KindBalancer},
+		{"lb=p2c db", "db: load balancing p2c (was round-robin)", KindBalancer},
+		{"rate-limit api", "api: rate limit 120/s at the capacity knee, burst 12", KindRateLimit},
+		{"replicas+1 db", "db (bottleneck, 70% busy): replicas 2→3", KindReplicas},
+		{"pool×2 db", "db (bottleneck, 70% busy): pool 4→8 slots per replica", KindPool},
+	}
+	got := make([]struct{ name, desc, kind string }, len(cands))
+	for i, c := range cands {
+		got[i] = struct{ name, desc, kind string }{c.Name, c.Description, c.Kind}
+	}
+	require.Equal(t, want, got)
+	// Every candidate applies to the model and changes it.
+	for _, c := range cands {
+		cm, _, err := replay.Apply(m, c.Scenario)
+		require.NoError(t, err, c.Name)
+		require.NotEqual(t, m, cm, c.Name)
+		require.NotEmpty(t, c.Fields, c.Name)
+	}
+}
+
+func TestDeriveDetails(t *testing.T) {
+	m := handModel()
+	byName := func(cs []Candidate, name string) *cascade.Model {
+		for i := range cs {
+			if cs[i].Name == name {
+				out, _, err := replay.Apply(m, cs[i].Scenario)
+				require.NoError(t, err)
+				return out
+			}
+		}
+		t.Fatalf("no candidate %q", name)
+		return nil
+	}
+	cands := Derive(m, nil, 0)
+	b := byName(cands, "batch=8 api->cache")
+	require.Equal(t, cascade.Const(1), b.Edges[0].FanOut)
+	require.Equal(t, 90.0, b.Edges[0].TimeoutMS)
+	require.Equal(t, cascade.Dist{Kind: cascade.DistExp, Mean: 9}, b.Node("cache").Service)
+	require.Equal(t, 36.0, b.Node("cache").Tiers.P99)
+	bo := byName(cands, "backoff entry api")
+	require.Equal(t, cascade.Backoff{Kind: cascade.BackoffFullJitter, BaseMS: 100, MaxMS: 1000}, bo.Entries[0].Retry.Backoff)
+	require.Equal(t, 3, bo.Entries[0].Retry.MaxAttempts, "other retry fields are kept")
+	bu := byName(cands, "budget api->db")
+	require.Equal(t, &cascade.RetryBudget{Ratio: 0.1}, bu.Edges[1].Retry.Budget)
+
+	// Without evidence there is no knee and no bottleneck, and every node
+	// gets a breaker and deadline propagation; a latency target sizes the
+	// queue instead of the p99.
+	names := map[string]bool{}
+	for _, c := range Derive(m, nil, 200) {
+		names[c.Name] = true
+	}
+	require.True(t, names["breaker db"] && names["breaker cache"] && names["deadline api"])
+	require.True(t, names["queue=6 db"], "50/s × 200 ms = 10 in system − 4 slots")
+	require.False(t, names["rate-limit api"] || names["replicas+1 db"])
+}
+
+func TestFieldsAndConflicts(t *testing.T) {
+	s := &cascade.Scenario{
+		Nodes:   nodePatch("db", map[string]any{"queue_cap": 3, "breaker": map[string]any{"window": 5}}),
+		Entries: nodePatch("api", map[string]any{"retry": map[string]any{"max_attempts": 1, "backoff": map[string]any{"kind": "none"}}}),
+	}
+	require.Equal(t, []string{"entry:api/retry.backoff", "entry:api/retry.max_attempts", "node:db/breaker", "node:db/queue_cap"}, fieldsOf(s))
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"edge:a->b/retry.max_attempts", "edge:a->b/retry.max_attempts", true},
+		{"edge:a->b/retry.max_attempts", "edge:a->b/retry.backoff", false},
+		{"edge:a->b/retry", "edge:a->b/retry.backoff", true},
+		{"edge:a->b/parallelism", "edge:a->c/parallelism", false},
+		{"edge:*->b/parallelism", "edge:a->b/parallelism", true},
+		{"node:db/queue_cap", "node:db/breaker", false},
+		{"node:*/breaker", "node:db/breaker", true},
+		{"node:db/breaker", "edge:db->x/breaker", false},
+		{"node:db/service_ms", "node:db/service_ms", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.a+" "+tc.b, func(t *testing.T) {
+			require.Equal(t, tc.want, conflict(tc.a, tc.b))
+			require.Equal(t, tc.want, conflict(tc.b, tc.a))
+		})
+	}
+}
+
+func TestScaleDist(t *testing.T) {
+	tests := []struct {
+		in, want cascade.Dist
+	}{
+		{cascade.Const(2), cascade.Const(3)},
+		{cascade.Dist{Kind: cascade.DistExp, Mean: 4, SpikeProb: 0.1, SpikeMS: 10, Floor: 1, Cap: 100},
+			cascade.Dist{Kind: cascade.DistExp, Mean: 6, SpikeProb: 0.1, SpikeMS: 15, Floor: 1.5, Cap: 150}},
+		{cascade.Dist{Kind: cascade.DistNormal, Mean: 10, Sigma: 2}, cascade.Dist{Kind: cascade.DistNormal, Mean: 15, Sigma: 3}},
+		{cascade.Dist{Kind: cascade.DistEmpirical, Points: []float64{2, 4}}, cascade.Dist{Kind: cascade.DistEmpirical, Points: []float64{3, 6}}},
+		{cascade.Dist{Kind: cascade.DistTiers, P50: 2, P95: 4, P99: 8}, cascade.Dist{Kind: cascade.DistTiers, P50: 3, P95: 6, P99: 12}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in.Kind, func(t *testing.T) {
+			got := scaleDist(tc.in, 1.5)
+			require.Equal(t, tc.want, got)
+			require.InDelta(t, 1.5*tc.in.MeanValue(), got.MeanValue(), 1e-9)
+		})
+	}
+	ln := cascade.Dist{Kind: cascade.DistLognormal, Mu: 1, Sigma: 0.5}
+	got := scaleDist(ln, 1.5)
+	require.InDelta(t, 1.5*ln.MeanValue(), got.MeanValue(), 1e-9)
+	require.Equal(t, 0.5, got.Sigma)
+}

@@ -1,0 +1,97 @@
+package rank
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestChangeAt(t *testing.T) {
+	in, out, skip := judgement{judged: true}, judgement{judged: true, out: true}, judgement{}
+	tests := []struct {
+		name    string
+		js      []judgement
+		persist int
+		want    int
+	}{
+		{"none", []judgement{in, in, in}, 2, -1},
+		{"step", []judgement{in, in, out, out, out}, 2, 2},
+		{"spike", []judgement{in, out, in, in}, 2, -1},
+		{"spike then step", []judgement{out, in, out, out}, 2, 2},
+		{"gap of unjudged windows", []judgement{in, out, skip, skip, out}, 2, 1},
+		{"at the end", []judgement{in, in, out}, 2, 2},
+		{"persist 1", []judgement{in, out, in}, 1, 1},
+		{"persist 3", []judgement{out, out, in, out, out, out}, 3, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, changeAt(tc.js, tc.persist))
+		})
+	}
+}
+
+// window draws n latencies from normal(mean, sd) (self time half of it),
+// with errs failures.
+func window(rng *rand.Rand, n int, mean, sd float64, errs int) *winAcc {
+	w := &winAcc{n: int64(n), errs: int64(errs)}
+	for i := 0; i < n; i++ {
+		x := mean + sd*rng.NormFloat64()
+		w.lat.add(x, 4096, rng)
+		w.self.add(x/2, 4096, rng)
+	}
+	return w
+}
+
+func TestJudgeWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	nb := normalOf([]*winAcc{window(rng, 300, 100, 10, 3)})
+	require.InDelta(t, 100, nb.latMed, 3)
+	require.InDelta(t, 10, nb.latSigma, 2)
+	tail := window(rng, 100, 100, 10, 0)
+	for i := 0; i < 25; i++ {
+		tail.lat.vals[i] = 200 // a quarter far slower than the baseline's p95, median unmoved
+	}
+	tests := []struct {
+		name   string
+		w      *winAcc
+		out    bool
+		metric string
+	}{
+		{"same", window(rng, 100, 100, 10, 1), false, ""},
+		{"slower", window(rng, 50, 150, 10, 0), true, "latency|slow_share"},
+		{"faster (fail fast)", window(rng, 50, 40, 5, 0), true, "latency"},
+		{"tail", tail, true, "slow_share"},
+		{"errors", window(rng, 100, 100, 10, 30), true, "error_rate"},
+		{"too few", window(rng, 2, 500, 10, 0), false, ""},
+		{"small shift, many requests", window(rng, 4000, 110, 10, 40), false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j := nb.judge(tc.w, 4, 0.25, 3)
+			require.Equal(t, tc.out, j.out, "%+v", j)
+			if tc.out {
+				require.Contains(t, strings.Split(tc.metric, "|"), j.metric)
+				require.GreaterOrEqual(t, j.z, 4.0)
+			}
+		})
+	}
+}
+
+func TestCovered(t *testing.T) {
+	tests := []struct {
+		iv     [][2]int64
+		lo, hi int64
+		want   int64
+	}{
+		{nil, 0, 10, 0},
+		{[][2]int64{{1, 3}, {2, 5}}, 0, 10, 4},
+		{[][2]int64{{6, 8}, {1, 3}}, 0, 10, 4},
+		{[][2]int64{{-5, 3}, {8, 20}}, 0, 10, 5},
+		{[][2]int64{{1, 9}, {2, 3}}, 0, 10, 8},
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, covered(tc.iv, tc.lo, tc.hi), "%v", tc.iv)
+	}
+}

@@ -1,0 +1,236 @@
+package rank
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"cascade"
+)
+
+// Objective names the metric that ranks candidates.
+type Objective string
+
+// Objectives.
+const (
+	// ObjectiveSuccess is the success rate of root requests (higher is
+	// better).
+	ObjectiveSuccess Objective = "success"
+	// ObjectiveGoodput is successful root requests per second (higher is
+	// better).
+	ObjectiveGoodput Objective = "goodput"
+	// ObjectiveP99 is the p99 latency of successful root requests (lower
+	// is better).
+	ObjectiveP99 Objective = "p99"
+	// ObjectiveAmplification is calls per root request (lower is better).
+	ObjectiveAmplification Objective = "amplification"
+	// ObjectiveSpread is the time-averaged number of infected nodes
+	// (lower is better).
+	ObjectiveSpread Objective = "spread"
+	// ObjectiveComposite is the mean of the five metrics' relative
+	// changes, each signed so that positive is better.
+	ObjectiveComposite Objective = "composite"
+)
+
+// Objectives lists the objectives in a fixed order.
+var Objectives = []Objective{ObjectiveSuccess, ObjectiveGoodput, ObjectiveP99,
+	ObjectiveAmplification, ObjectiveSpread, ObjectiveComposite}
+
+// ParseObjective returns the objective named s; empty means goodput.
+func ParseObjective(s string) (Objective, error) {
+	if s == "" {
+		return ObjectiveGoodput, nil
+	}
+	for _, o := range Objectives {
+		if string(o) == s {
+			return o, nil
+		}
+	}
+	return "", fmt.Errorf("objective %q: want success, goodput, p99, amplification, spread or composite", s)
+}
+
+// Config is how Run ranks remediations. Set by users through `cascade
+// rank` flags; DefaultConfig gives the defaults.
+type Config struct {
+	// Objective ranks the candidates; default goodput. Empty means
+	// goodput.
+	Objective Objective
+	// Seed is the first seed; default 1. Every replay of every candidate
+	// uses the seeds Seed … Seed+Seeds−1, the baseline's own (common
+	// random numbers), so differences are paired seed by seed.
+	Seed uint64
+	// Seeds is how many seeds each candidate is replayed with; default
+	// 8, at least 2 (an interval needs two).
+	Seeds int
+	// Parallel bounds the replays run at once; 0 means GOMAXPROCS. The
+	// report does not depend on it.
+	Parallel int
+	// Duration is the simulated time of each replay; default 60 s.
+	Duration time.Duration
+	// Tick is the replay clock's resolution; default 1 ms.
+	Tick time.Duration
+	// Window is the replay's metric window (spread, collapse, recovery);
+	// default 1 s.
+	Window time.Duration
+	// Tier selects the service tier as replay.Config.Tier does; empty
+	// keeps each node's service distribution.
+	Tier string
+	// Traffic is the normal traffic; nil means Poisson arrivals at the
+	// model's observed entry rates.
+	Traffic *cascade.Traffic
+	// SurgeFactor multiplies the normal traffic for the middle third of
+	// the duration in the surge regime; default 2. Zero means no surge
+	// regime (and no metastability check).
+	SurgeFactor float64
+	// LatencyTargetMS is the latency target W of the bounded-queue
+	// candidates (queue = ⌈λ·W⌉ − slots); 0 means twice each node's
+	// observed p99.
+	LatencyTargetMS float64
+	// Derive, when true, derives candidates from the model; default
+	// true. False ranks the user's scenarios alone.
+	Derive bool
+	// Capacity, when true, sweeps offered load for the capacity curve,
+	// its knee and collapse point; default true. The entry rate-limit
+	// candidate needs the knee.
+	Capacity bool
+	// CapacityPoints is the number of load points of the sweep, from
+	// CapacityMin to CapacityMax times the normal rate; default 12 from
+	// 0.25 to 3.
+	CapacityPoints int
+	CapacityMin    float64
+	CapacityMax    float64
+	// CapacitySeeds is how many seeds each load point is replayed with;
+	// 0 means Seeds.
+	CapacitySeeds int
+	// MaxSet bounds how many ranked wins the compatible-set search tries
+	// to add; default 6.
+	MaxSet int
+	// Scenarios are the user's candidates, ranked with the derived ones.
+	// They must not set traffic: every candidate runs under the same
+	// traffic.
+	Scenarios []*cascade.Scenario
+	// Progress, when set, is called after each replay with the replays
+	// done and planned so far; calls are serialised.
+	Progress func(done, total int64)
+}
+
+// DefaultConfig returns the defaults described on Config's fields.
+func DefaultConfig() Config {
+	return Config{
+		Objective:      ObjectiveGoodput,
+		Seed:           1,
+		Seeds:          8,
+		Duration:       60 * time.Second,
+		Tick:           time.Millisecond,
+		Window:         time.Second,
+		SurgeFactor:    2,
+		Derive:         true,
+		Capacity:       true,
+		CapacityPoints: 12,
+		CapacityMin:    0.25,
+		CapacityMax:    3,
+		MaxSet:         6,
+	}
+}
+
+// Validate reports every problem with the configuration, each naming its
+// field.
+func (c *Config) Validate() error {
+	var errs []error
+	if _, err := ParseObjective(string(c.Objective)); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Seeds < 2 {
+		errs = append(errs, fmt.Errorf("seeds: %d, want at least 2 (an interval needs two)", c.Seeds))
+	}
+	if c.Parallel < 0 {
+		errs = append(errs, fmt.Errorf("parallel: %d is negative", c.Parallel))
+	}
+	if c.Duration <= 0 || c.Tick <= 0 || c.Window <= 0 {
+		errs = append(errs, errors.New("duration, tick and window must be positive"))
+	}
+	if c.SurgeFactor < 0 {
+		errs = append(errs, fmt.Errorf("surge factor: %g is negative", c.SurgeFactor))
+	}
+	if c.LatencyTargetMS < 0 {
+		errs = append(errs, fmt.Errorf("latency target: %g ms is negative", c.LatencyTargetMS))
+	}
+	if c.Capacity {
+		if c.CapacityPoints < 3 {
+			errs = append(errs, fmt.Errorf("capacity points: %d, want at least 3", c.CapacityPoints))
+		}
+		if !(c.CapacityMin > 0 && c.CapacityMax > c.CapacityMin) {
+			errs = append(errs, fmt.Errorf("capacity range: [%g, %g], want 0 < min < max", c.CapacityMin, c.CapacityMax))
+		}
+		if c.CapacitySeeds < 0 {
+			errs = append(errs, fmt.Errorf("capacity seeds: %d is negative", c.CapacitySeeds))
+		}
+	}
+	if c.MaxSet < 0 {
+		errs = append(errs, fmt.Errorf("max set: %d is negative", c.MaxSet))
+	}
+	for i, s := range c.Scenarios {
+		if s == nil {
+			errs = append(errs, fmt.Errorf("scenarios[%d]: nil", i))
+		} else if s.Traffic != nil {
+			errs = append(errs, fmt.Errorf("scenarios[%d] (%s): sets traffic; rank replays every candidate under the same traffic (use --traffic)", i, s.Name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ParseTraffic reads the --traffic flag: "observed" (Poisson at the
+// model's entry rates: nil), "surge:X" (observed, and a surge factor X
+// for the surge regime), "closed:USERS,THINK" (closed loop; THINK in ms
+// or as a duration) or "RATE" (Poisson at RATE per second, or N/ms).
+// surge is 0 unless the flag sets one.
+func ParseTraffic(s string) (t *cascade.Traffic, surge float64, err error) {
+	switch {
+	case s == "" || s == "observed":
+		return nil, 0, nil
+	case strings.HasPrefix(s, "surge:"):
+		x, err := strconv.ParseFloat(strings.TrimPrefix(strings.TrimPrefix(s, "surge:"), "x"), 64)
+		if err != nil || x <= 0 {
+			return nil, 0, fmt.Errorf("traffic %q: want surge:FACTOR with FACTOR > 0", s)
+		}
+		return nil, x, nil
+	case strings.HasPrefix(s, "closed:"):
+		users, think, ok := strings.Cut(strings.TrimPrefix(s, "closed:"), ",")
+		n, err := strconv.Atoi(users)
+		if err != nil || n < 1 || !ok {
+			return nil, 0, fmt.Errorf("traffic %q: want closed:USERS,THINK", s)
+		}
+		ms, err := parseMS(think)
+		if err != nil {
+			return nil, 0, fmt.Errorf("traffic %q: think time: %w", s, err)
+		}
+		return &cascade.Traffic{Kind: cascade.TrafficClosed, Users: n, ThinkMS: ms}, 0, nil
+	}
+	scale := 1.0
+	r := s
+	switch {
+	case strings.HasSuffix(r, "/ms"):
+		r, scale = strings.TrimSuffix(r, "/ms"), 1000
+	case strings.HasSuffix(r, "/s"):
+		r = strings.TrimSuffix(r, "/s")
+	}
+	v, err := strconv.ParseFloat(r, 64)
+	if err != nil || v <= 0 {
+		return nil, 0, fmt.Errorf("traffic %q: want observed, surge:X, closed:USERS,THINK or a rate", s)
+	}
+	return &cascade.Traffic{Kind: cascade.TrafficPoisson, RatePerSec: v * scale}, 0, nil
+}
+
+// parseMS reads a duration ("100ms", "1.5s") or plain milliseconds.
+func parseMS(s string) (float64, error) {
+	if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 {
+		return v, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not a duration", s)
+	}
+	return float64(d) / 1e6, nil
+}

@@ -1,0 +1,162 @@
+// Package rank ranks remediations for a model by replaying them, sweeps
+// its capacity, checks it for metastability, and finds where an incident
+// began. Run, Capacity and RootCause are its entry points; `cascade rank`
+// and `cascade analyze` call them, and report renders what they return.
+//
+// # Candidates
+//
+// Derive reads the model's structure, with the baseline replays'
+// evidence (which nodes queue, fail or run zombie work; utilisation) and
+// the capacity knee:
+//
+//   - each retrying edge, and each entry whose client retries (max
+//     attempts above 1 and a re-activation above 0): max attempts → 1 and
+//     → 2; exponential backoff with full jitter, base 100 ms, cap 1 s
+//     (uniform(0, 100 ms·2^n): the first retry waits up to 200 ms, past a
+//     short blip and a few service times; full jitter spreads the retries
+//     of clients that failed together, as in the AWS Architecture Blog's
+//     "Exponential Backoff and Jitter"; the cap keeps the wait well under
+//     the timeouts callers usually set); a retry budget of 0.1 retries per
+//     first attempt, the token ratio of gRPC's retry throttling examples
+//     and half Finagle's default 20%, with no per-second floor;
+//   - each synchronous edge whose mean fan-out exceeds 1: a concurrency cap
+//     of half the parallelism seen (at least 1; per request, or in the
+//     shared pool when the edge has one); and, when the edge is its
+//     callee's only caller, batching: up to 10 calls become one, the
+//     fan-out falls to ⌈fan-out / k⌉ and the callee's service time (and
+//     the edge's timeout) grow to 1 + 0.5·(k − 1) times, as if every item
+//     after the first cost half a call (the other half being the per-call
+//     overhead of a round trip, decoding and scheduling that a batch pays
+//     once);
+//   - each node with a slot limit whose calls queued: a bounded queue sized
+//     by Little's law, ⌈λ·W⌉ − slots per replica (at least 1), for its
+//     call rate λ per replica and a latency target W (Config's, else twice
+//     the node's observed p99; without observed values, the rate and p99
+//     the replay shows at the lowest load of the capacity sweep);
+//   - each called node whose calls failed: a circuit breaker (error rate
+//     0.5 over 20 calls, open 5 s, 3 half-open probes);
+//   - each node that ran zombie work: deadline propagation;
+//   - each node with more than one replica: every other load-balancing
+//     policy;
+//   - each entry: a rate limit at the capacity knee (the highest swept load
+//     still before it, split by share, with a burst of 100 ms of it rounded
+//     up);
+//   - the busiest node (highest utilisation): one more replica, and twice
+//     the slots per replica.
+//
+// Config.Scenarios add the user's own. Each candidate is a
+// cascade.Scenario of merge patches, named in the user's words
+// ("driver→redis: max attempts 3→1 (no retries)").
+//
+// # Scoring
+//
+// The baseline and every candidate are replayed over the same seeds
+// (Config.Seed …, Config.Seeds of them) under two traffics: the normal
+// one (Config.Traffic, else Poisson at the model's entry rates) and a
+// surge, the same traffic times Config.SurgeFactor for the middle third
+// of the run. (A closed loop's think time is raised to at least one tick:
+// a user turned away at once who thinks for no time would send again in
+// the same tick forever, and the replay clock would stop.) Replay draws
+// each purpose's random numbers from its own
+// stream, so a seed gives baseline and candidate the same arrivals and
+// service times where the change does not act: common random numbers.
+// For each seed the difference candidate − baseline on the objective,
+// averaged over the two traffics, is one paired observation; the
+// report gives their mean and a 95% Student's t interval. A candidate is
+// a win when the interval lies wholly on the better side of zero, worse
+// when wholly on the other, and of no measurable effect when it contains
+// zero (ends included): an unchanged model gives identical replays,
+// differences of exactly zero, and is never a win. The composite
+// objective averages the five headline metrics' relative changes
+// (success, goodput, p99, amplification, spread — the time-averaged
+// number of infected nodes), each signed so that positive is better.
+//
+// Each row says what it costs (calls rejected beyond the baseline's,
+// latency added, success lost where its interval excludes zero) and why
+// it works: the per-node quantity that changes most relative to its
+// baseline, among calls per root request, queue maximum, failures per
+// root, p99 and infected time (and the zombie share), in the traffic
+// where the objective moves most; a win's mechanism is a fall, a worse
+// candidate's a rise.
+//
+// # Compatible set
+//
+// Two candidates are compatible when they patch no field in common (a
+// retry's attempts and its backoff are compatible; two attempt counts are
+// not). Starting from the top win, each next win in rank order (up to
+// Config.MaxSet) that is compatible with the set is tried together with
+// it and joins when the set's paired objective improves on average. The
+// final set is scored against the baseline like a candidate.
+//
+// # Capacity and metastability
+//
+// Capacity sweeps Poisson arrivals from CapacityMin to CapacityMax times
+// the normal rate. The knee is where goodput / offered first falls below
+// 95% of its value at the lowest load (interpolated between points: the
+// ratio, not the goodput, so a system that fails a constant share at any
+// load still has a knee); the collapse is the first load past the knee
+// where goodput is under 20% of offered or under 90% of the best goodput
+// at a lower load. At each point Little's law is checked per node: the
+// mean number in the node (queued plus holding a slot, from the replay's
+// series) against the rate of calls not rejected times their mean time
+// at the node. It holds within 10% wherever the time calls spend in the
+// node is all recorded, even while a queue grows; a gap marks time that
+// is not — work dropped by deadline propagation, calls left waiting
+// behind abandoned work at the end — as in seed 000's storm.
+//
+// The surge traffic is the metastability check: goodput that has not
+// returned to 90% of offered load by the end of the run (the replay's
+// RecoverMS), in at least half the seeds, means the system stays degraded
+// after its trigger is gone. The candidates under which most seeds
+// recover remove it.
+//
+// # Root cause
+//
+// RootCause reads spans grouped by trace. A request starts where a span
+// has no parent, is a server or consumer span, or belongs to another
+// service than its parent. Per node and window (IncidentConfig.Window)
+// it keeps the requests' count and errors and samples of their latency
+// (the request span's duration) and self time (the duration minus the
+// union of its synchronous calls, timed by the caller's client span
+// where there is one); per call edge, the calls, the retries (a call
+// repeating the operation of a failed call under the same request) and
+// samples of the latency as the caller sees it.
+//
+// A node's normal range is its first BaselineWindows windows, or a
+// fault-free reference capture. Each later window is judged on four
+// metrics: the median latency and the median self time (the shift of the
+// median over its standard error, 1.2533·σ/√n, σ = 1.4826·MAD of the
+// baseline, at least 5% of its median — a robust z-score), the share of
+// requests slower than the baseline's p95 by more than MinChange (a
+// binomial z against 5%, more than the baseline can have), and
+// the error rate (a binomial z against the baseline's). A metric is out
+// of range when its z reaches Threshold (4) and the change is material
+// (a median moved by MinChange, 25%; a slow share of 15%; errors up 5
+// points). Each call edge's latency is judged the same way and given to
+// one end: to the caller when at least two of its judged calls are out
+// in that window and they are at least half of them (a starved CPU or an
+// exhausted connection pool slows all of a caller's calls), else to the
+// callee. A node changes at the first out-of-range window followed by
+// Persist − 1 more (2 in all).
+//
+// Degradation propagates upstream, from callee to caller. A changed node
+// is explained by a changed direct callee that changed no more than Slack
+// windows later and whose calls account for at least half the node's
+// latency change (the rise of their median as the node sees it, times the
+// calls per request). The origins are the unexplained nodes, by change
+// time, then by magnitude (the largest |log ratio| of the node's latency
+// medians to normal, plus its error rise — not the z-score, which grows
+// with traffic), then the explained ones. The path climbs from the
+// origin to the changed caller that changed earliest, and on, with each
+// edge's calls per parent request and attempts per call before and
+// during the incident. The most infectable node is found by replaying the
+// model with each node's service time slowed by Slowdown (50%) in turn:
+// the one whose slowdown newly infects the most other nodes, then adds
+// the most root p99.
+//
+// # Determinism
+//
+// Replays run in parallel (Config.Parallel), each writing into a slot by
+// index; reductions run in index order. Same model, configuration and
+// seeds give the same Report, byte for byte, at any parallelism.
+package rank

@@ -1,0 +1,148 @@
+package rank
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"cascade"
+	"cascade/replay"
+)
+
+// job is one model under one traffic, replayed over the run's seeds.
+type job struct {
+	model   *cascade.Model
+	traffic *cascade.Traffic
+	seeds   int  // 0 means Config.Seeds
+	series  bool // keep per-node time series
+}
+
+// runner replays jobs in parallel. Results go into slices by job index, so
+// what a caller sees does not depend on the parallelism.
+type runner struct {
+	cfg Config
+	mu  struct {
+		sync.Mutex
+		done, total int64
+	}
+}
+
+func newRunner(cfg Config) *runner { return &runner{cfg: cfg} }
+
+// plan announces n more replays to the progress callback.
+func (r *runner) plan(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mu.total += int64(n)
+}
+
+func (r *runner) tick() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mu.done++
+	if r.cfg.Progress != nil {
+		r.cfg.Progress(r.mu.done, r.mu.total)
+	}
+}
+
+// seeds returns the seeds a job replays.
+func (r *runner) seeds(j *job) []uint64 {
+	k := j.seeds
+	if k <= 0 {
+		k = r.cfg.Seeds
+	}
+	out := make([]uint64, k)
+	for i := range out {
+		out[i] = r.cfg.Seed + uint64(i)
+	}
+	return out
+}
+
+func (r *runner) replayConfig(j *job) replay.Config {
+	c := replay.DefaultConfig()
+	c.Seed = r.cfg.Seed
+	c.Duration = r.cfg.Duration
+	c.Tick = r.cfg.Tick
+	c.Window = r.cfg.Window
+	c.Tier = r.cfg.Tier
+	c.Traffic = j.traffic
+	c.Series = j.series
+	return c
+}
+
+// run replays every job over its seeds, up to Config.Parallel replays at
+// once. out[i] holds job i's results in seed order, or nil when the job
+// failed; errs[i] says why. The error is the context's, if it ended.
+func (r *runner) run(ctx context.Context, jobs []job) (out [][]*replay.Result, errs []error, err error) {
+	out = make([][]*replay.Result, len(jobs))
+	errs = make([]error, len(jobs))
+	total := 0
+	for i := range jobs {
+		total += len(r.seeds(&jobs[i]))
+	}
+	r.plan(total)
+	par := r.cfg.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	par = max(1, min(par, len(jobs)))
+	g, ctx := errgroup.WithContext(ctx)
+	next := make(chan int)
+	g.Go(func() error {
+		defer close(next)
+		for i := range jobs {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	})
+	for w := 0; w < par; w++ {
+		g.Go(func() error {
+			for i := range next {
+				res, err := r.runJob(ctx, &jobs[i])
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				out[i], errs[i] = res, err
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	return out, errs, nil
+}
+
+// runJob replays one job over its seeds on one engine.
+func (r *runner) runJob(ctx context.Context, j *job) ([]*replay.Result, error) {
+	seeds := r.seeds(j)
+	e, err := replay.NewEngine(j.model, r.replayConfig(j))
+	if err != nil {
+		for range seeds {
+			r.tick()
+		}
+		return nil, err
+	}
+	res := make([]*replay.Result, len(seeds))
+	for i, s := range seeds {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res[i] = e.Run(s)
+		r.tick()
+		if res[i].Counts.Aborted {
+			for range seeds[i+1:] {
+				r.tick()
+			}
+			return nil, fmt.Errorf("seed %d: %w", s, replay.ErrRunaway)
+		}
+	}
+	return res, nil
+}

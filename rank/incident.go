@@ -1,0 +1,252 @@
+package rank
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"cascade"
+	"cascade/graph"
+)
+
+// IncidentConfig is how RootCause reads an incident. DefaultIncidentConfig
+// gives the defaults.
+type IncidentConfig struct {
+	// Window is the width of the per-node windows; default 10 s.
+	Window time.Duration
+	// BaselineWindows is how many windows at the start of the data make
+	// each node's normal range; default 3. Ignored when a reference
+	// capture is given: all of it is the normal range.
+	BaselineWindows int
+	// Threshold is the robust z-score from which a window is out of its
+	// node's normal range; default 4.
+	Threshold float64
+	// MinChange is the smallest relative shift of a median that counts,
+	// whatever its z-score; default 0.25 (25%).
+	MinChange float64
+	// MinCount is the fewest requests a window needs to be judged;
+	// default 3.
+	MinCount int
+	// Persist is how many consecutive judged windows must be out of range
+	// for a change (fewer at the end of the data); default 2.
+	Persist int
+	// Slack is how many windows later a callee may change and still
+	// explain its caller's change; default 1.
+	Slack int
+	// Top is how many ranked origins to name; default 3.
+	Top int
+	// Reservoir bounds the values kept per node and window; default 1024.
+	Reservoir int
+	// Slowdown is the relative service-time increase of the
+	// infectability replays (0.5: +50%); default 0.5. Zero skips them.
+	Slowdown float64
+	// Seed, Seeds, Duration, Tick and Parallel drive the infectability
+	// replays: defaults 1, 4, 30 s, 1 ms, GOMAXPROCS.
+	Seed     uint64
+	Seeds    int
+	Duration time.Duration
+	Tick     time.Duration
+	Parallel int
+}
+
+// DefaultIncidentConfig returns the defaults described on
+// IncidentConfig's fields.
+func DefaultIncidentConfig() IncidentConfig {
+	return IncidentConfig{
+		Window: 10 * time.Second, BaselineWindows: 3, Threshold: 4, MinChange: 0.25, MinCount: 3,
+		Persist: 2, Slack: 1, Top: 3, Reservoir: 1024, Slowdown: 0.5,
+		Seed: 1, Seeds: 4, Duration: 30 * time.Second, Tick: time.Millisecond,
+	}
+}
+
+// Validate reports every problem with the configuration.
+func (c *IncidentConfig) Validate() error {
+	var errs []error
+	if c.Window <= 0 {
+		errs = append(errs, fmt.Errorf("window: %v, want > 0", c.Window))
+	}
+	if c.BaselineWindows < 1 || c.MinCount < 1 || c.Persist < 1 || c.Top < 1 || c.Reservoir < 1 {
+		errs = append(errs, errors.New("baseline windows, min count, persist, top and reservoir must be at least 1"))
+	}
+	if c.Threshold <= 0 || c.MinChange < 0 || c.Slack < 0 || c.Slowdown < 0 {
+		errs = append(errs, errors.New("threshold must be positive; min change, slack and slowdown not negative"))
+	}
+	if c.Slowdown > 0 && (c.Seeds < 1 || c.Duration <= 0 || c.Tick <= 0 || c.Parallel < 0) {
+		errs = append(errs, errors.New("infectability replays need seeds >= 1, a positive duration and tick"))
+	}
+	return errors.Join(errs...)
+}
+
+// Incident is what RootCause found: when each node left its normal
+// range, the ranked origins, the path the degradation took, and the
+// most infectable node.
+type Incident struct {
+	// WindowMS is the window width; StartNS and EndNS bound the windows
+	// (Unix ns).
+	WindowMS float64 `json:"window_ms"`
+	StartNS  int64   `json:"start_ns"`
+	EndNS    int64   `json:"end_ns"`
+	// Baseline says what the normal range was read from.
+	Baseline string `json:"baseline"`
+	// Nodes are every node: changed ones in origin order, then the rest
+	// by name.
+	Nodes []NodeChange `json:"nodes"`
+	// Origins are the top ranked origins, most likely first.
+	Origins []string `json:"origins"`
+	// Path is the chain of calls the degradation climbed, from the
+	// origin's caller up towards the entry.
+	Path []PathStep `json:"path"`
+	// Infectable ranks nodes by how far a slowdown of theirs spreads in
+	// replay; empty without a model.
+	Infectable []Infectability `json:"infectable,omitempty"`
+	// Slowdown is the infectability replays' relative service-time
+	// increase.
+	Slowdown float64 `json:"slowdown,omitempty"`
+	// Seeds are the infectability replays' seeds.
+	Seeds []uint64 `json:"seeds,omitempty"`
+}
+
+// NodeChange is one node's change point.
+type NodeChange struct {
+	// Node names the node.
+	Node string `json:"node"`
+	// Changed reports that the node left its normal range and stayed out.
+	Changed bool `json:"changed"`
+	// AtNS is the start of the window where it left (Unix ns).
+	AtNS int64 `json:"at_ns,omitempty"`
+	// Metric is what left its range: latency (the median as callers see
+	// it), slow_share (the share slower than the baseline's p95),
+	// self_time (the median time outside calls) or error_rate.
+	Metric string `json:"metric,omitempty"`
+	// Baseline and Value are the metric's normal value and its value in
+	// the change window; Z is the robust z-score there.
+	Baseline float64 `json:"baseline,omitempty"`
+	Value    float64 `json:"value,omitempty"`
+	Z        float64 `json:"z,omitempty"`
+	// ExplainedBy are the changed callees (directly or further down)
+	// that changed no later than Slack windows after it: degradation
+	// that can have come from below.
+	ExplainedBy []string `json:"explained_by,omitempty"`
+	// Note says why a node could not be judged, if so.
+	Note string `json:"note,omitempty"`
+	// Series are the node's windows.
+	Series []WindowStat `json:"series,omitempty"`
+}
+
+// WindowStat is one node's window.
+type WindowStat struct {
+	// StartNS is the window's start.
+	StartNS int64 `json:"start_ns"`
+	// Requests and Errors count the requests that started in it.
+	Requests int64 `json:"requests"`
+	Errors   int64 `json:"errors"`
+	// P50MS and P99MS are latency quantiles as callers see it; SelfP50MS
+	// the median self time.
+	P50MS     float64 `json:"p50_ms"`
+	P99MS     float64 `json:"p99_ms"`
+	SelfP50MS float64 `json:"self_p50_ms"`
+	// Z is the window's largest robust z-score over the metrics (0 when
+	// not judged).
+	Z float64 `json:"z"`
+	// Out reports the window out of the normal range.
+	Out bool `json:"out"`
+}
+
+// PathStep is one call the degradation went up: from the callee (whose
+// change came first) to its caller.
+type PathStep struct {
+	// Caller and Callee name the call's ends.
+	Caller string `json:"caller"`
+	Callee string `json:"callee"`
+	// CalleeAtNS and CallerAtNS are when each changed.
+	CalleeAtNS int64 `json:"callee_at_ns"`
+	CallerAtNS int64 `json:"caller_at_ns"`
+	// CallsPerParent and AttemptsPerCall are before (the baseline) and
+	// during (from the origin's change) the incident.
+	CallsPerParentBefore  float64 `json:"calls_per_parent_before"`
+	CallsPerParentDuring  float64 `json:"calls_per_parent_during"`
+	AttemptsPerCallBefore float64 `json:"attempts_per_call_before"`
+	AttemptsPerCallDuring float64 `json:"attempts_per_call_during"`
+}
+
+// RootCause reads an incident from spans grouped by trace (the order of
+// ingest.ReadSpans): per node and window the latency as callers see it,
+// the self time and the error rate; the change point of each node against
+// its normal range (its first windows, or reference when not nil); the
+// origin; the path; and, when m is not nil, each node's infectability in
+// replay. See the package documentation for the method.
+func RootCause(ctx context.Context, spans, reference graph.SpanSource, m *cascade.Model, cfg IncidentConfig) (*Incident, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	width := int64(cfg.Window)
+	acc := newSpanAcc(width, cfg.Reservoir, cfg.Seed)
+	if err := readAll(ctx, spans, acc); err != nil {
+		return nil, err
+	}
+	if len(acc.nodes) == 0 {
+		return nil, graph.ErrNoSpans
+	}
+	var ref *spanAcc
+	if reference != nil {
+		ref = newSpanAcc(width, cfg.Reservoir, cfg.Seed)
+		if err := readAll(ctx, reference, ref); err != nil {
+			return nil, fmt.Errorf("reference: %w", err)
+		}
+	}
+	inc := analyse(acc, ref, m, cfg)
+	if m != nil && cfg.Slowdown > 0 {
+		var err error
+		if inc.Infectable, inc.Seeds, err = infectability(ctx, m, cfg); err != nil {
+			return nil, err
+		}
+		inc.Slowdown = cfg.Slowdown
+	}
+	return inc, nil
+}
+
+func readAll(ctx context.Context, src graph.SpanSource, acc *spanAcc) error {
+	n := 0
+	err := src(func(s *cascade.Span) error {
+		if n++; n&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		acc.add(s)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read spans: %w", err)
+	}
+	acc.flush()
+	return ctx.Err()
+}
+
+// windowRange returns the first and last window index seen.
+func (a *spanAcc) windowRange() (lo, hi int64) {
+	first := true
+	for _, ws := range a.nodes {
+		for w := range ws {
+			if first || w < lo {
+				lo = w
+			}
+			if first || w > hi {
+				hi = w
+			}
+			first = false
+		}
+	}
+	return lo, hi
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

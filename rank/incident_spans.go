@@ -1,0 +1,276 @@
+package rank
+
+import (
+	"math/rand/v2"
+	"sort"
+
+	"cascade"
+)
+
+// tspan is what the incident pass keeps of a span while its trace is
+// read.
+type tspan struct {
+	id, parent string
+	service    string
+	op         string
+	kind       cascade.SpanKind
+	start, end int64
+	failed     bool
+	parentIdx  int
+	children   int
+	request    bool
+	req        int // the request span this span belongs to
+}
+
+// reservoir keeps a uniform sample of at most its capacity of values.
+type reservoir struct {
+	seen int64
+	vals []float64
+}
+
+func (r *reservoir) add(x float64, cap int, rng *rand.Rand) {
+	r.seen++
+	if len(r.vals) < cap {
+		r.vals = append(r.vals, x)
+		return
+	}
+	if j := rng.Int64N(r.seen); j < int64(cap) {
+		r.vals[j] = x
+	}
+}
+
+// winAcc is one node's requests that started in one window.
+type winAcc struct {
+	n, errs   int64
+	lat, self reservoir
+}
+
+// edgeWin counts one edge's calls by the window of the caller request's
+// start, and samples their latency as the caller sees it.
+type edgeWin struct {
+	calls, retries int64
+	lat            reservoir
+}
+
+// spanAcc accumulates per-node and per-edge windows from spans grouped
+// by trace.
+type spanAcc struct {
+	width int64 // window, ns
+	cap   int
+	rng   *rand.Rand
+	nodes map[string]map[int64]*winAcc
+	edges map[[2]string]map[int64]*edgeWin
+	roots map[string]int64
+
+	trace string
+	spans []tspan
+	index map[string]int
+}
+
+func newSpanAcc(width int64, capacity int, seed uint64) *spanAcc {
+	return &spanAcc{
+		width: width, cap: capacity, rng: rand.New(rand.NewPCG(seed, 0x1ac1de17)),
+		nodes: map[string]map[int64]*winAcc{}, edges: map[[2]string]map[int64]*edgeWin{},
+		roots: map[string]int64{}, index: map[string]int{},
+	}
+}
+
+// add takes the next span; spans must come grouped by trace.
+func (a *spanAcc) add(s *cascade.Span) {
+	if s.TraceID != a.trace {
+		a.flush()
+		a.trace = s.TraceID
+	}
+	a.spans = append(a.spans, tspan{
+		id: s.SpanID, parent: s.ParentSpanID, service: s.Service, op: s.Operation, kind: s.Kind,
+		start: s.Start, end: s.End(), failed: s.Status == cascade.StatusError, parentIdx: -1,
+	})
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func (a *spanAcc) win(node string, w int64) *winAcc {
+	m := a.nodes[node]
+	if m == nil {
+		m = map[int64]*winAcc{}
+		a.nodes[node] = m
+	}
+	x := m[w]
+	if x == nil {
+		x = &winAcc{}
+		m[w] = x
+	}
+	return x
+}
+
+func (a *spanAcc) edgeWin(from, to string, w int64) *edgeWin {
+	k := [2]string{from, to}
+	m := a.edges[k]
+	if m == nil {
+		m = map[int64]*edgeWin{}
+		a.edges[k] = m
+	}
+	x := m[w]
+	if x == nil {
+		x = &edgeWin{}
+		m[w] = x
+	}
+	return x
+}
+
+// call is one call between requests of a trace.
+type call struct {
+	caller, callee int // request spans
+	timing         int // the span that times the call
+	async          bool
+}
+
+// flush analyses the buffered trace: its requests (a span with no parent
+// in the trace, a server or consumer span, or a span of another service
+// than its parent's), the calls between them, each request's latency
+// as its caller sees it and its self time.
+func (a *spanAcc) flush() {
+	ss := a.spans
+	if len(ss) == 0 {
+		return
+	}
+	defer func() {
+		a.spans = a.spans[:0]
+		clear(a.index)
+	}()
+	for i := range ss {
+		a.index[ss[i].id] = i
+	}
+	for i := range ss {
+		if p, ok := a.index[ss[i].parent]; ok && ss[i].parent != "" && p != i {
+			ss[i].parentIdx = p
+			ss[p].children++
+		}
+	}
+	for i := range ss {
+		s := &ss[i]
+		p := s.parentIdx
+		s.request = p < 0 || s.kind == cascade.KindServer || s.kind == cascade.KindConsumer || ss[p].service != s.service
+		s.req = -1
+	}
+	for i := range ss {
+		// Walk up to the request, bounded against parent cycles.
+		j, steps := i, 0
+		for !ss[j].request && steps < len(ss) {
+			j = ss[j].parentIdx
+			steps++
+		}
+		if ss[j].request {
+			ss[i].req = j
+		}
+	}
+	var calls []call
+	for i := range ss {
+		s := &ss[i]
+		if !s.request || s.parentIdx < 0 || ss[s.parentIdx].req < 0 {
+			continue
+		}
+		p := s.parentIdx
+		t := i
+		pk := ss[p].kind
+		if pk == cascade.KindClient || pk == cascade.KindProducer || pk == cascade.KindUnspecified && !ss[p].request && ss[p].children == 1 {
+			t = p
+		}
+		async := s.kind == cascade.KindConsumer || ss[t].kind == cascade.KindProducer
+		calls = append(calls, call{caller: ss[p].req, callee: i, timing: t, async: async})
+	}
+	// Retries: a call repeating the operation of a failed call on the
+	// same edge under the same request, after that call ended.
+	sort.SliceStable(calls, func(x, y int) bool {
+		cx, cy := &calls[x], &calls[y]
+		if cx.caller != cy.caller {
+			return cx.caller < cy.caller
+		}
+		return ss[cx.timing].start < ss[cy.timing].start
+	})
+	retry := make([]bool, len(calls))
+	for x := range calls {
+		cx := &calls[x]
+		for y := x - 1; y >= 0 && calls[y].caller == cx.caller; y-- {
+			cy := &calls[y]
+			ty, tx := &ss[cy.timing], &ss[cx.timing]
+			if ss[cy.callee].service == ss[cx.callee].service && ty.op == tx.op &&
+				(ty.failed || ss[cy.callee].failed) && ty.end <= tx.start {
+				retry[x] = true
+				break
+			}
+		}
+	}
+	// Per request: latency, self time, calls.
+	spans := make(map[int][][2]int64)
+	for x := range calls {
+		c := &calls[x]
+		t := &ss[c.timing]
+		if t.failed {
+			ss[c.callee].failed = true
+		}
+		if !c.async {
+			spans[c.caller] = append(spans[c.caller], [2]int64{t.start, t.end})
+		}
+		caller := &ss[c.caller]
+		e := a.edgeWin(caller.service, ss[c.callee].service, floorDiv(caller.start, a.width))
+		e.calls++
+		e.lat.add(float64(t.end-t.start)/1e6, a.cap, a.rng)
+		if retry[x] {
+			e.retries++
+		}
+	}
+	for i := range ss {
+		s := &ss[i]
+		if !s.request {
+			continue
+		}
+		if s.parentIdx < 0 {
+			a.roots[s.service]++
+		}
+		l := float64(s.end-s.start) / 1e6
+		self := float64(s.end-s.start-covered(spans[i], s.start, s.end)) / 1e6
+		w := a.win(s.service, floorDiv(s.start, a.width))
+		w.n++
+		if s.failed {
+			w.errs++
+		}
+		w.lat.add(l, a.cap, a.rng)
+		w.self.add(self, a.cap, a.rng)
+	}
+}
+
+// covered returns the length of the union of intervals within [lo, hi].
+func covered(iv [][2]int64, lo, hi int64) int64 {
+	if len(iv) == 0 {
+		return 0
+	}
+	sort.Slice(iv, func(i, j int) bool { return iv[i][0] < iv[j][0] })
+	var total int64
+	curLo, curHi := int64(0), int64(0)
+	open := false
+	for _, x := range iv {
+		s, e := max(x[0], lo), min(x[1], hi)
+		if e <= s {
+			continue
+		}
+		if open && s <= curHi {
+			curHi = max(curHi, e)
+			continue
+		}
+		if open {
+			total += curHi - curLo
+		}
+		curLo, curHi, open = s, e, true
+	}
+	if open {
+		total += curHi - curLo
+	}
+	return total
+}

@@ -1,0 +1,86 @@
+package rank
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"cascade"
+	"cascade/replay"
+)
+
+// Infectability is how far a small slowdown of one node spreads in
+// replay.
+type Infectability struct {
+	// Node is the slowed node.
+	Node string `json:"node"`
+	// Infected is the mean number of other nodes infected in the slowed
+	// replay that were not in the baseline replay of the same seed.
+	Infected float64 `json:"infected"`
+	// P99DeltaMS is the mean rise of the root requests' p99 latency.
+	P99DeltaMS float64 `json:"p99_delta_ms"`
+	// SuccessDelta is the mean change of the root success rate.
+	SuccessDelta float64 `json:"success_delta"`
+}
+
+// infectability slows each node's service by IncidentConfig.Slowdown in
+// turn, replays the model at its entry rates over the seeds, and ranks
+// the nodes by the other nodes they newly infect, then by the root p99
+// they add.
+func infectability(ctx context.Context, m *cascade.Model, cfg IncidentConfig) ([]Infectability, []uint64, error) {
+	base, _, err := replay.Apply(m)
+	if err != nil {
+		return nil, nil, fmt.Errorf("model: %w", err)
+	}
+	rc := Config{Seed: cfg.Seed, Seeds: cfg.Seeds, Parallel: cfg.Parallel, Duration: cfg.Duration,
+		Tick: cfg.Tick, Window: time.Second}
+	rn := newRunner(rc)
+	jobs := []job{{model: base}}
+	names := make([]string, 0, len(base.Nodes))
+	for i := range base.Nodes {
+		n := &base.Nodes[i]
+		sm, _, err := replay.Apply(base, &cascade.Scenario{Nodes: nodePatch(n.Name, slowNode(n, 1+cfg.Slowdown))})
+		if err != nil {
+			return nil, nil, fmt.Errorf("slow %s: %w", n.Name, err)
+		}
+		names = append(names, n.Name)
+		jobs = append(jobs, job{model: sm})
+	}
+	res, errs, err := rn.run(ctx, jobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, fmt.Errorf("infectability: %w", err)
+	}
+	b := res[0]
+	out := make([]Infectability, len(names))
+	for i, name := range names {
+		inf := Infectability{Node: name}
+		k := float64(len(b))
+		for s, r := range res[i+1] {
+			was := map[string]bool{}
+			for _, n := range b[s].Nodes {
+				was[n.Name] = n.Infected
+			}
+			for _, n := range r.Nodes {
+				if n.Name != name && n.Infected && !was[n.Name] {
+					inf.Infected += 1 / k
+				}
+			}
+			inf.P99DeltaMS += (r.LatencyP99MS - b[s].LatencyP99MS) / k
+			inf.SuccessDelta += (r.SuccessRate - b[s].SuccessRate) / k
+		}
+		inf.Infected, inf.P99DeltaMS, inf.SuccessDelta = round3(inf.Infected), round3(inf.P99DeltaMS), round3(inf.SuccessDelta)
+		out[i] = inf
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Infected != out[j].Infected {
+			return out[i].Infected > out[j].Infected
+		}
+		return out[i].P99DeltaMS > out[j].P99DeltaMS
+	})
+	return out, rn.seeds(&jobs[0]), nil
+}

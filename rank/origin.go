@@ -1,0 +1,426 @@
+package rank
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"cascade"
+)
+
+// nodeState is one node's change point while analysing.
+type nodeState struct {
+	name   string
+	change int // window index (from lo), −1 when unchanged
+	js     []judgement
+	desc   map[string]bool // nodes reachable through calls
+}
+
+// analyse finds every node's change point, orders the origins and
+// traces the path.
+func analyse(acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig) *Incident {
+	lo, hi := acc.windowRange()
+	width := acc.width
+	nw := int(hi - lo + 1)
+	scan := cfg.BaselineWindows
+	inc := &Incident{WindowMS: float64(width) / 1e6, StartNS: lo * width, EndNS: (hi + 1) * width}
+	if ref != nil {
+		scan = 0
+		inc.Baseline = "the reference capture (all of it)"
+	} else {
+		inc.Baseline = fmt.Sprintf("the first %d windows (%s)", cfg.BaselineWindows,
+			ms(float64(int64(cfg.BaselineWindows)*width)/1e6))
+	}
+	// Calls: observed edges, and the model's.
+	callees := map[string][]string{}
+	seenEdge := map[[2]string]bool{}
+	addEdge := func(from, to string) {
+		if from == to || seenEdge[[2]string{from, to}] {
+			return
+		}
+		seenEdge[[2]string{from, to}] = true
+		callees[from] = append(callees[from], to)
+	}
+	for k := range acc.edges {
+		addEdge(k[0], k[1])
+	}
+	if m != nil {
+		for i := range m.Edges {
+			addEdge(m.Edges[i].From, m.Edges[i].To)
+		}
+	}
+	for k := range callees {
+		sort.Strings(callees[k])
+	}
+
+	names := sortedKeys(acc.nodes)
+	nodeNormals := map[string]normal{}
+	states := make([]*nodeState, len(names))
+	byName := map[string]*nodeState{}
+	changes := make([]NodeChange, len(names))
+	for i, name := range names {
+		st := &nodeState{name: name, change: -1, js: make([]judgement, nw)}
+		states[i], byName[name] = st, st
+		wins := acc.nodes[name]
+		var baseWins []*winAcc
+		if ref != nil {
+			for _, w := range sortedWindows(ref.nodes[name]) {
+				baseWins = append(baseWins, ref.nodes[name][w])
+			}
+		} else {
+			for w := lo; w < lo+int64(cfg.BaselineWindows); w++ {
+				if x := wins[w]; x != nil {
+					baseWins = append(baseWins, x)
+				}
+			}
+		}
+		nb := normalOf(baseWins)
+		nodeNormals[name] = nb
+		nc := NodeChange{Node: name}
+		if nb.n < int64(cfg.MinCount) {
+			nc.Note = fmt.Sprintf("%d requests in the normal range: too few to judge", nb.n)
+		}
+		for k := 0; k < nw; k++ {
+			w := wins[lo+int64(k)]
+			ws := WindowStat{StartNS: (lo + int64(k)) * width}
+			if w != nil {
+				ws.Requests, ws.Errors = w.n, w.errs
+				ws.P50MS = round3(quantile(w.lat.vals, 0.5))
+				ws.P99MS = round3(quantile(w.lat.vals, 0.99))
+				ws.SelfP50MS = round3(quantile(w.self.vals, 0.5))
+			}
+			if k >= scan && nc.Note == "" {
+				st.js[k] = nb.judge(w, cfg.Threshold, cfg.MinChange, cfg.MinCount)
+			}
+			nc.Series = append(nc.Series, ws)
+		}
+		changes[i] = nc
+	}
+	edgeNormals := attributeCalls(acc, ref, byName, lo, nw, scan, cfg)
+	for i, st := range states {
+		nc := &changes[i]
+		for k := range st.js {
+			nc.Series[k].Z, nc.Series[k].Out = round3(st.js[k].z), st.js[k].out
+		}
+		if c := changeAt(st.js, cfg.Persist); c >= 0 {
+			st.change = c
+			j := st.js[c]
+			nc.Changed, nc.AtNS = true, (lo+int64(c))*width
+			nc.Metric, nc.Baseline, nc.Value, nc.Z = j.metric, round3(j.base), round3(j.value), round3(j.z)
+		}
+	}
+	for _, st := range states {
+		st.desc = reach(st.name, callees)
+	}
+	// Explained: a changed direct callee, changed no later than Slack
+	// windows after the node, whose calls account for at least half the
+	// node's latency change.
+	for i, st := range states {
+		if st.change < 0 {
+			continue
+		}
+		for _, callee := range callees[st.name] {
+			other := byName[callee]
+			if other == nil || other.change < 0 || other.change > st.change+cfg.Slack {
+				continue
+			}
+			if accounts(acc, edgeNormals, nodeNormals[st.name], st, callee, lo+int64(st.change), cfg.MinCount) {
+				changes[i].ExplainedBy = append(changes[i].ExplainedBy, callee)
+			}
+		}
+	}
+	order := make([]int, len(states))
+	for i := range order {
+		order[i] = i
+	}
+	// Magnitude is how much slower (or faster) the node got in its change
+	// window, the same measure for every node whatever flagged it: the
+	// largest |log ratio| of its latency medians, its own or as a caller
+	// sees it, to their normal, plus the rise of its error rate. Not the
+	// z-score, which grows with a node's traffic.
+	mags := make([]float64, len(states))
+	for i, st := range states {
+		if st.change >= 0 {
+			mags[i] = magnitudeAt(acc, edgeNormals, nodeNormals[st.name], st.name, lo+int64(st.change))
+		}
+	}
+	magnitude := func(i int) float64 { return mags[i] }
+	sort.SliceStable(order, func(a, b int) bool {
+		x, y := order[a], order[b]
+		sx, sy := states[x], states[y]
+		if (sx.change >= 0) != (sy.change >= 0) {
+			return sx.change >= 0
+		}
+		if sx.change < 0 {
+			return sx.name < sy.name
+		}
+		ex, ey := len(changes[x].ExplainedBy), len(changes[y].ExplainedBy)
+		if (ex == 0) != (ey == 0) {
+			return ex == 0
+		}
+		if sx.change != sy.change {
+			return sx.change < sy.change
+		}
+		if ex != ey {
+			return ex < ey
+		}
+		if mx, my := magnitude(x), magnitude(y); mx != my {
+			return mx > my
+		}
+		return sx.name < sy.name
+	})
+	for _, i := range order {
+		inc.Nodes = append(inc.Nodes, changes[i])
+		if changes[i].Changed && len(inc.Origins) < cfg.Top {
+			inc.Origins = append(inc.Origins, changes[i].Node)
+		}
+	}
+	if len(inc.Origins) > 0 {
+		inc.Path = climb(inc.Origins[0], byName, callees, acc, lo, scan, ref, cfg)
+	}
+	return inc
+}
+
+// magnitudeAt measures a node's change in window w (see analyse).
+func magnitudeAt(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, name string, w int64) float64 {
+	logRatio := func(vals []float64, med float64) float64 {
+		if len(vals) == 0 || med <= 0 {
+			return 0
+		}
+		m := quantile(vals, 0.5)
+		if m <= 0 {
+			return 0
+		}
+		return math.Abs(math.Log(m / med))
+	}
+	var mag, errRise float64
+	if x := acc.nodes[name][w]; x != nil && nb.n > 0 {
+		mag = logRatio(x.lat.vals, nb.latMed)
+		errRise = math.Max(0, float64(x.errs)/float64(max(1, x.n))-nb.errRate)
+	}
+	for k, en := range edgeNormals {
+		if k[1] != name {
+			continue
+		}
+		if e := acc.edges[k][w]; e != nil {
+			mag = math.Max(mag, logRatio(e.lat.vals, en.latMed))
+		}
+	}
+	return mag + errRise
+}
+
+// accounts reports whether the calls from st to callee account for at
+// least half of st's latency change in window w: the rise of their median
+// latency as st sees it (over the edge's normal median), times the calls
+// per st request, against the rise of st's own median latency. An error
+// change (or a window too thin to weigh) is accounted for by any changed
+// callee.
+func accounts(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, st *nodeState, callee string, w int64, minCount int) bool {
+	j := st.js[st.change]
+	if j.metric == "error_rate" || j.metric == "call_error_rate" {
+		return true
+	}
+	own := acc.nodes[st.name][w]
+	en, ok := edgeNormals[[2]string{st.name, callee}]
+	e := acc.edges[[2]string{st.name, callee}][w]
+	if own == nil || own.n < int64(minCount) || nb.n == 0 {
+		return true
+	}
+	if !ok || e == nil || len(e.lat.vals) == 0 {
+		return false
+	}
+	rise := quantile(own.lat.vals, 0.5) - nb.latMed
+	contrib := (quantile(e.lat.vals, 0.5) - en.latMed) * float64(e.calls) / float64(own.n)
+	return rise*contrib > 0 && math.Abs(contrib) >= 0.5*math.Abs(rise)
+}
+
+// attributeCalls judges each call edge's latency as the caller sees it
+// (its client span) against the edge's normal range, and gives a window
+// out of range to one end: to the caller when at least two of its judged
+// calls in that window are out and they are at least half of them (a
+// delay on all of a caller's calls is the caller's: a starved CPU, a
+// full connection pool), else to the callee (its queue, its network).
+// The node keeps whichever of its own judgement and the calls' is out
+// and louder.
+func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, nw, scan int, cfg IncidentConfig) map[[2]string]normal {
+	normals := map[[2]string]normal{}
+	type ej struct {
+		from, to string
+		js       []judgement
+	}
+	keys := make([][2]string, 0, len(acc.edges))
+	for k := range acc.edges {
+		if k[0] != k[1] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	asWin := func(e *edgeWin) *winAcc {
+		if e == nil {
+			return nil
+		}
+		return &winAcc{n: e.calls, lat: e.lat}
+	}
+	var edges []ej
+	for _, k := range keys {
+		var base []*winAcc
+		if ref != nil {
+			for w, e := range ref.edges[k] {
+				_ = w
+				base = append(base, asWin(e))
+			}
+			sort.Slice(base, func(i, j int) bool { return base[i].n < base[j].n })
+		} else {
+			for w := lo; w < lo+int64(cfg.BaselineWindows); w++ {
+				if e := acc.edges[k][w]; e != nil {
+					base = append(base, asWin(e))
+				}
+			}
+		}
+		nb := normalOf(base)
+		if nb.n < int64(cfg.MinCount) {
+			continue
+		}
+		normals[k] = nb
+		e := ej{from: k[0], to: k[1], js: make([]judgement, nw)}
+		for i := scan; i < nw; i++ {
+			j := nb.judge(asWin(acc.edges[k][lo+int64(i)]), cfg.Threshold, cfg.MinChange, cfg.MinCount)
+			j.metric = "call_" + j.metric
+			e.js[i] = j
+		}
+		edges = append(edges, e)
+	}
+	for i := scan; i < nw; i++ {
+		judged, out := map[string]int{}, map[string]int{}
+		for _, e := range edges {
+			if e.js[i].judged {
+				judged[e.from]++
+				if e.js[i].out {
+					out[e.from]++
+				}
+			}
+		}
+		for _, e := range edges {
+			j := e.js[i]
+			if !j.out {
+				continue
+			}
+			target := e.to
+			if out[e.from] >= 2 && 2*out[e.from] >= judged[e.from] {
+				target = e.from
+			}
+			st := byName[target]
+			if st == nil {
+				continue
+			}
+			if cur := st.js[i]; !cur.out || j.z > cur.z {
+				st.js[i] = j
+			}
+		}
+	}
+	return normals
+}
+
+// climb follows the degradation from the origin up its callers: at each
+// step the changed caller (not yet on the path) that changed earliest,
+// no sooner than Slack windows before the node, stronger first on ties.
+func climb(origin string, byName map[string]*nodeState, callees map[string][]string, acc *spanAcc,
+	lo int64, scan int, ref *spanAcc, cfg IncidentConfig) []PathStep {
+	callers := map[string][]string{}
+	for from, tos := range callees {
+		for _, to := range tos {
+			callers[to] = append(callers[to], from)
+		}
+	}
+	for k := range callers {
+		sort.Strings(callers[k])
+	}
+	width := acc.width
+	start := lo + int64(byName[origin].change)
+	var path []PathStep
+	on := map[string]bool{origin: true}
+	cur := byName[origin]
+	for {
+		var next *nodeState
+		for _, c := range callers[cur.name] {
+			st := byName[c]
+			if st == nil || on[c] || st.change < 0 || st.change < cur.change-cfg.Slack {
+				continue
+			}
+			if next == nil || st.change < next.change ||
+				st.change == next.change && st.js[st.change].z > next.js[next.change].z {
+				next = st
+			}
+		}
+		if next == nil {
+			return path
+		}
+		step := PathStep{Caller: next.name, Callee: cur.name,
+			CalleeAtNS: (lo + int64(cur.change)) * width, CallerAtNS: (lo + int64(next.change)) * width}
+		before := acc
+		bLo, bHi := lo, lo+int64(scan)-1
+		if ref != nil {
+			before = ref
+			bLo, bHi = math.MinInt64, math.MaxInt64
+		}
+		step.CallsPerParentBefore, step.AttemptsPerCallBefore = amplification(before, next.name, cur.name, bLo, bHi)
+		step.CallsPerParentDuring, step.AttemptsPerCallDuring = amplification(acc, next.name, cur.name, start, math.MaxInt64)
+		path = append(path, step)
+		on[next.name] = true
+		cur = next
+	}
+}
+
+// amplification returns calls per caller request and attempts per
+// logical call on the edge, over windows [lo, hi].
+func amplification(a *spanAcc, from, to string, lo, hi int64) (perParent, attempts float64) {
+	var calls, retries, parents int64
+	for w, e := range a.edges[[2]string{from, to}] {
+		if w >= lo && w <= hi {
+			calls += e.calls
+			retries += e.retries
+		}
+	}
+	for w, x := range a.nodes[from] {
+		if w >= lo && w <= hi {
+			parents += x.n
+		}
+	}
+	if parents > 0 {
+		perParent = round3(float64(calls) / float64(parents))
+	}
+	if calls > retries {
+		attempts = round3(float64(calls) / float64(calls-retries))
+	}
+	return perParent, attempts
+}
+
+// reach returns the nodes reachable from n through calls.
+func reach(n string, callees map[string][]string) map[string]bool {
+	seen := map[string]bool{}
+	stack := append([]string(nil), callees[n]...)
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[x] || x == n {
+			continue
+		}
+		seen[x] = true
+		stack = append(stack, callees[x]...)
+	}
+	return seen
+}
+
+func sortedWindows(m map[int64]*winAcc) []int64 {
+	out := make([]int64, 0, len(m))
+	for w := range m {
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}

@@ -1,0 +1,161 @@
+package rank
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"cascade"
+	"cascade/graph"
+)
+
+// synth writes traces of web → api → {db, cache} at 20 a second for 120
+// s. slow(service, t) returns how much a service's own work is stretched
+// at time t (seconds), starve(t) how much longer api's client spans take
+// than the calls they wrap (a CPU-starved caller).
+type synth struct {
+	slow   func(svc string, t float64) float64
+	starve func(t float64) float64
+}
+
+func (s synth) spans() []cascade.Span {
+	rng := rand.New(rand.NewPCG(7, 7))
+	const t0 = int64(1_700_000_000) * 1e9
+	var out []cascade.Span
+	ms := func(x float64) int64 { return int64(x * 1e6) }
+	for i := 0; i < 2400; i++ {
+		t := float64(i) / 20
+		start := t0 + int64(t*1e9)
+		trace := fmt.Sprintf("%032x", i+1)
+		id := 0
+		next := func() string { id++; return fmt.Sprintf("%016x", id) }
+		jit := func(x float64) float64 { return x * (0.9 + 0.2*rng.Float64()) }
+		work := func(svc string, x float64) float64 { return jit(x) * s.slow(svc, t) }
+		var tr []cascade.Span
+		add := func(parent, svc, op string, kind cascade.SpanKind, from int64, dur float64) string {
+			sid := next()
+			tr = append(tr, cascade.Span{TraceID: trace, SpanID: sid, ParentSpanID: parent, Service: svc,
+				Operation: op, Kind: kind, Start: from, Duration: ms(dur), Status: cascade.StatusOK})
+			return sid
+		}
+		// Leaves first, to know the durations.
+		db := work("db", 10)
+		cache := work("cache", 2)
+		gap := 1.0 + s.starve(t)
+		api := work("api", 3) + db + cache + 4*gap
+		web := work("web", 2) + api + 2
+		root := add("", "web", "GET /", cascade.KindServer, start, web)
+		wc := add(root, "web", "call api", cascade.KindClient, start+ms(1), api+2)
+		as := add(wc, "api", "api", cascade.KindServer, start+ms(2), api)
+		a0 := start + ms(2+work("api", 1))
+		dc := add(as, "api", "query", cascade.KindClient, a0, db+2*gap)
+		add(dc, "db", "query", cascade.KindServer, a0+ms(gap), db)
+		a1 := a0 + ms(db+2*gap)
+		cc := add(as, "api", "get", cascade.KindClient, a1, cache+2*gap)
+		add(cc, "cache", "get", cascade.KindServer, a1+ms(gap), cache)
+		out = append(out, tr...)
+	}
+	return out
+}
+
+func step(svc string, at, factor float64) func(string, float64) float64 {
+	return func(s string, t float64) float64 {
+		if s == svc && t >= at {
+			return factor
+		}
+		return 1
+	}
+}
+
+func TestRootCause(t *testing.T) {
+	none := func(float64) float64 { return 0 }
+	tests := []struct {
+		name    string
+		s       synth
+		origins []string
+		path    [][2]string // caller, callee
+	}{
+		{
+			// The database slows at 60 s: every caller above it slows in
+			// the same window, the entry loudest; the origin is the
+			// callee.
+			name:    "callee first",
+			s:       synth{slow: step("db", 60, 4), starve: none},
+			origins: []string{"db"},
+			path:    [][2]string{{"api", "db"}, {"web", "api"}},
+		},
+		{
+			// api is starved: its calls to db and cache take longer as it
+			// sees them, though db and cache answer as fast as ever.
+			name: "caller-wide delay",
+			s: synth{slow: func(string, float64) float64 { return 1 }, starve: func(t float64) float64 {
+				if t >= 60 {
+					return 15
+				}
+				return 0
+			}},
+			origins: []string{"api"},
+			path:    [][2]string{{"web", "api"}},
+		},
+		{
+			// api's own work slows at 40 s; db slows at 90 s, long after:
+			// the earlier change comes first.
+			name: "earlier caller",
+			s: synth{slow: func(svc string, t float64) float64 {
+				return step("api", 40, 6)(svc, t) * step("db", 90, 3)(svc, t)
+			}, starve: none},
+			origins: []string{"api", "db"},
+			path:    [][2]string{{"web", "api"}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultIncidentConfig()
+			inc, err := RootCause(context.Background(), graph.Spans(tc.s.spans()), nil, nil, cfg)
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, len(inc.Origins), len(tc.origins))
+			require.Equal(t, tc.origins, inc.Origins[:len(tc.origins)], "%+v", inc.Nodes)
+			var path [][2]string
+			for _, p := range inc.Path {
+				path = append(path, [2]string{p.Caller, p.Callee})
+				require.Equal(t, 1.0, p.CallsPerParentBefore)
+				require.Equal(t, 1.0, p.CallsPerParentDuring)
+				require.Equal(t, 1.0, p.AttemptsPerCallDuring)
+			}
+			require.Equal(t, tc.path, path)
+			require.Equal(t, "the first 3 windows (30 s)", inc.Baseline)
+			require.Equal(t, 10000.0, inc.WindowMS)
+		})
+	}
+}
+
+func TestRootCauseReference(t *testing.T) {
+	// A fault-free capture as the normal range: every window of the
+	// incident is judged, and a fault from the very start is found.
+	ref := synth{slow: func(string, float64) float64 { return 1 }, starve: func(float64) float64 { return 0 }}
+	bad := synth{slow: step("db", 0, 4), starve: func(float64) float64 { return 0 }}
+	inc, err := RootCause(context.Background(), graph.Spans(bad.spans()), graph.Spans(ref.spans()), nil, DefaultIncidentConfig())
+	require.NoError(t, err)
+	require.Equal(t, "db", inc.Origins[0])
+	require.Equal(t, inc.StartNS, inc.Nodes[0].AtNS)
+	require.Equal(t, "the reference capture (all of it)", inc.Baseline)
+}
+
+func TestInfectability(t *testing.T) {
+	// Seed 000's server sits near its capacity: slowing it by half
+	// collapses it and infects the client's entry; slowing the network
+	// legs (unlimited) does nothing comparable.
+	cfg := DefaultIncidentConfig()
+	cfg.Seeds = 2
+	cfg.Duration = 10 * time.Second
+	out, seeds, err := infectability(context.Background(), loadModel(t, "../testdata/replay/seed000.json"), cfg)
+	require.NoError(t, err)
+	require.Equal(t, []uint64{1, 2}, seeds)
+	require.Len(t, out, 3)
+	require.Equal(t, "server", out[0].Node)
+	require.Positive(t, out[0].P99DeltaMS)
+}

@@ -1,0 +1,226 @@
+package rank
+
+import (
+	"encoding/json"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"cascade"
+)
+
+// distKeys are the JSON fields of cascade.Dist: a patch that replaces a
+// distribution nulls the ones it does not set, because a merge patch
+// merges objects key by key.
+var distKeys = []string{"kind", "value", "mean", "mu", "sigma", "min", "max", "p50", "p95", "p99",
+	"points", "spike_prob", "spike", "floor", "cap"}
+
+// replaceDist returns a merge patch that replaces a distribution by d.
+func replaceDist(d cascade.Dist) map[string]any {
+	return replaceObject(d, distKeys)
+}
+
+// replaceObject returns v's JSON object with null for every key of keys
+// that v leaves out.
+func replaceObject(v any, keys []string) map[string]any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("rank: " + err.Error())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		panic("rank: " + err.Error())
+	}
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			m[k] = nil
+		}
+	}
+	return m
+}
+
+// raw marshals a patch.
+func raw(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("rank: " + err.Error())
+	}
+	return b
+}
+
+func nodePatch(name string, patch map[string]any) map[string]json.RawMessage {
+	return map[string]json.RawMessage{name: raw(patch)}
+}
+
+// scaleDist returns d with every time multiplied by f (f > 0): the same
+// shape, f times slower.
+func scaleDist(d cascade.Dist, f float64) cascade.Dist {
+	if d.Kind == cascade.DistLognormal {
+		d.Mu += math.Log(f)
+	} else {
+		d.Value *= f
+		d.Mean *= f
+		d.Sigma *= f
+		d.Min *= f
+		d.Max *= f
+		d.P50 *= f
+		d.P95 *= f
+		d.P99 *= f
+	}
+	if len(d.Points) > 0 {
+		p := make([]float64, len(d.Points))
+		for i, x := range d.Points {
+			p[i] = x * f
+		}
+		d.Points = p
+	}
+	d.SpikeMS *= f
+	d.Floor *= f
+	d.Cap *= f
+	return d
+}
+
+// slowNode returns a node patch that makes n's service f times longer,
+// its observed tiers too (replay may draw from them).
+func slowNode(n *cascade.Node, f float64) map[string]any {
+	p := map[string]any{"service_ms": replaceDist(scaleDist(n.Service, f))}
+	if t := n.Tiers; t != nil {
+		st := *t
+		st.P50 *= f
+		st.P95 *= f
+		st.P99 *= f
+		st.Mean *= f
+		if len(t.Points) > 0 {
+			st.Points = make([]float64, len(t.Points))
+			for i, x := range t.Points {
+				st.Points[i] = x * f
+			}
+		}
+		p["tiers"] = replaceObject(st, []string{"p50", "p95", "p99", "mean", "points"})
+	}
+	return p
+}
+
+// fieldsOf lists the fields a scenario patches, as "node:NAME/FIELD",
+// "edge:FROM->TO/FIELD" and "entry:NAME/FIELD" (nested objects add
+// ".FIELD"), sorted.
+func fieldsOf(s *cascade.Scenario) []string {
+	var out []string
+	add := func(kind string, m map[string]json.RawMessage) {
+		for key, p := range m {
+			var v any
+			if json.Unmarshal(p, &v) != nil {
+				out = append(out, kind+":"+key+"/")
+				continue
+			}
+			for _, f := range leafFields(v, "") {
+				out = append(out, kind+":"+key+"/"+f)
+			}
+		}
+	}
+	add("node", s.Nodes)
+	add("edge", s.Edges)
+	add("entry", s.Entries)
+	sort.Strings(out)
+	return out
+}
+
+// leafFields names the fields a patch sets: nested objects down to the
+// retry policy's parts (retry.max_attempts, retry.backoff), whole
+// objects elsewhere.
+func leafFields(v any, prefix string) []string {
+	m, ok := v.(map[string]any)
+	if !ok || (prefix != "" && prefix != "retry.") {
+		return []string{strings.TrimSuffix(prefix, ".")}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		if k == "retry" && prefix == "" {
+			if _, ok := m[k].(map[string]any); ok {
+				out = append(out, leafFields(m[k], "retry.")...)
+				continue
+			}
+		}
+		out = append(out, prefix+k)
+	}
+	return out
+}
+
+// conflict reports whether two field names patch the same field of the
+// same object ("*" matches any name, on either side of an edge).
+func conflict(a, b string) bool {
+	ka, ta, fa := splitField(a)
+	kb, tb, fb := splitField(b)
+	if ka != kb {
+		return false
+	}
+	if !(fa == fb || strings.HasPrefix(fa, fb+".") || strings.HasPrefix(fb, fa+".") ||
+		fa == "retry" && strings.HasPrefix(fb, "retry") || fb == "retry" && strings.HasPrefix(fa, "retry")) {
+		return false
+	}
+	if ka == "edge" {
+		af, at, _ := strings.Cut(ta, "->")
+		bf, bt, _ := strings.Cut(tb, "->")
+		return matches(af, bf) && matches(at, bt)
+	}
+	return matches(ta, tb)
+}
+
+func matches(a, b string) bool { return a == b || a == "*" || b == "*" }
+
+func splitField(s string) (kind, target, field string) {
+	kind, rest, _ := strings.Cut(s, ":")
+	i := strings.LastIndex(rest, "/")
+	if i < 0 {
+		return kind, rest, ""
+	}
+	return kind, rest[:i], rest[i+1:]
+}
+
+// compatible reports whether two candidates patch no field in common.
+func compatible(a, b *Candidate) bool {
+	for _, x := range a.Fields {
+		for _, y := range b.Fields {
+			if conflict(x, y) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// num formats a number briefly: up to three significant digits below
+// 100 (at most two decimals from 1 up), whole numbers above, no trailing
+// zeros.
+func num(x float64) string {
+	ax := math.Abs(x)
+	var s string
+	switch {
+	case ax >= 100:
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	case ax >= 10:
+		s = strconv.FormatFloat(x, 'f', 1, 64)
+	case ax >= 1:
+		s = strconv.FormatFloat(x, 'f', 2, 64)
+	default:
+		return strconv.FormatFloat(x, 'g', 3, 64)
+	}
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// ms formats milliseconds: "850 ms", "1.2 s".
+func ms(x float64) string {
+	if math.Abs(x) >= 1000 {
+		return num(x/1000) + " s"
+	}
+	return num(x) + " ms"
+}

@@ -1,0 +1,374 @@
+package rank
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"cascade"
+	"cascade/replay"
+)
+
+// Report is what Run found: the baseline, every candidate scored against
+// it, the best compatible set, the capacity curve and the metastability
+// check. Same model, configuration and seeds give the same Report at any
+// parallelism.
+type Report struct {
+	// Model is the model's name.
+	Model string `json:"model"`
+	// Objective ranks the rows.
+	Objective Objective `json:"objective"`
+	// Seeds are the seeds every candidate and the baseline replayed.
+	Seeds []uint64 `json:"seeds"`
+	// DurationMS and TickMS are each replay's simulated time and tick.
+	DurationMS float64 `json:"duration_ms"`
+	TickMS     float64 `json:"tick_ms"`
+	// Regimes are the traffics each candidate ran under: the normal one,
+	// then the surge (when Config.SurgeFactor > 0).
+	Regimes []Regime `json:"regimes"`
+	// Baseline summarises the baseline per regime.
+	Baseline []*replay.Summary `json:"baseline"`
+	// Rows are the candidates, ranked: wins by gain, then no measurable
+	// effect, then worse, then failed.
+	Rows []Row `json:"rows"`
+	// Set is the best compatible set of wins, tried together; nil when
+	// nothing wins.
+	Set *Set `json:"set,omitempty"`
+	// Capacity is the capacity curve; nil when not swept.
+	Capacity *CapacityCurve `json:"capacity,omitempty"`
+	// Metastability is the surge check; nil without a surge regime.
+	Metastability *Metastability `json:"metastability,omitempty"`
+}
+
+// Regime is one traffic the candidates run under.
+type Regime struct {
+	// Name describes the traffic ("observed rates (Poisson 3.33/s)",
+	// "surge ×2 from 20 s for 20 s").
+	Name string `json:"name"`
+	// Traffic is the replay's traffic; nil means the model's entry rates.
+	Traffic *cascade.Traffic `json:"traffic,omitempty"`
+}
+
+// Row is one candidate scored against the baseline.
+type Row struct {
+	// Rank is the candidate's place among the wins, from 1; 0 for the
+	// others.
+	Rank int `json:"rank,omitempty"`
+	// Candidate is the change.
+	Candidate Candidate `json:"candidate"`
+	// Verdict says where the objective's interval lies against zero.
+	Verdict Verdict `json:"verdict"`
+	// Objective is the paired difference on the objective (candidate −
+	// baseline, averaged over the regimes; relative for the composite),
+	// with its 95% interval over the seeds.
+	Objective Interval `json:"objective"`
+	// Gain is Objective.Mean signed so that positive is better.
+	Gain float64 `json:"gain"`
+	// Effects are the paired differences per metric and regime.
+	Effects []Effect `json:"effects,omitempty"`
+	// Cost is the load shed and the latency added.
+	Cost Cost `json:"cost"`
+	// Why names the mechanism: the per-node quantity that changes most.
+	Why string `json:"why,omitempty"`
+	// Recovered counts the surge regime's seeds whose goodput recovered
+	// after the surge; −1 without a surge regime.
+	Recovered int `json:"recovered_seeds"`
+	// Error says why a failed candidate could not be replayed.
+	Error string `json:"error,omitempty"`
+}
+
+// ErrNoEntries is returned for a model whose entries offer no traffic to
+// sweep.
+var ErrNoEntries = errors.New("the model's entries have no rate to sweep")
+
+// Run ranks remediations for the model: it replays the baseline and
+// every candidate (derived ones and Config.Scenarios) over the same seeds
+// under the normal traffic and a surge, scores each against the baseline
+// with paired 95% intervals, and tries the best compatible set together.
+func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
+	if cfg.Objective == "" {
+		cfg.Objective = ObjectiveGoodput
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	base, _, err := replay.Apply(m)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	cfg.Traffic = thinkFloor(cfg.Traffic, cfg.Tick)
+	regimes := regimesOf(base, cfg)
+	rn := newRunner(cfg)
+	bres, err := runOne(ctx, rn, base, regimes)
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	rep := &Report{
+		Model:      base.Name,
+		Objective:  cfg.Objective,
+		Seeds:      rn.seeds(&job{}),
+		DurationMS: float64(cfg.Duration) / 1e6,
+		TickMS:     float64(cfg.Tick) / 1e6,
+		Regimes:    regimes,
+	}
+	for r := range regimes {
+		s := replay.Summarize(bres[r])
+		s.Scenario = regimes[r].Name
+		rep.Baseline = append(rep.Baseline, s)
+	}
+	var low []*replay.Result
+	if cfg.Capacity && totalRate(base, cfg) > 0 {
+		if rep.Capacity, low, err = capacity(ctx, rn, base, cfg); err != nil {
+			return nil, err
+		}
+	}
+	ev := evidence(bres, rep.Capacity, low, totalRate(base, cfg))
+	var cands []Candidate
+	if cfg.Derive {
+		cands = Derive(base, ev, cfg.LatencyTargetMS)
+	}
+	for i, s := range cfg.Scenarios {
+		cands = append(cands, userCandidate(s, i))
+	}
+	uniqueNames(cands)
+
+	// Every candidate's model, then all their replays at once.
+	var jobs []job
+	first := make([]int, len(cands))
+	applyErr := make([]error, len(cands))
+	for i := range cands {
+		first[i] = -1
+		cm, _, err := replay.Apply(base, cands[i].Scenario)
+		if err != nil {
+			applyErr[i] = err
+			continue
+		}
+		first[i] = len(jobs)
+		for r := range regimes {
+			jobs = append(jobs, job{model: cm, traffic: regimes[r].Traffic})
+		}
+	}
+	res, errs, err := rn.run(ctx, jobs)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]Row, len(cands))
+	for i := range cands {
+		var cres [][]*replay.Result
+		err := applyErr[i]
+		if first[i] >= 0 {
+			cres = res[first[i] : first[i]+len(regimes)]
+			err = errors.Join(errs[first[i] : first[i]+len(regimes)]...)
+		}
+		rows[i] = score(base, cfg.Objective, regimes, cands[i], bres, cres, err)
+	}
+	order := rankRows(rows)
+	rep.Rows = make([]Row, len(rows))
+	runs := make([][][]*replay.Result, len(rows))
+	for i, j := range order {
+		rep.Rows[i] = rows[j]
+		if rows[j].Verdict != Failed {
+			runs[i] = res[first[j] : first[j]+len(regimes)]
+		}
+	}
+	if rep.Set, err = bestSet(ctx, rn, base, cfg, regimes, bres, rep.Rows, runs); err != nil {
+		return nil, err
+	}
+	if len(regimes) > 1 {
+		rep.Metastability = metastability(regimes[1], cfg, bres[1], rep.Rows)
+	}
+	return rep, nil
+}
+
+// runOne replays one model under every regime.
+func runOne(ctx context.Context, rn *runner, m *cascade.Model, regimes []Regime) ([][]*replay.Result, error) {
+	jobs := make([]job, len(regimes))
+	for r := range regimes {
+		jobs[r] = job{model: m, traffic: regimes[r].Traffic}
+	}
+	res, errs, err := rn.run(ctx, jobs)
+	if err != nil {
+		return nil, err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// score compares one candidate's replays with the baseline's.
+func score(m *cascade.Model, o Objective, regimes []Regime, c Candidate, base, cand [][]*replay.Result, err error) Row {
+	row := Row{Candidate: c, Recovered: -1}
+	if err != nil {
+		row.Verdict, row.Error = Failed, err.Error()
+		row.Cost.Text = "-"
+		return row
+	}
+	row.Objective = tInterval(objectiveDiffs(o, base, cand))
+	row.Verdict, row.Gain = judge(o, row.Objective)
+	row.Effects = effects(regimes, base, cand)
+	row.Cost = costOf(row.Effects)
+	row.Why = mechanism(m, o, row.Verdict, regimes, base, cand)
+	if len(regimes) > 1 {
+		row.Recovered = recovered(cand[1])
+	}
+	return row
+}
+
+// rankRows returns the order of rows: wins by gain (highest first), then
+// no measurable effect, then worse, then failed; ties keep the
+// candidates' order. It numbers the wins.
+func rankRows(rows []Row) []int {
+	class := map[Verdict]int{Win: 0, NoEffect: 1, Worse: 2, Failed: 3}
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ra, rb := &rows[order[a]], &rows[order[b]]
+		if class[ra.Verdict] != class[rb.Verdict] {
+			return class[ra.Verdict] < class[rb.Verdict]
+		}
+		return ra.Gain > rb.Gain
+	})
+	n := 0
+	for _, i := range order {
+		if rows[i].Verdict == Win {
+			n++
+			rows[i].Rank = n
+		}
+	}
+	return order
+}
+
+// uniqueNames suffixes repeated candidate names with " (2)", " (3)", ….
+func uniqueNames(cs []Candidate) {
+	seen := map[string]int{}
+	for i := range cs {
+		n := cs[i].Name
+		seen[n]++
+		if k := seen[n]; k > 1 {
+			cs[i].Name = fmt.Sprintf("%s (%d)", n, k)
+		}
+	}
+}
+
+// thinkFloor returns closed-loop traffic with a think time of at least
+// one tick. A user who is turned away at once (a rate limit, an open
+// breaker, a full queue at the entry) and thinks for no time would send
+// again within the same tick, forever: the replay clock would never
+// advance.
+func thinkFloor(t *cascade.Traffic, tick time.Duration) *cascade.Traffic {
+	if t == nil || t.Kind != cascade.TrafficClosed {
+		return t
+	}
+	if floor := float64(tick) / 1e6; t.ThinkMS < floor {
+		c := *t
+		c.ThinkMS = floor
+		return &c
+	}
+	return t
+}
+
+// regimesOf returns the normal traffic and, when SurgeFactor > 0, the
+// same traffic multiplied by SurgeFactor over the middle third of the
+// duration.
+func regimesOf(m *cascade.Model, cfg Config) []Regime {
+	normal := Regime{Name: describeTraffic(m, cfg.Traffic), Traffic: cfg.Traffic}
+	if cfg.SurgeFactor <= 0 {
+		return []Regime{normal}
+	}
+	t := &cascade.Traffic{}
+	if cfg.Traffic != nil {
+		c := *cfg.Traffic
+		c.Surges = append([]cascade.Surge(nil), c.Surges...)
+		t = &c
+	}
+	d := float64(cfg.Duration) / 1e6
+	at, dur := round3(d/3), round3(d/3)
+	t.Surges = append(t.Surges, cascade.Surge{AtMS: at, ForMS: dur, Factor: cfg.SurgeFactor})
+	return []Regime{normal, {
+		Name:    fmt.Sprintf("surge ×%s from %s for %s", num(cfg.SurgeFactor), ms(at), ms(dur)),
+		Traffic: t,
+	}}
+}
+
+// describeTraffic names a traffic in words.
+func describeTraffic(m *cascade.Model, t *cascade.Traffic) string {
+	switch {
+	case t == nil || t.Kind != cascade.TrafficClosed && t.Kind != cascade.TrafficObserved && t.RatePerSec == 0:
+		return fmt.Sprintf("observed rates (Poisson %s/s)", num(round3(entryRate(m))))
+	case t.Kind == cascade.TrafficClosed:
+		return fmt.Sprintf("closed loop, %d users, think %s", t.Users, ms(t.ThinkMS))
+	case t.Kind == cascade.TrafficObserved:
+		return fmt.Sprintf("observed arrivals (%d)", len(t.ArrivalsMS))
+	}
+	return fmt.Sprintf("Poisson %s/s", num(round3(t.RatePerSec)))
+}
+
+func entryRate(m *cascade.Model) float64 {
+	var r float64
+	for i := range m.Entries {
+		r += m.Entries[i].RatePerSec
+	}
+	return r
+}
+
+// totalRate is the normal traffic's open-loop rate: the traffic's own,
+// else the model's entry rates.
+func totalRate(m *cascade.Model, cfg Config) float64 {
+	if t := cfg.Traffic; t != nil && t.Kind != cascade.TrafficClosed && t.RatePerSec > 0 {
+		return t.RatePerSec
+	}
+	return entryRate(m)
+}
+
+// evidence reads what the baseline showed about each node. Rates and p99
+// latencies come from the lowest load of the capacity sweep when there is
+// one (a healthy system, rates scaled to the normal root rate), else from
+// the normal traffic.
+func evidence(bres [][]*replay.Result, curve *CapacityCurve, low []*replay.Result, rate float64) *Evidence {
+	ev := &Evidence{
+		Queued: map[string]bool{}, Failing: map[string]bool{}, Zombies: map[string]bool{},
+		Utilisation: map[string]float64{}, RatePerSec: map[string]float64{}, P99MS: map[string]float64{},
+	}
+	for r, rs := range bres {
+		for _, res := range rs {
+			k := float64(len(rs))
+			for i := range res.Nodes {
+				n := &res.Nodes[i]
+				ev.Queued[n.Name] = ev.Queued[n.Name] || n.QueueMax > 0
+				ev.Failing[n.Name] = ev.Failing[n.Name] || n.Failures > 0
+				if r == 0 {
+					ev.Utilisation[n.Name] += n.Utilisation / k
+					ev.RatePerSec[n.Name] += float64(n.Calls) / (res.DurationMS / 1000) / k
+					ev.P99MS[n.Name] += n.LatencyP99MS / k
+				}
+			}
+			for i := range res.NodeCounts {
+				nc := &res.NodeCounts[i]
+				ev.Zombies[nc.Name] = ev.Zombies[nc.Name] || nc.Zombies > 0
+			}
+		}
+	}
+	if curve != nil {
+		ev.KneePerSec = curve.SafePerSec
+	}
+	if len(low) > 0 {
+		clear(ev.RatePerSec)
+		clear(ev.P99MS)
+		k := float64(len(low))
+		for _, res := range low {
+			for i := range res.Nodes {
+				n := &res.Nodes[i]
+				if res.Roots > 0 {
+					ev.RatePerSec[n.Name] += float64(n.Calls) / float64(res.Roots) * rate / k
+				}
+				ev.P99MS[n.Name] += n.LatencyP99MS / k
+			}
+		}
+	}
+	return ev
+}
