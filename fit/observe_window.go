@@ -109,7 +109,7 @@ func (o *observer) add(s *cascade.Span) {
 	}
 	t := tspan{
 		id: spanKey(s.SpanID), svc: o.intern(s.Service), op: o.intern(s.Operation),
-		peer: o.intern(s.Peer), kind: s.Kind, start: s.Start, end: s.Start + max(0, s.Duration),
+		peer: o.intern(s.Peer), kind: cascade.SpanKind(o.intern(string(s.Kind))), start: s.Start, end: s.Start + max(0, s.Duration),
 		failed: s.Status == cascade.StatusError, resend: s.ResendCount,
 	}
 	if s.ParentSpanID != "" {

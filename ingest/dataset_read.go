@@ -263,7 +263,7 @@ func readDatasetFile[T any](path string, specs []columnSpec, decode func([]colum
 	if err != nil {
 		return err
 	}
-	pf, err := parquet.OpenFile(f, info.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(1048576))
+	pf, err := parquet.OpenFile(f, info.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

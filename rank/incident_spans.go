@@ -3,6 +3,7 @@ package rank
 import (
 	"math/rand/v2"
 	"sort"
+	"strings"
 
 	"cascade"
 )
@@ -65,24 +66,39 @@ type spanAcc struct {
 	trace string
 	spans []tspan
 	index map[string]int
+	names map[string]string // interned service, operation and kind names
 }
 
 func newSpanAcc(width int64, capacity int, seed uint64) *spanAcc {
 	return &spanAcc{
 		width: width, cap: capacity, rng: rand.New(rand.NewPCG(seed, 0x1ac1de17)),
 		nodes: map[string]map[int64]*winAcc{}, edges: map[[2]string]map[int64]*edgeWin{},
-		roots: map[string]int64{}, index: map[string]int{},
+		roots: map[string]int64{}, index: map[string]int{}, names: map[string]string{},
 	}
 }
 
-// add takes the next span; spans must come grouped by trace.
+// intern returns a copy of name that outlives the span it came from,
+// the same copy for equal names.
+func (a *spanAcc) intern(name string) string {
+	if v, ok := a.names[name]; ok {
+		return v
+	}
+	v := strings.Clone(name)
+	a.names[v] = v
+	return v
+}
+
+// add takes the next span; spans must come grouped by trace. The span
+// and its strings are only valid during the call (ingest.ReadSpans lends
+// them), so what is kept is copied.
 func (a *spanAcc) add(s *cascade.Span) {
 	if s.TraceID != a.trace {
 		a.flush()
-		a.trace = s.TraceID
+		a.trace = strings.Clone(s.TraceID)
 	}
 	a.spans = append(a.spans, tspan{
-		id: s.SpanID, parent: s.ParentSpanID, service: s.Service, op: s.Operation, kind: s.Kind,
+		id: strings.Clone(s.SpanID), parent: strings.Clone(s.ParentSpanID),
+		service: a.intern(s.Service), op: a.intern(s.Operation), kind: cascade.SpanKind(a.intern(string(s.Kind))),
 		start: s.Start, end: s.End(), failed: s.Status == cascade.StatusError, parentIdx: -1,
 	})
 }
