@@ -132,7 +132,7 @@ type PullConfig struct {
 
 // Defaults of the fields whose zero value means "the default".
 const (
-	DefaultListen          = "127.0.0.1:4318"
+	defaultListen          = "127.0.0.1:4318"
 	defaultQueueSize       = 64
 	defaultQueueBytes      = 64 << 20
 	defaultMaxRequestBytes = 16 << 20
@@ -153,7 +153,7 @@ const (
 func DefaultConfig() Config {
 	return Config{
 		Receiver: ReceiverConfig{
-			Listen:          DefaultListen,
+			Listen:          defaultListen,
 			QueueSize:       defaultQueueSize,
 			QueueBytes:      defaultQueueBytes,
 			MaxRequestBytes: defaultMaxRequestBytes,
@@ -207,9 +207,9 @@ func (c *Config) Validate() error {
 	}
 	switch qb, mr := r.QueueBytes, cmp.Or(r.MaxRequestBytes, defaultMaxRequestBytes); {
 	case qb < 0:
-		add("queue-size: %d is negative", qb)
+		add("queue-memory: %d is negative", qb)
 	case cmp.Or(qb, defaultQueueBytes) < mr:
-		add("queue-size: %d bytes is less than max-request-size (%d): the largest request could never be admitted", cmp.Or(qb, defaultQueueBytes), mr)
+		add("queue-memory: %d bytes is less than max-request-size (%d): the largest request could never be admitted", cmp.Or(qb, defaultQueueBytes), mr)
 	}
 	if r.SegmentBytes < 0 {
 		add("segment-size: %d is negative", r.SegmentBytes)

@@ -3,6 +3,7 @@ package collect
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -154,11 +155,18 @@ func TestReceiverOverload(t *testing.T) {
 	var warm errgroup.Group
 	for range clients {
 		warm.Go(func() error {
-			code, _, _, err := post(context.Background(), client, url, contentTypeProto, "", nil)
-			if err == nil && code != http.StatusOK {
-				t.Errorf("warm-up: status %d", code)
+			for {
+				code, _, _, err := post(context.Background(), client, url, contentTypeProto, "", nil)
+				switch {
+				case err != nil:
+					return err
+				case code == http.StatusOK:
+					return nil
+				case code != http.StatusTooManyRequests:
+					return fmt.Errorf("warm-up: status %d", code)
+				}
+				time.Sleep(time.Millisecond)
 			}
-			return err
 		})
 	}
 	require.NoError(t, warm.Wait())
@@ -242,7 +250,7 @@ func TestReceiverOverload(t *testing.T) {
 	bound := int64(queueSize*8*len(template) + 4<<20)
 	t.Logf("%d clients, queue %d, fsync +%s: offered %d requests, acknowledged %d (%d spans), throttled %d: %.1fx overload; %d group commits; live heap %d KiB at start, peak %d KiB (+%d KiB, bound +%d KiB)",
 		clients, queueSize, syncDelay, offered, len(acked), len(acked)*spansPerRequest, throttle.Load(), ratio, syncs.Load(), base>>10, peak>>10, growth>>10, bound>>10)
-	require.Equal(t, throttle.Load(), stats.Throttled)
+	require.GreaterOrEqual(t, stats.Throttled, throttle.Load(), "the load's 429s, with the warm-up's")
 	require.Greater(t, len(acked), 10, "the endpoint must make progress under overload")
 	require.GreaterOrEqual(t, ratio, 5.0, "the test must overload the endpoint")
 	require.LessOrEqual(t, growth, bound, "live heap grew with the load, not with the queue")

@@ -163,6 +163,40 @@ func TestReceiverThrottles(t *testing.T) {
 	require.Equal(t, int64(2), rc.snapshot().Requests)
 }
 
+// TestReceiverMemoryBudget holds one request's batch on the disk and
+// checks that a second, whose body would pass the memory budget, is
+// answered 429 though slots are free, and that the budget comes back.
+func TestReceiverMemoryBudget(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "work")
+	st, err := openStore(dir, 1<<20)
+	require.NoError(t, err)
+	defer st.close()
+	hold := make(chan struct{})
+	st.syncHook = func() { <-hold }
+	cfg := DefaultConfig().settled().Receiver
+	body := protoBody(t, testTraces(1, 100, "svc"))
+	cfg.QueueBytes = int64(len(body)) * 3 / 2
+	cfg.MaxRequestBytes = cfg.QueueBytes
+	rc := newReceiver(&cfg, &ingest.Options{})
+	go rc.writeLoop(st, func(string, ...any) {})
+
+	first := make(chan int, 1)
+	go func() { first <- serveOne(rc, body).Code }()
+	// Wait until the first holds its body's bytes.
+	for rc.memoryLeft() > cfg.QueueBytes-int64(len(body)) {
+		runtimeGosched()
+	}
+	rec := serveOne(rc, body)
+	require.Equal(t, http.StatusTooManyRequests, rec.Code)
+	require.Equal(t, "1", rec.Header().Get("Retry-After"))
+	require.Contains(t, rec.Body.String(), "memory budget")
+	close(hold)
+	require.Equal(t, 200, <-first)
+	require.Equal(t, 200, serveOne(rc, body).Code, "the budget is given back")
+	rc.close()
+	require.Equal(t, cfg.QueueBytes, rc.memoryLeft())
+}
+
 // TestReceiverStoreFailure answers 503 when the batch cannot be written.
 func TestReceiverStoreFailure(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "work")

@@ -26,3 +26,10 @@ func openReadOnly(path string) (*os.File, error) {
 	}
 	return os.Open(path)
 }
+
+// memoryLeft is what is left of the receiver's memory budget.
+func (rc *receiver) memoryLeft() int64 {
+	rc.memory.mu.Lock()
+	defer rc.memory.mu.Unlock()
+	return rc.memory.mu.left
+}

@@ -28,6 +28,7 @@ func newCollectCmd() *cobra.Command {
 		start, end, kindMap       string
 		output                    string
 		maxRequest, segment, resp = sizeFlag(cfg.Receiver.MaxRequestBytes), sizeFlag(cfg.Receiver.SegmentBytes), sizeFlag(cfg.Pull.MaxResponseBytes)
+		queueMemory               = sizeFlag(cfg.Receiver.QueueBytes)
 	)
 	cmd := &cobra.Command{
 		Use:   "collect --out DATASET [--listen ADDR | --from prometheus=URL ... | --finalize]",
@@ -37,11 +38,12 @@ func newCollectCmd() *cobra.Command {
 By default it is an OpenTelemetry OTLP/HTTP endpoint on --listen (loopback,
 port 4318): POST /v1/traces and /v1/metrics, protobuf or JSON, gzip or not.
 Each request is acknowledged only once its rows are durable in a segment
-file of the work directory (DATASET.collect, fsynced). When the queue of
---queue requests is full, it answers 429 with Retry-After. SIGINT or SIGTERM
-stops it: requests in flight are finished, then the segments are folded
-into DATASET/spans.parquet and metrics.parquet (sorted, deduplicated, moved
-into place whole) and it exits 0.
+file of the work directory (DATASET.collect, fsynced). When the queue is
+full (--queue requests, or --queue-memory bytes of bodies), it answers 429
+with Retry-After. SIGINT or SIGTERM stops it: requests in flight are
+finished, then the segments are folded into DATASET/spans.parquet and
+metrics.parquet (sorted, deduplicated, moved into place whole) and it
+exits 0.
 
 A crash (even kill -9) loses nothing acknowledged: the segments stay in the
 work directory, a record cut short is discarded, and the next collect with
@@ -112,6 +114,7 @@ A dataset already at --out is kept and added to.`,
 				return usageError{errors.New("--start and --end apply to --from only")}
 			}
 			cfg.Receiver.MaxRequestBytes = int64(maxRequest)
+			cfg.Receiver.QueueBytes = int64(queueMemory)
 			cfg.Receiver.SegmentBytes = int64(segment)
 			cfg.Pull.MaxResponseBytes = int64(resp)
 			if kindMap != "" {
@@ -148,6 +151,7 @@ A dataset already at --out is kept and added to.`,
 
 	f.StringVar(&cfg.Receiver.Listen, flagListen, cfg.Receiver.Listen, "address of the OTLP/HTTP endpoint")
 	f.IntVar(&cfg.Receiver.QueueSize, "queue", cfg.Receiver.QueueSize, "requests admitted at once; the next is answered 429")
+	f.Var(&queueMemory, "queue-memory", "request body bytes admitted at once; a body beyond is answered 429 (memory stays under about 5 times this)")
 	f.Var(&maxRequest, "max-request-size", "largest request body, as sent and decompressed (413 beyond)")
 	f.Var(&segment, "segment-size", "size at which a segment is closed and the next begun")
 	f.DurationVar(&cfg.Receiver.RetryAfter, "retry-after", cfg.Receiver.RetryAfter, "Retry-After of 429 and 503 answers")
