@@ -54,9 +54,7 @@
 // (Config.Seed …, Config.Seeds of them) under two traffics: the normal
 // one (Config.Traffic, else Poisson at the model's entry rates) and a
 // surge, the same traffic times Config.SurgeFactor for the middle third
-// of the run. (A closed loop's think time is raised to at least one tick:
-// a user turned away at once who thinks for no time would send again in
-// the same tick forever, and the replay clock would stop.) Replay draws
+// of the run. Replay draws
 // each purpose's random numbers from its own
 // stream, so a seed gives baseline and candidate the same arrivals and
 // service times where the change does not act: common random numbers.

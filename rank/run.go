@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"time"
 
 	"cascade"
 	"cascade/replay"
@@ -98,7 +97,6 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	cfg.Traffic = thinkFloor(cfg.Traffic, cfg.Tick)
 	regimes := regimesOf(base, cfg)
 	rn := newRunner(cfg)
 	bres, err := runOne(ctx, rn, base, regimes)
@@ -253,23 +251,6 @@ func uniqueNames(cs []Candidate) {
 			cs[i].Name = fmt.Sprintf("%s (%d)", n, k)
 		}
 	}
-}
-
-// thinkFloor returns closed-loop traffic with a think time of at least
-// one tick. A user who is turned away at once (a rate limit, an open
-// breaker, a full queue at the entry) and thinks for no time would send
-// again within the same tick, forever: the replay clock would never
-// advance.
-func thinkFloor(t *cascade.Traffic, tick time.Duration) *cascade.Traffic {
-	if t == nil || t.Kind != cascade.TrafficClosed {
-		return t
-	}
-	if floor := float64(tick) / 1e6; t.ThinkMS < floor {
-		c := *t
-		c.ThinkMS = floor
-		return &c
-	}
-	return t
 }
 
 // regimesOf returns the normal traffic and, when SurgeFactor > 0, the

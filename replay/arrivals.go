@@ -184,11 +184,19 @@ func (e *Engine) onUser(id int32) {
 	if e.ms(e.now) >= e.arrEnd {
 		return
 	}
+	u.sentAt = e.now
 	e.newRoot(e.pickEntry(), id)
 }
 
 // userDone schedules a closed-loop user's next request after its think
-// time (exponential, mean ThinkMS).
+// time (exponential, mean ThinkMS). A user sends at most one request a
+// tick: one turned away at once (a rate limit, an open breaker, a full
+// queue) who thinks for no time would otherwise send again in the same
+// tick forever, and the clock would never advance.
 func (e *Engine) userDone(id int32) {
-	e.q.push(e.now+e.ticks(e.arrR.ExpFloat64()*e.traffic.ThinkMS), evUser, id, 0)
+	at := e.now + e.ticks(e.arrR.ExpFloat64()*e.traffic.ThinkMS)
+	if at <= e.users[id].sentAt {
+		at = e.users[id].sentAt + 1
+	}
+	e.q.push(at, evUser, id, 0)
 }

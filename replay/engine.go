@@ -223,6 +223,7 @@ type user struct {
 	retireAt int64 // surge users retire after this tick; -1 never
 	pauseAt  int64 // paused users sleep in [pauseAt, resumeAt)
 	resumeAt int64
+	sentAt   int64 // tick of the user's last request
 }
 
 // timer is one attempt's deadline.

@@ -212,9 +212,12 @@ func (e *Engine) enqueue(j int32, jb *job, n *node) {
 	if n.qcap > 0 && rp.qlen >= n.qcap {
 		e.m.rejectedQueue++
 		e.nodeReject(n)
-		answer, l, seq, r := !jb.abandoned, jb.link, jb.linkSeq, jb.rt
+		l, seq, r := jb.link, jb.linkSeq, jb.rt
 		e.freeJob(j)
-		if answer {
+		// A caller that gave up has moved on; one that still waits (a
+		// zombie itself, whose own caller gave up) must hear back, or it
+		// would hold its slot for good.
+		if e.live(l, seq) {
 			// Through an event even without network delay: the caller
 			// may be in the middle of issuing this very call.
 			at := e.now
@@ -448,15 +451,17 @@ func (e *Engine) freeIssues(jb *job) {
 }
 
 // finish ends a job that did its work: frees its slot and answers its
-// caller, unless the caller has gone.
+// caller, unless the caller has given up on this attempt. Abandoned work
+// still answers a caller that waits: that caller is zombie work itself
+// (its own caller gave up), and it must hear back to finish and free its
+// slot, as a real server's handler does when its downstream call returns.
 func (e *Engine) finish(j int32) {
 	jb := e.jobs.at(j)
 	n := jb.nd
 	ok := !jb.failed && !jb.childFail
 	n.nm.latency.add(e.now - jb.arrive)
 	e.m.slotTicks += e.now - jb.start
-	answer := !jb.abandoned
-	if !answer || !ok {
+	if jb.abandoned || !ok {
 		e.finishBadly(jb, n)
 	}
 	l, seq, r, rep := jb.link, jb.linkSeq, jb.rt, jb.rep
@@ -471,7 +476,7 @@ func (e *Engine) finish(j int32) {
 	if rp.qlen > 0 {
 		e.drain(n, rep)
 	}
-	if !answer {
+	if !e.live(l, seq) {
 		return
 	}
 	if !r.netOn {

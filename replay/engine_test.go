@@ -148,6 +148,23 @@ func TestTimeoutZombiesAndDeadlinePropagation(t *testing.T) {
 	require.Less(t, cc.InFlightMax, zc.InFlightMax)
 }
 
+func TestZombieParentHearsBack(t *testing.T) {
+	// The client gives up at 60 ms on requests that take ~80 ms: api and
+	// db run on as zombie work. db's answer must still reach api, which
+	// then finishes and frees its slot; were it dropped, api would hold
+	// every slot it ever gave a timed-out request until the end, and the
+	// replay would report a collapse that no real server has.
+	m := mmodel("api", 50, []cascade.Node{mnode("api", 1, 8, cascade.Const(1)), mnode("db", 1, 0, exp(80))}, medge("api", "db"))
+	m.Entries[0].TimeoutMS = 60
+	r := replayT(t, m, withDuration(30*time.Second))
+	api, ac := nodeOf(r, "api")
+	// Little's law: 50/s × ~81 ms ≈ 4 busy slots of 8.
+	require.Less(t, api.Utilisation, 0.75, "api's slots are not pinned by zombie parents")
+	require.Greater(t, ac.Zombies, int64(100), "timed-out requests finish at api as zombie work")
+	require.Greater(t, r.SuccessRate, 0.35, "requests under 60 ms still succeed") // P(exp(80) < 59) ≈ 0.52
+	require.Less(t, r.SuccessRate, 0.7)
+}
+
 func TestDeadlineDropsQueuedWork(t *testing.T) {
 	// Queued work whose caller gave up is dropped when it reaches a
 	// worker, not served.
@@ -300,6 +317,20 @@ func TestRateLimit(t *testing.T) {
 	require.InDelta(t, 50, r.Goodput, 1)
 	require.InDelta(t, 150.0/200, r.RejectedShare, 0.02)
 	require.Equal(t, r.Counts.Failed, r.Counts.RejectedLimit)
+}
+
+func TestClosedLoopTurnedAwayAdvances(t *testing.T) {
+	// Closed-loop users who think for no time, turned away at once by the
+	// entry's rate limit: each sends at most one request a tick, and the
+	// replay ends (it would spin in one tick forever otherwise).
+	m := mmodel("api", 0, []cascade.Node{mnode("api", 1, 0, cascade.Const(2))})
+	m.Entries[0].RateLimit = &cascade.RateLimit{RatePerSec: 50, Burst: 1}
+	r := replayT(t, m, withDuration(2*time.Second),
+		withTraffic(cascade.Traffic{Kind: cascade.TrafficClosed, Users: 4}))
+	ticks := int64(2 * time.Second / (100 * time.Microsecond))
+	require.LessOrEqual(t, r.Counts.Roots, 4*(ticks+1), "at most one request a user a tick")
+	require.Greater(t, r.Counts.RejectedLimit, 2*ticks, "the users keep knocking")
+	require.InDelta(t, 50, r.Goodput, 2, "the limit lets 50/s through")
 }
 
 func TestLoadBalancers(t *testing.T) {
