@@ -95,7 +95,10 @@
 // when none does, adding diagonal moves in every pair of axes once the
 // strides are one step; then a polish that looks two steps around the best
 // point in every pair of axes, so that a valley running diagonally (k and
-// θ trade off) is followed. Points are replayed in parallel
+// θ trade off) is followed. Every point of the best point's profiles and
+// loss plane is replayed too (the refine search has seen only some), and
+// where one is better the best point moves there; these count among the
+// points evaluated. Points are replayed in parallel
 // (Config.Parallel workers, errgroup) into slices pre-sized by position,
 // stored in index order, and the lowest loss wins with ties to the lowest
 // point index, so the result is identical at any parallelism.
@@ -106,9 +109,13 @@
 // around the best point: for each numeric axis the relative loss increase
 // one value down and up and the curvature d²L/dx², the axis counting as
 // identifiable when every neighbour raises the loss by Config.FlatTolerance
-// (1%) or more, and for the tier the gap to the next-best tier; how far the
-// best point moved from the model's values; the per-node errors at the best
-// point; and back-tests: for each of Config.Holdout windows (the busiest),
+// (1%) or more, and for the tier the gap to the next-best tier; the loss
+// plane, the relative loss increase over the two numeric axes whose
+// profiles rise most (by the largest increase along the axis, ties to
+// grid order), the other axes at the best point, each side thinned to at
+// most 25 values that keep the best's; how far the best point moved from
+// the model's values; the per-node errors at the best point; and
+// back-tests: for each of Config.Holdout windows (the busiest),
 // the grid is searched again without that window (same search, its losses
 // excluded), and the left-out window is predicted at that fit's best point
 // with per-node errors — the error on data the fit did not see.

@@ -33,6 +33,10 @@ type Report struct {
 	Moved []Move `json:"moved,omitempty"`
 	// Surface describes the loss around the best point, axis by axis.
 	Surface []SurfaceAxis `json:"surface"`
+	// Plane is the loss over two numeric axes around the best point;
+	// nil when the grid has fewer than two numeric axes of two or more
+	// values.
+	Plane *LossPlane `json:"plane,omitempty"`
 	// Nodes are the per-node errors at the best point over every window
 	// (in sample).
 	Nodes []NodeError `json:"nodes"`
@@ -106,6 +110,25 @@ type SurfaceAxis struct {
 	Profile      []float64 `json:"profile,omitempty"`
 	Identifiable bool      `json:"identifiable"`
 	Verdict      string    `json:"verdict"`
+}
+
+// LossPlane is the loss surface as a map: the loss over two numeric axes
+// of the grid, every other axis (the tier included) held at the best
+// point. The two axes are those whose profile rises most from the best
+// (the best-identified ones); every cell is replayed, in a
+// coarse-to-fine search too.
+type LossPlane struct {
+	// X and Y name the axes; XValues and YValues are their values.
+	X       string    `json:"x"`
+	Y       string    `json:"y"`
+	XValues []float64 `json:"x_values"`
+	YValues []float64 `json:"y_values"`
+	// Loss[i][j] is the relative loss increase over the best point at
+	// (XValues[j], YValues[i]): 0 at the best.
+	Loss [][]float64 `json:"loss"`
+	// BestX and BestY index the best point's values.
+	BestX int `json:"best_x"`
+	BestY int `json:"best_y"`
 }
 
 // HoldoutResult is one back-test: the grid fitted on every window but

@@ -78,8 +78,12 @@ func Run(ctx context.Context, cfg Config, m *cascade.Model, obs *Observations) (
 		return nil, err
 	}
 	// The profiles through the best point (every value of each numeric
-	// axis, the others fixed) describe the surface; where the search did
-	// not look at a profile point that turns out better, move there.
+	// axis, the others fixed) describe the surface, and the loss plane
+	// over the two axes whose profiles rise most maps it; where the
+	// search did not look at a profile or plane point that turns out
+	// better, move there. In an exhaustive search every point is known
+	// already; in a refine search the plane adds at most 25 × 25
+	// replays per pass.
 	var best int
 	var bl float64
 	for {
@@ -89,6 +93,16 @@ func Run(ctx context.Context, cfg Config, m *cascade.Model, obs *Observations) (
 			return nil, err
 		}
 		pts = union(pts, prof)
+		if nb, _ := s.bestOf(pts, -1); nb != best {
+			continue
+		}
+		if x, y := planeAxes(g, s.surface(best, nil, cfg.FlatTolerance)); x >= 0 {
+			cells := planePoints(g, best, x, y)
+			if err := s.eval(ctx, cells); err != nil {
+				return nil, err
+			}
+			pts = union(pts, cells)
+		}
 		if nb, _ := s.bestOf(pts, -1); nb == best {
 			break
 		}
@@ -108,6 +122,7 @@ func Run(ctx context.Context, cfg Config, m *cascade.Model, obs *Observations) (
 		}
 	}
 	rep.Surface = s.surface(best, rep.Tiers, cfg.FlatTolerance)
+	rep.Plane = s.plane(best, rep.Surface)
 	rep.Moved = moved(g, best)
 	rep.Warnings = edgeWarnings(g, best, rep.Surface)
 	// In-sample errors at the best point.
@@ -237,7 +252,7 @@ func (s *searcher) surface(best int, tiers []PointResult, tol float64) []Surface
 	c := g.Coords(best)
 	lb := objective(s.cache[best], -1)
 	rel := func(l float64) *float64 {
-		x := finite((l - lb) / math.Max(lb, 1e-12))
+		x := relIncrease(l, lb)
 		return &x
 	}
 	var out []SurfaceAxis

@@ -25,8 +25,8 @@ func chainFit(t testing.TB) (*cascade.Model, *fit.Observations) {
 }
 
 // TestRunParallelIsIdentical holds the determinism contract: the report
-// and the calibrated model are the same bytes at any parallelism, for
-// both searches.
+// (its loss plane included) and the calibrated model are the same bytes
+// at any parallelism, for both searches.
 func TestRunParallelIsIdentical(t *testing.T) {
 	m, obs := chainFit(t)
 	for _, search := range []string{fit.SearchExhaustive, fit.SearchRefine} {
@@ -37,6 +37,7 @@ func TestRunParallelIsIdentical(t *testing.T) {
 			cfg.Search, cfg.Parallel = search, par
 			res, err := fit.Run(context.Background(), cfg, m, obs)
 			require.NoError(t, err)
+			require.NotNil(t, res.Report.Plane, "the plane is held to the contract too")
 			rep, err := json.Marshal(res.Report)
 			require.NoError(t, err)
 			doc, err := cascade.EncodeModel(res.Model)

@@ -3,12 +3,14 @@ package fit
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 )
 
 // WriteTable writes the report for people: the header, the best point
-// and each tier's, the surface, the distance from the model's values,
-// the per-node errors in sample and held out, and the regression.
+// and each tier's, the surface and the loss plane's extremes, the
+// distance from the model's values, the per-node errors in sample and
+// held out, and the regression.
 func WriteTable(w io.Writer, r *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "seed\t%d (%d seed(s) per point)\n", r.Seed, r.Seeds)
@@ -55,6 +57,9 @@ func WriteTable(w io.Writer, r *Report) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if p := r.Plane; p != nil {
+		fmt.Fprintln(w, planeLine(p))
 	}
 	if len(r.Moved) > 0 {
 		fmt.Fprintln(w)
@@ -116,6 +121,24 @@ func WriteTable(w io.Writer, r *Report) error {
 		}
 	}
 	return nil
+}
+
+// planeLine sums up the loss plane in one line: its axes and size, its
+// best cell and its worst (the first in row order of the highest).
+func planeLine(p *LossPlane) string {
+	wi, wj := p.BestY, p.BestX
+	for i, row := range p.Loss {
+		for j, l := range row {
+			if l > p.Loss[wi][wj] {
+				wi, wj = i, j
+			}
+		}
+	}
+	at := func(i, j int) string {
+		return p.X + "=" + strconv.FormatFloat(p.XValues[j], 'g', -1, 64) + " " + p.Y + "=" + strconv.FormatFloat(p.YValues[i], 'g', -1, 64)
+	}
+	return fmt.Sprintf("loss plane %s × %s (%d × %d values): best %s, worst %s %s",
+		p.X, p.Y, len(p.XValues), len(p.YValues), at(p.BestY, p.BestX), at(wi, wj), pctOrDash(&p.Loss[wi][wj]))
 }
 
 func nodeTable(w io.Writer, rows []NodeError) error {
