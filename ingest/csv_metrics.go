@@ -216,36 +216,7 @@ func (d *metricCSVDecoder) classify() error {
 
 // run decodes the records after the header.
 func (d *metricCSVDecoder) run() error {
-	records := 0
-	for {
-		d.offset = d.cr.InputOffset()
-		rec, err := d.cr.Read()
-		if err == io.EOF {
-			break
-		}
-		records++
-		if err != nil {
-			rerr := csvReadError(d.name, d.offset, err)
-			pe, ok := rerr.(*ParseError)
-			if !ok {
-				return rerr
-			}
-			if err := d.s.invalid(pe); err != nil {
-				return err
-			}
-			continue
-		}
-		if csvIsHeader(rec, d.header) {
-			continue
-		}
-		if err := d.record(rec); err != nil {
-			return err
-		}
-	}
-	if records == 0 {
-		d.s.infer("empty input")
-	}
-	return nil
+	return csvRecords(d.cr, d.name, d.header, d.s, &d.offset, d.record)
 }
 
 // fieldError reports a defect in one cell of the current record.

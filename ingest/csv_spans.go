@@ -229,33 +229,9 @@ func decodeSpanCSV(name string, r io.Reader, s sink, opts *Options) error {
 
 // run decodes the records after the header.
 func (d *spanCSVDecoder) run() error {
-	records := 0
-	for {
-		d.offset = d.cr.InputOffset()
-		rec, err := d.cr.Read()
-		if err == io.EOF {
-			break
-		}
-		records++
-		if err != nil {
-			rerr := csvReadError(d.name, d.offset, err)
-			pe, ok := rerr.(*ParseError)
-			if !ok {
-				return rerr
-			}
-			if err := d.s.invalid(pe); err != nil {
-				return err
-			}
-			continue
-		}
-		if csvIsHeader(rec, d.header) {
-			continue
-		}
+	return csvRecords(d.cr, d.name, d.header, d.s, &d.offset, func(rec []string) error {
 		if pe := d.record(rec); pe != nil {
-			if err := d.s.invalid(pe); err != nil {
-				return err
-			}
-			continue
+			return d.s.invalid(pe)
 		}
 		if !d.emitted {
 			d.emitted = true
@@ -270,12 +246,43 @@ func (d *spanCSVDecoder) run() error {
 				d.s.infer("kind: not recorded by format")
 			}
 		}
-		if err := d.s.span(&d.span); err != nil {
+		return d.s.span(&d.span)
+	})
+}
+
+// csvRecords reads the records after the header and hands each to fn,
+// with *offset at its first byte: records the CSV reader cannot parse go
+// to s as invalid, a repeated header line is skipped, and an input with
+// no record says so.
+func csvRecords(cr *csv.Reader, name string, header []string, s sink, offset *int64, fn func(rec []string) error) error {
+	records := 0
+	for {
+		*offset = cr.InputOffset()
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		records++
+		if err != nil {
+			rerr := csvReadError(name, *offset, err)
+			pe, ok := rerr.(*ParseError)
+			if !ok {
+				return rerr
+			}
+			if err := s.invalid(pe); err != nil {
+				return err
+			}
+			continue
+		}
+		if csvIsHeader(rec, header) {
+			continue
+		}
+		if err := fn(rec); err != nil {
 			return err
 		}
 	}
 	if records == 0 {
-		d.s.infer("empty input")
+		s.infer("empty input")
 	}
 	return nil
 }

@@ -83,6 +83,12 @@ func createDataset(out string, runRows int) (*datasetWriter, error) {
 	if err != nil {
 		return nil, err
 	}
+	// MkdirTemp makes it private (0700); a dataset is shared like the
+	// files in it (0644).
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
 	return &datasetWriter{
 		final:   out,
 		tmp:     tmp,
