@@ -31,6 +31,10 @@ type Engine struct {
 	jobs   slab[job]
 	links  slab[link]
 	issues slab[issue]
+	// kids reports whether jobs keep lists of their child links
+	// (job.kids), which fail-fast and abandonment walk; a model where no
+	// call can fail or time out needs neither and skips the lists.
+	kids bool
 
 	traffic  cascade.Traffic
 	closed   bool
@@ -402,6 +406,13 @@ func (e *Engine) build() error {
 		}
 		r.guarded = e.nodes[r.to].brkOn ||
 			(r.edge >= 0 && e.edges[r.edge].availOn) || (r.entry >= 0 && e.entries[r.entry].rlOn)
+		// A call fails when it is turned away, or (below) its callee
+		// fails it; it is abandoned only when its caller times out.
+		e.kids = e.kids || r.guarded || r.timeout > 0
+	}
+	for i := range e.nodes {
+		n := &e.nodes[i]
+		e.kids = e.kids || n.overOn || n.qcap > 0 || n.brkOn
 	}
 	if err := e.buildTraffic(rates); err != nil {
 		return err

@@ -13,6 +13,12 @@ func (e *Engine) onResponse(l int32, seq uint32, ok bool) {
 		}
 		return
 	}
+	e.respond(l, lk, ok)
+}
+
+// respond takes an answer to the attempt link l (whose record is lk)
+// waits for.
+func (e *Engine) respond(l int32, lk *link, ok bool) {
 	lk.waiting = false
 	lk.seq++
 	r := lk.rt
@@ -23,10 +29,10 @@ func (e *Engine) onResponse(l int32, seq uint32, ok bool) {
 	}
 	lk.job = -1
 	if ok {
-		e.linkDone(l, true)
+		e.linkDone(l, lk, true)
 		return
 	}
-	e.attemptFailed(l)
+	e.attemptFailed(l, lk)
 }
 
 // addTimer starts the deadline of the attempt (l, seq) on route ri.
@@ -101,12 +107,12 @@ func (e *Engine) onTimeout(l int32, seq uint32) {
 		e.abandon(lk.job, lk.jobGen)
 	}
 	lk.job = -1
-	e.attemptFailed(l)
+	e.attemptFailed(l, lk)
 }
 
-// attemptFailed retries the link after its backoff, or ends it failed.
-func (e *Engine) attemptFailed(l int32) {
-	lk := e.links.at(l)
+// attemptFailed retries link l (whose record is lk) after its backoff,
+// or ends it failed.
+func (e *Engine) attemptFailed(l int32, lk *link) {
 	r := lk.rt
 	rt := &r.retry
 	if rt.on && lk.attempt < rt.max && (rt.react >= 1 || r.retryR.Float64() < rt.react) && rt.allow(e) {
@@ -115,25 +121,24 @@ func (e *Engine) attemptFailed(l int32) {
 		e.q.push(e.now+e.ticks(d), evRetry, l, lk.seq)
 		return
 	}
-	e.linkDone(l, false)
+	e.linkDone(l, lk, false)
 }
 
-// linkDone ends a logical call and reports it to its parent (or records
-// the root request).
-func (e *Engine) linkDone(l int32, ok bool) {
-	lk := e.links.at(l)
+// linkDone ends a logical call (link l, whose record is lk) and reports
+// it to its parent (or records the root request).
+func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 	r := lk.rt
 	if r.entry >= 0 {
 		e.m.rootDone(e, ok, e.now-lk.first)
 		u := lk.user
-		e.freeLink(l)
+		e.freeLink(l, lk)
 		if u >= 0 {
 			e.userDone(u)
 		}
 		return
 	}
 	p, pgen, is := lk.parent, lk.parentGen, lk.issue
-	e.freeLink(l)
+	e.freeLink(l, lk)
 	if p < 0 {
 		return
 	}
@@ -155,7 +160,7 @@ func (e *Engine) linkDone(l int32, ok bool) {
 			e.freeIssues(jb)
 		}
 		jb.stage++
-		e.runStages(p)
+		e.runStages(p, jb)
 	}
 }
 
@@ -177,7 +182,7 @@ func (e *Engine) childDone(p int32, jb *job, is int32, ed *edge) {
 		// Fail fast: the request fails now; calls still out are abandoned.
 		e.freeIssues(jb)
 		e.abandonKids(p)
-		e.finish(p)
+		e.finish(p, jb)
 		if pl != nil {
 			e.servePool(pl)
 		}
@@ -191,7 +196,7 @@ func (e *Engine) childDone(p int32, jb *job, is int32, ed *edge) {
 	if jb.pending == 0 && jb.state == jsWaiting && jb.gen == pgen {
 		e.freeIssues(jb)
 		jb.stage++
-		e.runStages(p)
+		e.runStages(p, jb)
 	}
 }
 
@@ -246,7 +251,7 @@ func (e *Engine) abandonKids(j int32) {
 		if ed := lk.rt.ed; ed.shared {
 			pl = e.nodes[ed.from].pool(jb.rep, ed.pool)
 		}
-		e.freeLink(l)
+		e.freeLink(l, lk)
 		if cj >= 0 {
 			e.abandon(cj, cgen)
 		}

@@ -29,17 +29,22 @@ func (e *Engine) loop() {
 			e.onUser(ev.id)
 		case evJobArrive:
 			if jb := e.jobs.at(ev.id); jb.gen == ev.gen && jb.state == jsNet {
-				e.arrive(ev.id)
+				e.arrive(ev.id, jb)
 			}
 		case evJobDone:
 			if jb := e.jobs.at(ev.id); jb.gen == ev.gen && jb.state == jsRunning {
 				// The job's own time is over: it fails, or calls its
 				// children.
-				if jb.failed {
-					e.finish(ev.id)
-				} else {
+				switch {
+				case jb.failed:
+					e.finish(ev.id, jb)
+				case len(jb.nd.stages) == 0:
+					// A leaf: runStages would finish it at once.
 					jb.stage = 0
-					e.runStages(ev.id)
+					e.finish(ev.id, jb)
+				default:
+					jb.stage = 0
+					e.runStages(ev.id, jb)
 				}
 			}
 		case evRespOK:
@@ -50,7 +55,7 @@ func (e *Engine) loop() {
 			e.fireTimers(ev.id)
 		case evRetry:
 			if lk := e.links.at(ev.id); lk.live && lk.seq == ev.gen && !lk.waiting {
-				e.send(ev.id)
+				e.send(ev.id, lk, nil)
 			}
 		}
 		if e.check != nil {
@@ -68,12 +73,13 @@ func (e *Engine) loop() {
 // -1).
 func (e *Engine) newRoot(en int32, u int32) {
 	e.m.rootOffered(e)
-	l := e.newLink(int32(len(e.edges))+en, -1, 0, -1, u)
-	e.send(l)
+	l, lk := e.newLink(int32(len(e.edges))+en, -1, 0, nil, -1, u)
+	e.send(l, lk, nil)
 }
 
-// newLink allocates a link on route r for parent job p (or -1).
-func (e *Engine) newLink(r, p int32, pgen uint32, is int32, u int32) int32 {
+// newLink allocates a link on route r for parent job p of generation
+// pgen (or -1), whose record is jb (nil when p is -1).
+func (e *Engine) newLink(r, p int32, pgen uint32, jb *job, is int32, u int32) (int32, *link) {
 	l := e.links.alloc()
 	lk := e.links.at(l)
 	lk.seq++
@@ -82,41 +88,45 @@ func (e *Engine) newLink(r, p int32, pgen uint32, is int32, u int32) int32 {
 	lk.parent, lk.parentGen, lk.issue, lk.user = p, pgen, is, u
 	lk.attempt, lk.job, lk.prev, lk.next = 0, -1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
-	if p >= 0 {
-		jb := e.jobs.at(p)
+	if p >= 0 && e.kids {
 		lk.next = jb.kids
 		if jb.kids >= 0 {
 			e.links.at(jb.kids).prev = l
 		}
 		jb.kids = l
 	}
-	return l
+	return l, lk
 }
 
-// freeLink ends a link: events that still name it become stale.
-func (e *Engine) freeLink(l int32) {
-	lk := e.links.at(l)
-	if lk.parent >= 0 {
-		jb := e.jobs.at(lk.parent)
-		if jb.gen == lk.parentGen {
-			if lk.prev >= 0 {
-				e.links.at(lk.prev).next = lk.next
-			} else {
-				jb.kids = lk.next
-			}
-			if lk.next >= 0 {
-				e.links.at(lk.next).prev = lk.prev
-			}
-		}
+// freeLink ends link l (whose record is lk): events that still name it
+// become stale.
+func (e *Engine) freeLink(l int32, lk *link) {
+	if lk.parent >= 0 && e.kids {
+		e.unlinkKid(lk)
 	}
 	lk.live = false
 	lk.seq++
 	e.links.release(l)
 }
 
-// send sends the link's next attempt.
-func (e *Engine) send(l int32) {
-	lk := e.links.at(l)
+// unlinkKid takes lk off its parent's list of children.
+func (e *Engine) unlinkKid(lk *link) {
+	jb := e.jobs.at(lk.parent)
+	if jb.gen == lk.parentGen {
+		if lk.prev >= 0 {
+			e.links.at(lk.prev).next = lk.next
+		} else {
+			jb.kids = lk.next
+		}
+		if lk.next >= 0 {
+			e.links.at(lk.next).prev = lk.prev
+		}
+	}
+}
+
+// send sends the next attempt of link l, whose record is lk; pj is the
+// record of its parent job when the caller has it at hand, else nil.
+func (e *Engine) send(l int32, lk *link, pj *job) {
 	r := lk.rt
 	lk.attempt++
 	lk.seq++
@@ -142,7 +152,9 @@ func (e *Engine) send(l int32) {
 	lk.job, lk.jobGen = j, gen
 	jb.depth = lk.depth
 	if lk.parent >= 0 {
-		pj := e.jobs.at(lk.parent)
+		if pj == nil {
+			pj = e.jobs.at(lk.parent)
+		}
 		jb.depth = pj.depth + 1
 		// A call sent for a request that is already gone is zombie work
 		// from the start.
@@ -158,7 +170,7 @@ func (e *Engine) send(l int32) {
 		e.q.push(e.now+e.ticks(r.net.draw(r.netR.Rand)), evJobArrive, j, gen)
 		return
 	}
-	e.arrive(j)
+	e.arrive(j, jb)
 }
 
 // turnedAway fails the attempt (l, seq) on route r at once when the edge
@@ -186,20 +198,27 @@ func (e *Engine) turnedAway(l int32, r *route, seq uint32) bool {
 	return false
 }
 
-// arrive places a job that reached its callee: on a free slot, in a
-// queue, or back to the caller when the queue is full.
-func (e *Engine) arrive(j int32) {
-	jb := e.jobs.at(j)
+// arrive places job j (whose record is jb) that reached its callee: on
+// a free slot, in a queue, or back to the caller when the queue is full.
+func (e *Engine) arrive(j int32, jb *job) {
 	n := jb.nd
 	jb.arrive = e.now
 	e.nodeCall(n)
 	var rep int32
 	if n.replicas > 1 {
-		rep = e.pickReplica(n)
+		if n.lb == lbRoundRobin {
+			// pickReplica's default, inline.
+			rep = n.rr
+			if n.rr++; n.rr == n.replicas {
+				n.rr = 0
+			}
+		} else {
+			rep = e.pickReplica(n)
+		}
 	}
 	jb.rep = rep
 	if rp := &n.reps[rep]; n.conc == 0 || rp.busy < n.conc {
-		e.start(j)
+		e.start(j, jb, rp)
 		return
 	}
 	e.enqueue(j, jb, n)
@@ -246,17 +265,17 @@ func (e *Engine) enqueue(j int32, jb *job, n *node) {
 	}
 }
 
-// start gives job j a slot of its replica, or drops it when its caller
-// has given up and the node propagates deadlines.
-func (e *Engine) start(j int32) {
-	jb := e.jobs.at(j)
+// start gives job j (whose record is jb) a slot of its replica rp, or
+// drops it when its caller has given up and the node propagates
+// deadlines.
+func (e *Engine) start(j int32, jb *job, rp *replica) {
 	n := jb.nd
 	if jb.abandoned && n.deadline {
 		e.drop(j, jb, n)
 		return
 	}
 	e.touch(n)
-	n.reps[jb.rep].busy++
+	rp.busy++
 	n.busy++
 	if b := int(n.busy); b > n.nm.inflightMax {
 		n.nm.inflightMax = b
@@ -308,14 +327,14 @@ func (e *Engine) drain(n *node, r int32) {
 		rp.qlen--
 		e.touch(n)
 		n.queued--
-		e.start(j)
+		e.start(j, jb, rp)
 	}
 }
 
-// runStages issues the calls of the job's current stage, moving on while
-// a stage has nothing to wait for, and finishes the job after the last.
-func (e *Engine) runStages(j int32) {
-	jb := e.jobs.at(j)
+// runStages issues the calls of job j's current stage (its record is
+// jb), moving on while a stage has nothing to wait for, and finishes the
+// job after the last.
+func (e *Engine) runStages(j int32, jb *job) {
 	n := jb.nd
 	if jb.depth >= maxDepth && len(n.stages) > 0 {
 		// A cycle of calls that never ends: stop it here.
@@ -337,9 +356,9 @@ func (e *Engine) runStages(j int32) {
 			}
 			if ed.async {
 				for k := int32(0); k < c; k++ {
-					l := e.newLink(ei, -1, 0, -1, -1)
-					e.links.at(l).depth = jb.depth + 1
-					e.send(l)
+					l, lk := e.newLink(ei, -1, 0, nil, -1, -1)
+					lk.depth = jb.depth + 1
+					e.send(l, lk, nil)
 				}
 				continue
 			}
@@ -348,7 +367,8 @@ func (e *Engine) runStages(j int32) {
 				// progress record.
 				jb.pending += c
 				for k := int32(0); k < c; k++ {
-					e.send(e.newLink(ei, j, jb.gen, -1, -1))
+					l, lk := e.newLink(ei, j, jb.gen, jb, -1, -1)
+					e.send(l, lk, jb)
 				}
 				continue
 			}
@@ -370,7 +390,7 @@ func (e *Engine) runStages(j int32) {
 		e.freeIssues(jb)
 		jb.stage++
 	}
-	e.finish(j)
+	e.finish(j, jb)
 }
 
 // pump issues as many of an issue record's calls as its parallelism (or
@@ -409,7 +429,9 @@ func (e *Engine) issueOne(i int32) {
 	is := e.issues.at(i)
 	is.left--
 	is.active++
-	e.send(e.newLink(is.edge, is.job, is.jobGen, i, -1))
+	jb := e.jobs.at(is.job)
+	l, lk := e.newLink(is.edge, is.job, is.jobGen, jb, i, -1)
+	e.send(l, lk, jb)
 }
 
 // servePool hands a shared pool's free calls to its waiters, in order.
@@ -455,8 +477,7 @@ func (e *Engine) freeIssues(jb *job) {
 // still answers a caller that waits: that caller is zombie work itself
 // (its own caller gave up), and it must hear back to finish and free its
 // slot, as a real server's handler does when its downstream call returns.
-func (e *Engine) finish(j int32) {
-	jb := e.jobs.at(j)
+func (e *Engine) finish(j int32, jb *job) {
 	n := jb.nd
 	ok := !jb.failed && !jb.childFail
 	n.nm.latency.add(e.now - jb.arrive)
@@ -476,11 +497,12 @@ func (e *Engine) finish(j int32) {
 	if rp.qlen > 0 {
 		e.drain(n, rep)
 	}
-	if !e.live(l, seq) {
-		return
+	lk := e.links.at(l)
+	if !lk.live || lk.seq != seq || !lk.waiting {
+		return // the caller gave up on this attempt
 	}
 	if !r.netOn {
-		e.onResponse(l, seq, ok)
+		e.respond(l, lk, ok)
 		return
 	}
 	e.answer(l, seq, r, ok)
