@@ -89,7 +89,10 @@
 // Config.InfectFailureRate of its calls or its mean load reaches
 // Config.InfectLoad. The replay collapsed at the start of the last run of
 // windows, to the end, in which fewer than half the roots offered
-// succeeded; it recovered at the first window after the last surge (or
+// succeeded, when that run is at least 3 windows long and was offered at
+// least 20 roots (shorter or thinner runs are what a healthy replay's
+// last windows look like by chance, or with requests still in flight at
+// the end); it recovered at the first window after the last surge (or
 // else the last scheduled partition) in which at least 90% did.
 //
 // RunSeeds replays several seeds in parallel, and Summarize gives each

@@ -659,3 +659,26 @@ func TestRunaway(t *testing.T) {
 	require.True(t, e.Run(1).Counts.Aborted)
 	require.Equal(t, int32(maxJobs), func() int32 { e, _ := NewEngine(m, cfg); return e.maxJobs }())
 }
+
+func TestCollapseNeedsARun(t *testing.T) {
+	// A collapse is a run of starved windows to the end, long enough and
+	// with enough roots offered not to be chance or requests in flight.
+	e, err := NewEngine(mmodel("api", 10, []cascade.Node{mnode("api", 1, 0, cascade.Const(1))}), DefaultConfig())
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name               string
+		offered, succeeded []int64
+		want               float64
+	}{
+		{"healthy", []int64{10, 10, 10, 10, 10}, []int64{10, 10, 10, 10, 10}, -1},
+		{"two starved windows", []int64{50, 50, 50, 50, 50}, []int64{50, 50, 50, 0, 0}, -1},
+		{"three thin windows", []int64{3, 3, 3, 3, 3}, []int64{3, 3, 0, 1, 0}, -1},
+		{"three starved windows", []int64{10, 10, 10, 10, 10}, []int64{10, 10, 1, 2, 0}, 2000},
+		{"starved, then served", []int64{10, 10, 10, 10, 10}, []int64{1, 1, 1, 10, 10}, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			at, _ := e.collapse(RootSeries{WindowMS: 1000, Offered: tc.offered, Succeeded: tc.succeeded})
+			require.Equal(t, tc.want, at)
+		})
+	}
+}

@@ -322,14 +322,27 @@ func (e *Engine) nodeOutcome(n *node) cascade.NodeOutcome {
 // collapse finds when goodput fell under half the offered load for good,
 // and how long after the trigger (the last surge, else the last
 // scheduled partition) it took goodput to return to 90% of offered.
+//
+// Offered counts roots by arrival and Succeeded by completion, so a
+// healthy replay's last windows can fall short by chance when few roots
+// arrive per window or requests are still in flight at the end: a run
+// counts as a collapse only when it lasts at least collapseWindows
+// windows and was offered at least collapseRoots roots.
 func (e *Engine) collapse(rs RootSeries) (collapseAt, recover float64) {
 	collapseAt, recover = -1, -1
+	var offered int64
+	run := 0
 	for w := len(rs.Offered) - 1; w >= 0; w-- {
 		if rs.Offered[w] > 0 && float64(rs.Succeeded[w]) < 0.5*float64(rs.Offered[w]) {
 			collapseAt = float64(w) * rs.WindowMS
+			offered += rs.Offered[w]
+			run++
 			continue
 		}
 		break
+	}
+	if run < collapseWindows || offered < collapseRoots {
+		collapseAt = -1
 	}
 	trigger := -1.0
 	for _, s := range e.traffic.Surges {
@@ -358,6 +371,12 @@ func (e *Engine) collapse(rs RootSeries) (collapseAt, recover float64) {
 	}
 	return collapseAt, -1
 }
+
+// The least a trailing run of starved windows must hold to be a collapse.
+const (
+	collapseWindows = 3
+	collapseRoots   = 20
+)
 
 func ratio(a, b int64) float64 {
 	if b == 0 {
