@@ -1,0 +1,155 @@
+//go:build unix
+
+package report
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// chromiumBin is where Debian's chromium package installs the browser.
+const chromiumBin = "/usr/bin/chromium"
+
+// probeScript counts, once the page is laid out, the <svg> elements and
+// those that take room on the page, into attributes of <body> that
+// --dump-dom shows.
+const probeScript = `<script>(function(){var t=0,n=0,w=1e9;` +
+	`document.querySelectorAll("svg").forEach(function(s){t++;var r=s.getBoundingClientRect();` +
+	`if(r.width>0&&r.height>0){n++;w=Math.min(w,r.width)}});` +
+	`document.body.setAttribute("data-svg-total",t);document.body.setAttribute("data-svg-rendered",n);` +
+	`document.body.setAttribute("data-svg-min-width",Math.round(w));})();</script>`
+
+// TestAnalysisHTMLInChromium opens the HotROD page in headless Chromium
+// and checks that every chart was laid out with a size and that the
+// screenshot shows the charts' colours. It runs when Chromium is
+// installed at /usr/bin/chromium (apt-get install chromium), and must
+// run when CASCADE_CHROMIUM=1.
+func TestAnalysisHTMLInChromium(t *testing.T) {
+	required := os.Getenv("CASCADE_CHROMIUM") == "1"
+	if _, err := os.Stat(chromiumBin); err != nil {
+		if required {
+			t.Fatalf("CASCADE_CHROMIUM=1 but %s is missing: %v (apt-get install -y chromium)", chromiumBin, err)
+		}
+		t.Skipf("%s not found: install Debian's chromium (apt-get install -y chromium) to run this check; CASCADE_CHROMIUM=1 makes it required", chromiumBin)
+	}
+	a := fixture(t, "hotrod")
+	page := string(render(t, a))
+	// The probe is the page plus a script; the page's policy forbids
+	// scripts, so it is widened for this one.
+	const csp = `default-src 'none'; `
+	require.Contains(t, page, csp)
+	probe := strings.Replace(page, csp, csp+`script-src 'unsafe-inline'; `, 1)
+	probe = strings.Replace(probe, "</body>", probeScript+"</body>", 1)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "report.html")
+	require.NoError(t, os.WriteFile(file, []byte(probe), 0o644))
+	shot := filepath.Join(dir, "page.png")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromiumBin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-extensions", "--hide-scrollbars", "--force-device-scale-factor=1",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--window-size=1280,6400",
+		"--screenshot="+shot, "--dump-dom", "file://"+file)
+	// Chromium starts helper processes: run it in its own process group
+	// and kill the group on timeout and after it exits.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // stragglers, if any
+	}
+	require.NoError(t, err, "chromium: %s", tail(stderr.String(), 2000))
+
+	// The DOM after layout: every chart is there and takes room.
+	dom := stdout.String()
+	want := wantCharts(a)
+	require.Equal(t, want, domCount(t, dom, "data-svg-total"), "svg elements in the DOM")
+	require.Equal(t, want, domCount(t, dom, "data-svg-rendered"), "svg elements laid out with a size")
+	require.GreaterOrEqual(t, domCount(t, dom, "data-svg-min-width"), 300, "the narrowest chart, px")
+
+	// The screenshot decodes, is not blank, and shows each chart's
+	// fills: the entry node, the surge band, the capacity band, the best
+	// cell of the loss plane, and the ×10 edge.
+	f, err := os.Open(shot)
+	require.NoError(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	require.NoError(t, err)
+	require.Equal(t, image.Rect(0, 0, 1280, 6400), img.Bounds())
+	counts := map[color.RGBA]int{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			counts[color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), 0xff}]++
+		}
+	}
+	require.Greater(t, len(counts), 200, "distinct colours: the page looks blank")
+	fills := []struct{ name, hex string }{{"entry node", "#eef3fb"}}
+	if tl := a.Timeline; tl != nil && tl.SurgeToMS > tl.SurgeFromMS {
+		fills = append(fills, struct{ name, hex string }{"surge band", "#fbe3c6"})
+	}
+	if a.Rank != nil && a.Rank.Capacity != nil {
+		fills = append(fills, struct{ name, hex string }{"capacity band", "#c6dbef"})
+	}
+	if a.Fit != nil && a.Fit.Plane != nil {
+		fills = append(fills, struct{ name, hex string }{"best cell of the loss plane", "#ffffcc"})
+	}
+	for i := range a.Model.Edges {
+		if amp, _ := amplification(a.Model, &a.Model.Edges[i]); amp == 10 {
+			fills = append(fills, struct{ name, hex string }{"an edge of amplification 10", ampColour(10)})
+			break
+		}
+	}
+	for _, c := range fills {
+		require.Greater(t, counts[hexColour(t, c.hex)], 20, "%s (%s) is not on the screenshot", c.name, c.hex)
+	}
+}
+
+var domAttr = regexp.MustCompile(`(data-svg-[a-z-]+)="(\d+)"`)
+
+// domCount reads an attribute the probe set on <body>.
+func domCount(t *testing.T, dom, name string) int {
+	t.Helper()
+	for _, m := range domAttr.FindAllStringSubmatch(dom, -1) {
+		if m[1] == name {
+			n, err := strconv.Atoi(m[2])
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatalf("%s not in the DOM: the probe did not run\n%s", name, tail(dom, 600))
+	return 0
+}
+
+func hexColour(t *testing.T, s string) color.RGBA {
+	v, err := strconv.ParseUint(strings.TrimPrefix(s, "#"), 16, 32)
+	require.NoError(t, err)
+	return color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 0xff}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
