@@ -12,6 +12,7 @@ import (
 	"cascade"
 	"cascade/graph"
 	"cascade/ingest"
+	"cascade/internal/atomicfile"
 )
 
 // Flags of `cascade graph` (prefixed: other subcommands declare their own
@@ -182,27 +183,4 @@ func samplesOf(dir string) graph.SampleSource {
 
 // writeFileAtomic writes data to a temporary file beside path and renames
 // it into place, so readers never see a half-written file.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if e := f.Close(); err == nil {
-		err = e
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
-}
+func writeFileAtomic(path string, data []byte) error { return atomicfile.WriteFile(path, data) }

@@ -76,6 +76,7 @@ that reads and writes documented files.`,
 	root.AddCommand(newReplayCmd())
 	root.AddCommand(newRankCmd())
 	root.AddCommand(newCollectCmd())
+	root.AddCommand(newAnalyzeCmd())
 	return root
 }
 

@@ -1,0 +1,328 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"cascade"
+	"cascade/fit"
+	"cascade/graph"
+	"cascade/ingest"
+	"cascade/internal/atomicfile"
+	"cascade/rank"
+	"cascade/report"
+)
+
+// Files written into Config.Out.
+const (
+	DatasetDir     = "dataset"
+	ModelFile      = "model.json"
+	CalibratedFile = "calibrated.json"
+	JSONFile       = "report.json"
+	MarkdownFile   = "report.md"
+	HTMLFile       = "report.html"
+)
+
+// Config says what to analyse and how.
+type Config struct {
+	// Inputs are trace files or directories to ingest, or one dataset
+	// directory written by cascade ingest.
+	Inputs []string
+	// Metrics are metric files or directories ingested with the traces.
+	Metrics []string
+	// Format is the trace format of the inputs; empty or auto detects.
+	Format ingest.Format
+	// Out is the directory the reports and models are written to; it is
+	// created when missing. Files of earlier runs are replaced one by
+	// one, each atomically.
+	Out string
+	// Graph builds the model.
+	Graph graph.Config
+	// Fit calibrates the model; NoFit skips it.
+	Fit   fit.Config
+	NoFit bool
+	// Rank ranks the remediations; its Seed is every stage's seed.
+	Rank rank.Config
+	// Incident finds where an incident began; NoIncident skips it.
+	Incident   rank.IncidentConfig
+	NoIncident bool
+	// Progress, when set, is told of each stage as it starts (done and
+	// total count replays or points; 0, 0 when a stage starts).
+	Progress func(stage string, done, total int64)
+}
+
+// DefaultConfig returns the defaults of `cascade analyze`: every stage at
+// its own defaults, but a fit that skips its back-tests (the ranking
+// replays the fitted model over many seeds; a back-test is for `cascade
+// fit`), and a ranking of 4 seeds of 30 simulated seconds, so that a
+// capture the size of the bundled example is analysed in seconds.
+func DefaultConfig() Config {
+	c := Config{
+		Graph:    graph.DefaultConfig(),
+		Fit:      fit.DefaultConfig(),
+		Rank:     rank.DefaultConfig(),
+		Incident: rank.DefaultIncidentConfig(),
+	}
+	c.Fit.Holdout = 0
+	c.Rank.Seeds = 4
+	c.Rank.Duration = 30 * time.Second
+	return c
+}
+
+// Validate reports every problem with the configuration.
+func (c *Config) Validate() error {
+	var errs []error
+	if len(c.Inputs) == 0 {
+		errs = append(errs, errors.New("no input: give trace files or a dataset directory"))
+	}
+	if c.Out == "" {
+		errs = append(errs, errors.New("no output directory"))
+	}
+	if err := c.Rank.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if !c.NoFit {
+		if err := c.Fit.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !c.NoIncident {
+		if err := c.Incident.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Run analyses the inputs end to end — ingest, graph, fit, rank, the
+// incident's origin and the timeline of the best change — and writes the
+// dataset (unless the input is one), model.json, calibrated.json,
+// report.json, report.md and report.html into cfg.Out. Every stage
+// replays with the seeds from cfg.Rank.Seed on, so the same inputs and
+// configuration give byte-identical files at any parallelism.
+func Run(ctx context.Context, cfg Config) (*report.Analysis, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	seed := cfg.Rank.Seed
+	cfg.Fit.Seed, cfg.Incident.Seed = seed, seed
+	cfg.Incident.Parallel, cfg.Fit.Parallel = cfg.Rank.Parallel, cfg.Rank.Parallel
+	cfg.Incident.Tick = cfg.Rank.Tick
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, err
+	}
+	a := &report.Analysis{Version: report.AnalysisVersion, Inputs: cfg.Inputs, Seed: seed}
+	stage := func(name string) func(done, total int64) {
+		if cfg.Progress == nil {
+			return nil
+		}
+		cfg.Progress(name, 0, 0)
+		return func(done, total int64) { cfg.Progress(name, done, total) }
+	}
+
+	// Ingest, unless the input is a dataset already.
+	stage("ingest")
+	dir, sum, err := dataset(ctx, cfg, &a.Files)
+	if err != nil {
+		return nil, err
+	}
+	a.Dataset = sum
+	spans := func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }
+	var samples func(fn func(*cascade.Sample) error) error
+	if _, err := os.Stat(filepath.Join(dir, ingest.MetricsFile)); err == nil {
+		samples = func(fn func(*cascade.Sample) error) error { return ingest.ReadSamples(dir, fn) }
+	}
+
+	// The call graph.
+	stage("graph")
+	gcfg := cfg.Graph
+	if gcfg.Dataset == "" {
+		gcfg.Dataset = strings.Join(cfg.Inputs, " ")
+	}
+	var gsamples graph.SampleSource
+	if samples != nil {
+		gsamples = samples
+	}
+	g, err := graph.Build(ctx, gcfg, spans, gsamples)
+	if err != nil {
+		return nil, fmt.Errorf("graph: %w", err)
+	}
+	if err := writeModel(cfg.Out, ModelFile, g.Model, &a.Files); err != nil {
+		return nil, err
+	}
+	model := g.Model
+
+	// The fit.
+	if cfg.NoFit {
+		a.Notes = append(a.Notes, "fit skipped (--fit=false): the ranking replays the model as built from the traces")
+	} else {
+		fcfg := cfg.Fit
+		fcfg.Progress = stage("fit")
+		var fsamples fit.SampleSource
+		if samples != nil {
+			fsamples = samples
+		}
+		obs, err := fit.Observe(ctx, fcfg, model, spans, fsamples)
+		if err != nil {
+			return nil, fmt.Errorf("fit: %w", err)
+		}
+		res, err := fit.Run(ctx, fcfg, model, obs)
+		switch {
+		case errors.Is(err, fit.ErrNoWindows):
+			a.Notes = append(a.Notes, "fit skipped: the traces hold no window to fit against")
+		case err != nil:
+			return nil, fmt.Errorf("fit: %w", err)
+		default:
+			a.Fit = res.Report
+			model = res.Model
+			if err := writeModel(cfg.Out, CalibratedFile, model, &a.Files); err != nil {
+				return nil, err
+			}
+		}
+	}
+	a.Model = model
+
+	// Where the incident began: the change points are read from the
+	// spans; the infectability replays the model.
+	if !cfg.NoIncident {
+		stage("incident")
+		if a.Incident, err = rank.RootCause(ctx, spans, nil, model, cfg.Incident); err != nil {
+			return nil, fmt.Errorf("incident: %w", err)
+		}
+	}
+
+	// The ranking, with the capacity curve and metastability.
+	rcfg := cfg.Rank
+	rcfg.Progress = stage("rank")
+	if a.Rank, err = rank.Run(ctx, model, rcfg); err != nil {
+		return nil, fmt.Errorf("rank: %w", err)
+	}
+	stage("timeline")
+	if a.Timeline, err = timeline(ctx, model, rcfg, a.Rank); err != nil {
+		return nil, fmt.Errorf("timeline: %w", err)
+	}
+	return a, write(cfg.Out, a)
+}
+
+// dataset returns the dataset directory to read: the input when it is a
+// dataset, else the inputs ingested into Out/dataset.
+func dataset(ctx context.Context, cfg Config, files *[]string) (string, *ingest.Summary, error) {
+	if len(cfg.Inputs) == 1 && isDataset(cfg.Inputs[0]) {
+		if len(cfg.Metrics) > 0 {
+			return "", nil, errors.New("metrics: a dataset holds its metrics; ingest them into it")
+		}
+		sum, err := summarize(cfg.Inputs[0])
+		return cfg.Inputs[0], sum, err
+	}
+	for _, in := range cfg.Inputs {
+		if isDataset(in) {
+			return "", nil, fmt.Errorf("%s: give one dataset directory or raw files, not both", in)
+		}
+	}
+	icfg := ingest.DefaultConfig()
+	icfg.Traces, icfg.Metrics = cfg.Inputs, cfg.Metrics
+	if cfg.Format != "" {
+		icfg.Format = cfg.Format
+	}
+	icfg.Out = filepath.Join(cfg.Out, DatasetDir)
+	sum, err := ingest.Run(ctx, icfg)
+	if err != nil {
+		return "", nil, err
+	}
+	sum.Dataset = DatasetDir
+	*files = append(*files, filepath.Join(DatasetDir, ingest.SpansFile))
+	if _, err := os.Stat(filepath.Join(icfg.Out, ingest.MetricsFile)); err == nil {
+		*files = append(*files, filepath.Join(DatasetDir, ingest.MetricsFile))
+	}
+	return icfg.Out, sum, nil
+}
+
+// isDataset reports whether path is a directory holding spans.parquet.
+func isDataset(path string) bool {
+	fi, err := os.Stat(filepath.Join(path, ingest.SpansFile))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// summarize counts what an existing dataset holds.
+func summarize(dir string) (*ingest.Summary, error) {
+	s := &ingest.Summary{Dataset: dir}
+	services := map[string]bool{}
+	ops := map[[2]string]bool{}
+	var last string
+	err := ingest.ReadSpans(dir, func(sp *cascade.Span) error {
+		s.Spans++
+		if sp.TraceID != last {
+			s.Traces++
+			last = strings.Clone(sp.TraceID)
+		}
+		if !services[sp.Service] {
+			services[strings.Clone(sp.Service)] = true
+		}
+		if k := [2]string{sp.Service, sp.Operation}; !ops[k] {
+			ops[[2]string{strings.Clone(sp.Service), strings.Clone(sp.Operation)}] = true
+		}
+		if sp.Status == cascade.StatusError {
+			s.ErrorSpans++
+		}
+		if sp.ParentSpanID == "" {
+			s.RootSpans++
+		}
+		s.SpanRange.Start = min(s.SpanRange.Start, sp.Start)
+		if s.Spans == 1 {
+			s.SpanRange.Start = sp.Start
+		}
+		s.SpanRange.End = max(s.SpanRange.End, sp.Start+sp.Duration)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for k := range services {
+		s.Services = append(s.Services, k)
+	}
+	slices.Sort(s.Services)
+	s.Operations = len(ops)
+	return s, nil
+}
+
+func writeModel(out, name string, m *cascade.Model, files *[]string) error {
+	data, err := cascade.EncodeModel(m)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(out, name), data); err != nil {
+		return err
+	}
+	*files = append(*files, name)
+	return nil
+}
+
+// write renders the three reports, each to a temporary file renamed into
+// place.
+func write(out string, a *report.Analysis) error {
+	a.Files = append(a.Files, JSONFile, MarkdownFile, HTMLFile)
+	for _, f := range []struct {
+		name   string
+		render func(*bytes.Buffer) error
+	}{
+		{JSONFile, func(b *bytes.Buffer) error { return report.JSON(b, a) }},
+		{MarkdownFile, func(b *bytes.Buffer) error { return report.AnalysisMarkdown(b, a) }},
+		{HTMLFile, func(b *bytes.Buffer) error { return report.AnalysisHTML(b, a) }},
+	} {
+		var b bytes.Buffer
+		if err := f.render(&b); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		if err := atomicfile.WriteFile(filepath.Join(out, f.name), b.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}

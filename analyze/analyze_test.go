@@ -1,0 +1,155 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"cascade"
+	"cascade/report"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+const hotrod = "../testdata/hotrod-baseline"
+
+// small is the default configuration on the HotROD capture with a smaller
+// ranking and fit, for speed.
+func small(out string, parallel int) Config {
+	cfg := DefaultConfig()
+	cfg.Inputs = []string{filepath.Join(hotrod, "traces-otlp.json.gz")}
+	cfg.Metrics = []string{filepath.Join(hotrod, "prometheus")}
+	cfg.Out = out
+	cfg.Rank.Seeds = 2
+	cfg.Rank.Duration = 10e9
+	cfg.Rank.CapacityPoints = 6
+	cfg.Rank.Parallel = parallel
+	cfg.Fit.Grid = "p=0.01|0.1|0.3,k=0:2:1,tier=p50|p99"
+	cfg.Incident.Seeds = 2
+	return cfg
+}
+
+func TestRunHotROD(t *testing.T) {
+	out := t.TempDir()
+	a, err := Run(context.Background(), small(out, 0))
+	require.NoError(t, err)
+
+	// Every file it lists is there and not empty.
+	want := []string{"dataset/spans.parquet", "dataset/metrics.parquet", ModelFile, CalibratedFile, JSONFile, MarkdownFile, HTMLFile}
+	require.Equal(t, want, a.Files)
+	for _, f := range a.Files {
+		fi, err := os.Stat(filepath.Join(out, f))
+		require.NoError(t, err, f)
+		require.Positive(t, fi.Size(), f)
+	}
+	// The stages ran on the capture: six services, a fit, a ranking with
+	// the capacity curve, the incident read, a timeline.
+	require.Equal(t, int64(11850), a.Dataset.Spans)
+	require.Len(t, a.Dataset.Services, 6)
+	require.NotNil(t, a.Fit)
+	require.NotNil(t, a.Rank)
+	require.NotNil(t, a.Rank.Capacity)
+	require.NotNil(t, a.Incident)
+	require.NotNil(t, a.Timeline)
+	require.Len(t, a.Timeline.Baseline.GoodputPerSec, 10)
+	require.Equal(t, uint64(1), a.Seed)
+
+	// The models read back; the calibrated one holds the fit.
+	for _, f := range []string{ModelFile, CalibratedFile} {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		require.NoError(t, err)
+		m, err := cascade.DecodeModel(b)
+		require.NoError(t, err, f)
+		require.Len(t, m.Nodes, 6, f)
+	}
+	// report.json is the document returned.
+	b, err := os.ReadFile(filepath.Join(out, JSONFile))
+	require.NoError(t, err)
+	var back report.Analysis
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Equal(t, a.Rank.Rows[0].Candidate.Name, back.Rank.Rows[0].Candidate.Name)
+}
+
+func TestRunIsDeterministic(t *testing.T) {
+	// The same inputs and seed give byte-identical files at any
+	// parallelism, read from raw files or from the dataset written.
+	one, two := t.TempDir(), t.TempDir()
+	_, err := Run(context.Background(), small(one, 1))
+	require.NoError(t, err)
+	_, err = Run(context.Background(), small(two, 2))
+	require.NoError(t, err)
+	for _, f := range []string{ModelFile, CalibratedFile, JSONFile, MarkdownFile, HTMLFile} {
+		a, err := os.ReadFile(filepath.Join(one, f))
+		require.NoError(t, err)
+		b, err := os.ReadFile(filepath.Join(two, f))
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(a, b), "%s differs between --parallel 1 and 2", f)
+	}
+	// From the dataset: the same models and ranking.
+	three := t.TempDir()
+	cfg := small(three, 2)
+	cfg.Inputs, cfg.Metrics = []string{filepath.Join(one, DatasetDir)}, nil
+	a, err := Run(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Equal(t, []string{ModelFile, CalibratedFile, JSONFile, MarkdownFile, HTMLFile}, a.Files)
+	require.Equal(t, int64(11850), a.Dataset.Spans)
+	// The models name their source; the ranking is the same.
+	var first report.Analysis
+	b, err := os.ReadFile(filepath.Join(one, JSONFile))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &first))
+	x, err := json.Marshal(first.Rank)
+	require.NoError(t, err)
+	y, err := json.Marshal(a.Rank)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(x, y), "the ranking differs when read from the dataset")
+}
+
+func TestRunFailureKeepsEarlierReport(t *testing.T) {
+	out := t.TempDir()
+	_, err := Run(context.Background(), small(out, 0))
+	require.NoError(t, err)
+	before, err := os.ReadFile(filepath.Join(out, JSONFile))
+	require.NoError(t, err)
+
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 7}]}]}]}`), 0o644))
+	cfg := small(out, 0)
+	cfg.Inputs, cfg.Metrics = []string{bad}, nil
+	_, err = Run(context.Background(), cfg)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "bad.json")
+	after, err := os.ReadFile(filepath.Join(out, JSONFile))
+	require.NoError(t, err)
+	require.Equal(t, string(before), string(after), "a failed run leaves the last good report")
+	_, err = os.Stat(filepath.Join(out, DatasetDir, "spans.parquet"))
+	require.NoError(t, err, "and its dataset")
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"no input", func(c *Config) { c.Inputs = nil }, "no input"},
+		{"no out", func(c *Config) { c.Out = "" }, "no output directory"},
+		{"one seed", func(c *Config) { c.Rank.Seeds = 1 }, "seeds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := small("x", 0)
+			tc.edit(&c)
+			err := c.Validate()
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"cascade/analyze"
+	"cascade/ingest"
+	"cascade/rank"
+	"cascade/report"
+)
+
+// Flags of `cascade analyze` (prefixed: other subcommands declare their
+// own).
+const (
+	analyzeFlagMetrics   = "metrics"
+	analyzeFlagFormat    = "format"
+	analyzeFlagOut       = "out"
+	analyzeFlagOutput    = "output"
+	analyzeFlagSeed      = "seed"
+	analyzeFlagSeeds     = "seeds"
+	analyzeFlagTraffic   = "traffic"
+	analyzeFlagSurge     = "surge"
+	analyzeFlagDuration  = "duration"
+	analyzeFlagObjective = "objective"
+	analyzeFlagFit       = "fit"
+	analyzeFlagGrid      = "grid"
+	analyzeFlagWindow    = "window"
+	analyzeFlagIncident  = "incident"
+	analyzeFlagParallel  = "parallel"
+)
+
+func newAnalyzeCmd() *cobra.Command {
+	cfg := analyze.DefaultConfig()
+	var (
+		format, traffic, objective, output string
+		doFit, doIncident                  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "analyze PATH...",
+		Short: "Ingest, graph, fit and rank in one go; write the remediation report",
+		Long: `analyze runs the whole pipeline on a capture — ingest, graph, fit, the
+incident's origin, rank — and writes into --out:
+
+  dataset/         the ingested spans and metrics (unless PATH is a dataset)
+  model.json       the model built from the traces (cascade graph)
+  calibrated.json  the model with the fitted coefficients (cascade fit)
+  report.json      everything below, for programs
+  report.md        the report to paste into a postmortem
+  report.html      the same with its charts, one self-contained page that
+                   opens offline: the call graph coloured by amplification,
+                   goodput and queue depth over time for the baseline and
+                   the best change, the capacity curve with its knee and
+                   collapse, and the fit's loss surface
+
+and prints the ranked remediations. PATH is trace files or directories
+(any format cascade ingest reads) or one dataset directory.
+
+The stages run with the defaults of their own commands, but: the fit skips
+its back-tests, and the ranking replays 4 seeds of 30 s (--seeds,
+--duration), so that a capture like the bundled example is analysed in
+seconds. Every stage replays with the seeds from --seed on: the same inputs
+and flags give byte-identical files. Each file is written atomically; a
+failed run leaves the files of the last good one.`,
+		Example: `  # the bundled HotROD capture, report in ./hotrod-report
+  cascade analyze testdata/hotrod-baseline/traces-otlp.json.gz \
+      --metrics testdata/hotrod-baseline/prometheus --out hotrod-report
+
+  # an ingested dataset, more seeds, ranked by p99, as Markdown on stdout
+  cascade analyze /data/incident --seeds 8 --objective p99 --output markdown
+
+  # Nezha's Online Boutique fault, without the fit
+  cascade analyze testdata/nezha-onlineboutique/trace --fit=false --out ob-report`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{errors.New("give trace files, directories or a dataset directory")}
+			}
+			return nil
+		},
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return nil, cobra.ShellCompDirectiveDefault
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output, "table", "json", "markdown"); err != nil {
+				return err
+			}
+			cfg.Inputs = args
+			var err error
+			if cfg.Format, err = ingest.ParseFormat(format, ingest.TraceFormats); err != nil {
+				return usageError{err}
+			}
+			if cfg.Rank.Objective, err = rank.ParseObjective(objective); err != nil {
+				return usageError{err}
+			}
+			t, surge, err := rank.ParseTraffic(traffic)
+			if err != nil {
+				return usageError{err}
+			}
+			cfg.Rank.Traffic = t
+			if surge > 0 {
+				if cmd.Flags().Changed(analyzeFlagSurge) {
+					return usageError{fmt.Errorf("--%s surge:X and --%s: give the factor once", analyzeFlagTraffic, analyzeFlagSurge)}
+				}
+				cfg.Rank.SurgeFactor = surge
+			}
+			cfg.NoFit, cfg.NoIncident = !doFit, !doIncident
+			if err := cfg.Validate(); err != nil {
+				return usageError{err}
+			}
+			cfg.Progress = analyzeProgress(cmd.ErrOrStderr())
+			a, err := analyze.Run(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return report.JSON(cmd.OutOrStdout(), a)
+			}
+			if output == "markdown" {
+				return report.AnalysisMarkdown(cmd.OutOrStdout(), a)
+			}
+			if err := report.Rank(cmd.OutOrStdout(), &report.RankDocument{Model: filepath.Join(cfg.Out, analyze.CalibratedFile), Incident: a.Incident, Rank: a.Rank}, report.FormatTable); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "\nReports in %s: %s, %s, %s (seed %d)\n", cfg.Out, analyze.MarkdownFile, analyze.HTMLFile, analyze.JSONFile, a.Seed)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&cfg.Metrics, analyzeFlagMetrics, nil, "metric files or directories to ingest with the traces (repeatable)")
+	f.StringVar(&format, analyzeFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
+	f.StringVar(&cfg.Out, analyzeFlagOut, "cascade-report", "directory to write the reports, models and dataset into")
+	f.StringVarP(&output, analyzeFlagOutput, "o", "table", "what to print: table (the ranking), json or markdown (the whole report)")
+	f.Uint64Var(&cfg.Rank.Seed, analyzeFlagSeed, cfg.Rank.Seed, "first random seed of every stage")
+	f.IntVar(&cfg.Rank.Seeds, analyzeFlagSeeds, cfg.Rank.Seeds, "seeds per candidate and traffic in the ranking (at least 2)")
+	f.StringVar(&traffic, analyzeFlagTraffic, "observed", "normal traffic of the ranking: observed (the model's entry rates), surge:X, closed:USERS,THINK or RATE per second")
+	f.Float64Var(&cfg.Rank.SurgeFactor, analyzeFlagSurge, cfg.Rank.SurgeFactor, "surge regime: the normal traffic times this for the middle third of the run; 0 for none")
+	f.DurationVar(&cfg.Rank.Duration, analyzeFlagDuration, cfg.Rank.Duration, "simulated time of each ranking replay")
+	f.StringVar(&objective, analyzeFlagObjective, string(cfg.Rank.Objective), "what to rank by: success, goodput, p99, amplification, spread or composite")
+	f.BoolVar(&doFit, analyzeFlagFit, true, "calibrate the model against the traces before ranking")
+	f.StringVar(&cfg.Fit.Grid, analyzeFlagGrid, "", "fit grid specification (default: the default grid; see cascade fit)")
+	f.DurationVar(&cfg.Fit.Window, analyzeFlagWindow, cfg.Fit.Window, "fit observation window width")
+	f.BoolVar(&doIncident, analyzeFlagIncident, true, "find when each node left its normal range and where the degradation began")
+	f.IntVar(&cfg.Rank.Parallel, analyzeFlagParallel, 0, "replays run at once (default: all cores); does not change the output")
+	cmd.RegisterFlagCompletionFunc(analyzeFlagOutput, fixedCompletions("table", "json", "markdown"))
+	cmd.RegisterFlagCompletionFunc(analyzeFlagObjective, fixedCompletions("success", "goodput", "p99", "amplification", "spread", "composite"))
+	cmd.RegisterFlagCompletionFunc(analyzeFlagTraffic, fixedCompletions("observed", "surge:", "closed:"))
+	cmd.RegisterFlagCompletionFunc(analyzeFlagFormat, fixedCompletions(formatNames(ingest.TraceFormats)...))
+	cmd.RegisterFlagCompletionFunc(analyzeFlagOut, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return nil, cobra.ShellCompDirectiveFilterDirs
+	})
+	return cmd
+}
+
+// analyzeProgress draws a bar per stage on a terminal: replays or grid
+// points done of those planned. Elsewhere it draws nothing.
+func analyzeProgress(w io.Writer) func(stage string, done, total int64) {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	var (
+		cur string
+		bar func(done, total int64)
+	)
+	return func(stage string, done, total int64) {
+		if stage != cur {
+			cur, bar = stage, progressCount(w, stage)
+			return
+		}
+		if bar != nil && total > 0 {
+			bar(done, total)
+		}
+	}
+}
