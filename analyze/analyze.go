@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -218,7 +217,7 @@ func dataset(ctx context.Context, cfg Config, files *[]string) (string, *ingest.
 		if len(cfg.Metrics) > 0 {
 			return "", nil, errors.New("metrics: a dataset holds its metrics; ingest them into it")
 		}
-		sum, err := summarize(cfg.Inputs[0])
+		sum, err := ingest.Summarize(cfg.Inputs[0])
 		return cfg.Inputs[0], sum, err
 	}
 	for _, in := range cfg.Inputs {
@@ -248,48 +247,6 @@ func dataset(ctx context.Context, cfg Config, files *[]string) (string, *ingest.
 func isDataset(path string) bool {
 	fi, err := os.Stat(filepath.Join(path, ingest.SpansFile))
 	return err == nil && fi.Mode().IsRegular()
-}
-
-// summarize counts what an existing dataset holds.
-func summarize(dir string) (*ingest.Summary, error) {
-	s := &ingest.Summary{Dataset: dir}
-	services := map[string]bool{}
-	ops := map[[2]string]bool{}
-	var last string
-	err := ingest.ReadSpans(dir, func(sp *cascade.Span) error {
-		s.Spans++
-		if sp.TraceID != last {
-			s.Traces++
-			last = strings.Clone(sp.TraceID)
-		}
-		if !services[sp.Service] {
-			services[strings.Clone(sp.Service)] = true
-		}
-		if k := [2]string{sp.Service, sp.Operation}; !ops[k] {
-			ops[[2]string{strings.Clone(sp.Service), strings.Clone(sp.Operation)}] = true
-		}
-		if sp.Status == cascade.StatusError {
-			s.ErrorSpans++
-		}
-		if sp.ParentSpanID == "" {
-			s.RootSpans++
-		}
-		s.SpanRange.Start = min(s.SpanRange.Start, sp.Start)
-		if s.Spans == 1 {
-			s.SpanRange.Start = sp.Start
-		}
-		s.SpanRange.End = max(s.SpanRange.End, sp.Start+sp.Duration)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for k := range services {
-		s.Services = append(s.Services, k)
-	}
-	slices.Sort(s.Services)
-	s.Operations = len(ops)
-	return s, nil
 }
 
 func writeModel(out, name string, m *cascade.Model, files *[]string) error {

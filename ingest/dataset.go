@@ -237,30 +237,10 @@ func (w *datasetWriter) writeSamples(sum *Summary) error {
 	if err != nil {
 		return err
 	}
-	var prev cascade.Sample
-	have := false
-	kinds := map[cascade.MetricKind]int64{}
-	services := map[string]bool{}
+	st := newSampleStats()
 	err = w.samples.drain(func(s *cascade.Sample) error {
-		if have {
-			switch {
-			case compareSamples(&prev, s) == 0:
-				sum.DuplicateSamples++
-				return nil
-			case compareSeries(&prev, s) != 0:
-				sum.Series++
-			}
-		} else {
-			sum.Series++
-		}
-		prev, have = *s, true
-		sum.Samples++
-		kinds[s.Kind]++
-		if s.Service != "" {
-			services[s.Service] = true
-		}
-		if s.Time != 0 {
-			sum.MetricRange.add(s.Time)
+		if !st.add(s) {
+			return nil
 		}
 		return fw.write(s)
 	})
@@ -270,7 +250,6 @@ func (w *datasetWriter) writeSamples(sum *Summary) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", MetricsFile, err)
 	}
-	sum.MetricKinds = kinds
-	sum.MetricServices = sortedKeys(services)
+	st.fill(sum)
 	return nil
 }

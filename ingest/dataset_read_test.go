@@ -18,34 +18,6 @@ import (
 	"cascade"
 )
 
-// cloneSpan copies a span and its strings, which ReadSpans lets alias its
-// buffers only during the call.
-func cloneSpan(s *cascade.Span) cascade.Span {
-	c := *s
-	c.TraceID = strings.Clone(s.TraceID)
-	c.SpanID = strings.Clone(s.SpanID)
-	c.ParentSpanID = strings.Clone(s.ParentSpanID)
-	c.Service = strings.Clone(s.Service)
-	c.Instance = strings.Clone(s.Instance)
-	c.Operation = strings.Clone(s.Operation)
-	c.Kind = cascade.SpanKind(strings.Clone(string(s.Kind)))
-	c.Status = cascade.Status(strings.Clone(string(s.Status)))
-	c.ErrorType = strings.Clone(s.ErrorType)
-	c.Peer = strings.Clone(s.Peer)
-	return c
-}
-
-// cloneSample copies a sample and its strings.
-func cloneSample(s *cascade.Sample) cascade.Sample {
-	c := *s
-	c.Service = strings.Clone(s.Service)
-	c.Instance = strings.Clone(s.Instance)
-	c.Metric = strings.Clone(s.Metric)
-	c.Kind = cascade.MetricKind(strings.Clone(string(s.Kind)))
-	c.Labels = strings.Clone(s.Labels)
-	return c
-}
-
 // readGeneric reads a Parquet file with parquet-go's GenericReader, as
 // ReadSpans and ReadSamples did before they read rows: the reference the
 // row reader is checked and measured against.

@@ -2,7 +2,10 @@ package ingest
 
 import (
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"cascade"
 )
@@ -173,4 +176,120 @@ func (st *spanStats) fill(sum *Summary) {
 	sum.Services = sortedKeys(st.services)
 	sum.Operations = len(st.ops)
 	sum.SpanRange = st.rng
+}
+
+// sampleStats accumulates the metric half of a Summary from samples in
+// stored order (by series, then time).
+type sampleStats struct {
+	prev            cascade.Sample
+	have            bool
+	alias           bool // samples alias a reader's buffers: keep copies
+	samples, series int64
+	dups            int64
+	kinds           map[cascade.MetricKind]int64
+	services        map[string]bool
+	rng             TimeRange
+}
+
+func newSampleStats() *sampleStats {
+	return &sampleStats{kinds: map[cascade.MetricKind]int64{}, services: map[string]bool{}}
+}
+
+// add counts s, and reports false when it repeats the stored point before
+// it (same series and time): a duplicate not to store.
+func (st *sampleStats) add(s *cascade.Sample) bool {
+	if st.alias {
+		c := cloneSample(s)
+		s = &c
+	}
+	if st.have {
+		switch {
+		case compareSamples(&st.prev, s) == 0:
+			st.dups++
+			return false
+		case compareSeries(&st.prev, s) != 0:
+			st.series++
+		}
+	} else {
+		st.series++
+	}
+	st.prev, st.have = *s, true
+	st.samples++
+	st.kinds[s.Kind]++
+	if s.Service != "" {
+		st.services[s.Service] = true
+	}
+	if s.Time != 0 {
+		st.rng.add(s.Time)
+	}
+	return true
+}
+
+func (st *sampleStats) fill(sum *Summary) {
+	sum.Samples, sum.Series, sum.DuplicateSamples = st.samples, st.series, st.dups
+	sum.MetricKinds = st.kinds
+	sum.MetricServices = sortedKeys(st.services)
+	sum.MetricRange = st.rng
+}
+
+// Summarize counts what the dataset in dir holds, as the Summary of the
+// ingest that wrote it counts it (inputs, skips, warnings and inferences
+// excepted: the dataset does not record them).
+func Summarize(dir string) (*Summary, error) {
+	sum := &Summary{Dataset: dir, Inputs: []InputSummary{}, Skipped: map[string]int64{},
+		Warnings: map[string]int64{}, Inferred: map[string]int64{}}
+	st := newSpanStats()
+	var group []cascade.Span
+	err := ReadSpans(dir, func(s *cascade.Span) error {
+		if len(group) > 0 && group[0].TraceID != s.TraceID {
+			st.trace(group)
+			group = group[:0]
+		}
+		group = append(group, cloneSpan(s))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(group) > 0 {
+		st.trace(group)
+	}
+	st.fill(sum)
+	if _, err := os.Stat(filepath.Join(dir, MetricsFile)); err == nil {
+		ss := newSampleStats()
+		ss.alias = true
+		if err := ReadSamples(dir, func(s *cascade.Sample) error { ss.add(s); return nil }); err != nil {
+			return nil, err
+		}
+		ss.fill(sum)
+	}
+	return sum, nil
+}
+
+// cloneSpan copies a span and its strings, which ReadSpans lets alias
+// its buffers only during the call.
+func cloneSpan(s *cascade.Span) cascade.Span {
+	c := *s
+	c.TraceID = strings.Clone(s.TraceID)
+	c.SpanID = strings.Clone(s.SpanID)
+	c.ParentSpanID = strings.Clone(s.ParentSpanID)
+	c.Service = strings.Clone(s.Service)
+	c.Instance = strings.Clone(s.Instance)
+	c.Operation = strings.Clone(s.Operation)
+	c.Kind = cascade.SpanKind(strings.Clone(string(s.Kind)))
+	c.Status = cascade.Status(strings.Clone(string(s.Status)))
+	c.ErrorType = strings.Clone(s.ErrorType)
+	c.Peer = strings.Clone(s.Peer)
+	return c
+}
+
+// cloneSample copies a sample and its strings.
+func cloneSample(s *cascade.Sample) cascade.Sample {
+	c := *s
+	c.Service = strings.Clone(s.Service)
+	c.Instance = strings.Clone(s.Instance)
+	c.Metric = strings.Clone(s.Metric)
+	c.Kind = cascade.MetricKind(strings.Clone(string(s.Kind)))
+	c.Labels = strings.Clone(s.Labels)
+	return c
 }
