@@ -133,6 +133,9 @@ func Run(ctx context.Context, cfg Config) (*report.Analysis, error) {
 		return nil, err
 	}
 	a.Dataset = sum
+	if sum.Spans == 0 {
+		return nil, fmt.Errorf("%s: no spans to analyse", strings.Join(cfg.Inputs, ", "))
+	}
 	spans := func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }
 	var samples func(fn func(*cascade.Sample) error) error
 	if _, err := os.Stat(filepath.Join(dir, ingest.MetricsFile)); err == nil {

@@ -153,3 +153,12 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestRunNoSpans(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.json")
+	require.NoError(t, os.WriteFile(empty, []byte(`{"resourceSpans": []}`), 0o644))
+	cfg := small(t.TempDir(), 0)
+	cfg.Inputs, cfg.Metrics = []string{empty}, nil
+	_, err := Run(context.Background(), cfg)
+	require.ErrorContains(t, err, "empty.json: no spans to analyse")
+}
