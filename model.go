@@ -42,6 +42,10 @@ type Model struct {
 	Source *ModelSource `json:"source,omitempty"`
 	// Entries are where requests enter the system.
 	Entries []Entry `json:"entries"`
+	// Load is the shape of the load the root requests show: open
+	// (arrivals independent of answers) or closed (clients that wait for
+	// an answer before sending again); nil when not observed.
+	Load *Load `json:"load,omitempty"`
 	// Nodes are services, or service+operation at operation level, and
 	// virtual nodes for uninstrumented callees.
 	Nodes []Node `json:"nodes"`
@@ -63,6 +67,50 @@ type ModelSource struct {
 	// StartNS and EndNS bound the observed time, Unix nanoseconds.
 	StartNS int64 `json:"start_ns,omitempty"`
 	EndNS   int64 `json:"end_ns,omitempty"`
+}
+
+// Load shapes.
+const (
+	LoadOpen   = "open"
+	LoadClosed = "closed"
+)
+
+// Load is the shape of the observed load, read from the root requests'
+// spans: how many were in flight over time. Arrivals independent of
+// answers (an open load) leave as many in flight as an M/G/∞ queue, a
+// Poisson count whose variance equals its mean; N clients that each wait
+// for an answer, then think for Z, leave a binomial count, Bin(N, p)
+// with p = R/(R+Z), whose variance is (1 − p) times its mean. So the
+// index of dispersion D = variance/mean says which: Shape is closed when
+// D < 0.5 (clients spend more time waiting than thinking, where the
+// feedback of a closed loop changes what a slowdown does), with
+// Clients = max(peak, round(mean/(1 − D))) and ThinkMS = Clients/X − R
+// by Little's law (X the root rate, R the mean root latency); otherwise
+// open, replayed as Poisson arrivals at the entries' rates.
+type Load struct {
+	Shape string `json:"shape"`
+	// Roots counts the root requests read (at most the first 1,048,576).
+	Roots int64 `json:"roots"`
+	// InFlightMean and Dispersion are the time-weighted mean of the roots
+	// in flight and its variance over its mean; PeakInFlight the most at
+	// once; LatencyMS the mean root latency.
+	InFlightMean float64 `json:"in_flight_mean"`
+	Dispersion   float64 `json:"dispersion"`
+	PeakInFlight int     `json:"peak_in_flight"`
+	LatencyMS    float64 `json:"latency_ms"`
+	// Clients and ThinkMS describe a closed load.
+	Clients int     `json:"clients,omitempty"`
+	ThinkMS float64 `json:"think_ms,omitempty"`
+}
+
+// ObservedTraffic returns the traffic the model's load describes:
+// closed-loop clients when the load is closed, else nil (Poisson
+// arrivals at the entries' rates).
+func (m *Model) ObservedTraffic() *Traffic {
+	if l := m.Load; l != nil && l.Shape == LoadClosed && l.Clients > 0 {
+		return &Traffic{Kind: TrafficClosed, Users: l.Clients, ThinkMS: l.ThinkMS}
+	}
+	return nil
 }
 
 // Entry is an entry point: a node where root requests arrive.
@@ -484,6 +532,16 @@ func (m *Model) Validate() error {
 	}
 	if m.Version != ModelVersion {
 		add(fmt.Errorf("version: %d, this cascade reads version %d", m.Version, ModelVersion))
+	}
+	if l := m.Load; l != nil {
+		switch {
+		case l.Shape != LoadOpen && l.Shape != LoadClosed:
+			add(fmt.Errorf("load.shape: %q, want open or closed", l.Shape))
+		case l.Shape == LoadClosed && l.Clients < 1:
+			add(fmt.Errorf("load.clients: %d, a closed load needs at least 1", l.Clients))
+		case l.ThinkMS < 0 || l.Clients < 0 || math.IsNaN(l.ThinkMS) || math.IsInf(l.ThinkMS, 0):
+			add(errors.New("load: clients and think_ms must be finite and not negative"))
+		}
 	}
 	names := map[string]bool{}
 	for i := range m.Nodes {

@@ -190,6 +190,7 @@ type Builder struct {
 	edges   []*edgeAcc
 	edgeIdx map[uint64]int32
 	entries map[uint64]int64 // node<<32 | operation symbol → root spans
+	roots   [][2]int64       // root spans' start and end, the first maxLoadRoots
 
 	metrics  metricAcc
 	warnings []string

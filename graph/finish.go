@@ -80,6 +80,7 @@ func (b *Builder) finish() (*Result, error) {
 		}
 		m.Entries = append(m.Entries, e)
 	}
+	m.Load = loadOf(b.roots, b.rootCount())
 	m.Sort()
 
 	res := &Result{Model: m, Nodes: infos, Stats: b.stats, Seed: b.cfg.Seed}

@@ -115,6 +115,11 @@ func TestHotROD(t *testing.T) {
 			require.Equal(t, "/dispatch", m.Entries[0].Operation)
 			require.Equal(t, 1.0, m.Entries[0].Share)
 			require.InDelta(t, 3.33, m.Entries[0].RatePerSec, 0.01)
+			// The capture's load generator: 5 clients, each sending
+			// its next dispatch as soon as the last one answers.
+			require.Equal(t, cascade.LoadClosed, m.Load.Shape, "dispersion %g", m.Load.Dispersion)
+			require.Equal(t, 5, m.Load.Clients)
+			require.Less(t, m.Load.ThinkMS, 100.0)
 
 			// The six services, no virtual node, no cycle.
 			var names []string
@@ -276,6 +281,9 @@ func TestNezhaTrainTicket(t *testing.T) {
 	m := res.Model
 	require.Len(t, m.Entries, 1)
 	require.Equal(t, "ts-gateway-service", m.Entries[0].Node)
+	// Nezha's load generator thinks far longer than TrainTicket answers:
+	// the load is open to the replay.
+	require.Equal(t, cascade.LoadOpen, m.Load.Shape)
 	repeated := 0
 	for _, e := range m.Edges {
 		require.Zero(t, e.Observed.Retries, "%s → %s", e.From, e.To)

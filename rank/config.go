@@ -181,8 +181,9 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// ParseTraffic reads the --traffic flag: "observed" (Poisson at the
-// model's entry rates: nil), "surge:X" (observed, and a surge factor X
+// ParseTraffic reads the --traffic flag: "observed" (nil: the model's
+// observed load, closed-loop clients when its Load is closed, else
+// Poisson at its entry rates), "surge:X" (observed, and a surge factor X
 // for the surge regime), "closed:USERS,THINK" (closed loop; THINK in ms
 // or as a duration) or "RATE" (Poisson at RATE per second, or N/ms).
 // surge is 0 unless the flag sets one.

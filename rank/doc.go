@@ -52,7 +52,8 @@
 //
 // The baseline and every candidate are replayed over the same seeds
 // (Config.Seed …, Config.Seeds of them) under two traffics: the normal
-// one (Config.Traffic, else Poisson at the model's entry rates) and a
+// one (Config.Traffic, else the model's observed load: its closed-loop
+// clients when Model.Load is closed, else Poisson at the entry rates) and a
 // surge, the same traffic times Config.SurgeFactor for the middle third
 // of the run. Replay draws
 // each purpose's random numbers from its own

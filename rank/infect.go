@@ -37,7 +37,10 @@ func infectability(ctx context.Context, m *cascade.Model, cfg IncidentConfig) ([
 	rc := Config{Seed: cfg.Seed, Seeds: cfg.Seeds, Parallel: cfg.Parallel, Duration: cfg.Duration,
 		Tick: cfg.Tick, Window: time.Second}
 	rn := newRunner(rc)
-	jobs := []job{{model: base}}
+	// Under the load the traces showed: a closed loop slows with its
+	// servers, an open load does not.
+	t := base.ObservedTraffic()
+	jobs := []job{{model: base, traffic: t}}
 	names := make([]string, 0, len(base.Nodes))
 	for i := range base.Nodes {
 		n := &base.Nodes[i]
@@ -46,7 +49,7 @@ func infectability(ctx context.Context, m *cascade.Model, cfg IncidentConfig) ([
 			return nil, nil, fmt.Errorf("slow %s: %w", n.Name, err)
 		}
 		names = append(names, n.Name)
-		jobs = append(jobs, job{model: sm})
+		jobs = append(jobs, job{model: sm, traffic: t})
 	}
 	res, errs, err := rn.run(ctx, jobs)
 	if err != nil {

@@ -97,7 +97,17 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
+	// The observed traffic is the load the traces showed: closed-loop
+	// clients when they waited for their answers, else Poisson arrivals
+	// at the entries' rates.
+	observed := cfg.Traffic == nil
+	if observed {
+		cfg.Traffic = base.ObservedTraffic()
+	}
 	regimes := regimesOf(base, cfg)
+	if observed && cfg.Traffic != nil {
+		regimes[0].Name = "observed " + regimes[0].Name
+	}
 	rn := newRunner(cfg)
 	bres, err := runOne(ctx, rn, base, regimes)
 	if err != nil {

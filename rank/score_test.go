@@ -170,3 +170,32 @@ func TestParseTraffic(t *testing.T) {
 		})
 	}
 }
+
+func TestObservedTrafficIsTheModelsLoad(t *testing.T) {
+	// With no --traffic, a model whose load is closed is ranked under its
+	// clients, and one without a load under Poisson arrivals.
+	for _, tc := range []struct {
+		name string
+		load *cascade.Load
+		want string
+	}{
+		{"closed", &cascade.Load{Shape: cascade.LoadClosed, Clients: 6, ThinkMS: 20}, "observed closed loop, 6 users, think 20 ms"},
+		{"open", &cascade.Load{Shape: cascade.LoadOpen}, "observed rates (Poisson 80/s)"},
+		{"none", nil, "observed rates (Poisson 80/s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := loadModel(t, "../testdata/replay/seed000.json")
+			m.Load = tc.load
+			cfg := DefaultConfig()
+			cfg.Seeds, cfg.Duration, cfg.Capacity, cfg.Derive, cfg.SurgeFactor = 2, 2*time.Second, false, false, 0
+			cfg.Scenarios = []*cascade.Scenario{{Name: "nothing"}}
+			rep, err := Run(context.Background(), m, cfg)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, rep.Regimes[0].Name)
+			if tc.name == "closed" {
+				require.Equal(t, cascade.TrafficClosed, rep.Regimes[0].Traffic.Kind)
+				require.Equal(t, 6, rep.Regimes[0].Traffic.Users)
+			}
+		})
+	}
+}

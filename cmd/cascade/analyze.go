@@ -138,7 +138,7 @@ failed run leaves the files of the last good one.`,
 	f.StringVarP(&output, analyzeFlagOutput, "o", "table", "what to print: table (the ranking), json or markdown (the whole report)")
 	f.Uint64Var(&cfg.Rank.Seed, analyzeFlagSeed, cfg.Rank.Seed, "first random seed of every stage")
 	f.IntVar(&cfg.Rank.Seeds, analyzeFlagSeeds, cfg.Rank.Seeds, "seeds per candidate and traffic in the ranking (at least 2)")
-	f.StringVar(&traffic, analyzeFlagTraffic, "observed", "normal traffic of the ranking: observed (the model's entry rates), surge:X, closed:USERS,THINK or RATE per second")
+	f.StringVar(&traffic, analyzeFlagTraffic, "observed", "normal traffic of the ranking: observed (the model's load: closed-loop clients or Poisson at its entry rates), surge:X, closed:USERS,THINK or RATE per second")
 	f.Float64Var(&cfg.Rank.SurgeFactor, analyzeFlagSurge, cfg.Rank.SurgeFactor, "surge regime: the normal traffic times this for the middle third of the run; 0 for none")
 	f.DurationVar(&cfg.Rank.Duration, analyzeFlagDuration, cfg.Rank.Duration, "simulated time of each ranking replay")
 	f.StringVar(&objective, analyzeFlagObjective, string(cfg.Rank.Objective), "what to rank by: success, goodput, p99, amplification, spread or composite")

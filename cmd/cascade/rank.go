@@ -77,9 +77,13 @@ earliest change consistent with the call direction), the path the
 degradation took, each edge's amplification on it, and the most infectable
 node. Without MODEL it reports only that, on a model built from the dataset.
 The package documentation (go doc cascade/rank) describes the methods.`,
-		Example: `  # rank remediations for the HotROD model under its closed-loop load
+		Example: `  # rank remediations for the HotROD model under its observed load
+  # (5 closed-loop clients, read from the traces into model.load)
   cascade graph testdata/hotrod-baseline/traces-otlp.json.gz -o model.json
-  cascade rank model.json --traffic closed:5,0
+  cascade rank model.json
+
+  # the same under 20 clients that think 100 ms
+  cascade rank model.json --traffic closed:20,100ms
 
   # the seed-000 retry storm, surges of x1.5, Markdown for a postmortem
   cascade rank testdata/replay/seed000.json --surge 1.5 --output markdown
@@ -160,7 +164,7 @@ The package documentation (go doc cascade/rank) describes the methods.`,
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&scenarios, rankFlagScenario, nil, "a scenario file (YAML or JSON) to rank with the derived candidates (repeatable)")
-	f.StringVar(&traffic, rankFlagTraffic, "observed", "normal traffic: observed (the model's entry rates), surge:X, closed:USERS,THINK or RATE per second")
+	f.StringVar(&traffic, rankFlagTraffic, "observed", "normal traffic: observed (the model's load: closed-loop clients or Poisson at its entry rates), surge:X, closed:USERS,THINK or RATE per second")
 	f.Float64Var(&cfg.SurgeFactor, rankFlagSurge, cfg.SurgeFactor, "surge regime: the normal traffic times this for the middle third of the run; 0 for none")
 	f.Uint64Var(&cfg.Seed, rankFlagSeed, cfg.Seed, "first random seed; every candidate replays the same seeds")
 	f.IntVar(&cfg.Seeds, rankFlagSeeds, cfg.Seeds, "seeds per candidate and traffic (at least 2)")

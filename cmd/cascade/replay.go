@@ -114,6 +114,11 @@ K seeds with 95% intervals.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if traffic == nil && arrivals == "" {
+				// The load the traces showed: closed-loop clients or
+				// Poisson arrivals at the entries' rates (nil).
+				traffic = model.ObservedTraffic()
+			}
 			if traffic, err = arrivalTraffic(traffic, arrivals, surges); err != nil {
 				return usageError{err}
 			}
@@ -164,7 +169,7 @@ K seeds with 95% intervals.`,
 	f := cmd.Flags()
 	f.StringVar(&scenarioFile, flagScenario, "", "scenario file (YAML or JSON) of changes and traffic")
 	f.StringArrayVar(&sets, flagSet, nil, "change a field: node.NAME.FIELD=V, edge.FROM->TO.FIELD=V, entry.NAME.FIELD=V, traffic.FIELD=V (repeatable)")
-	f.StringVar(&arrivals, flagArrivals, "", "arrivals: observed, RATE (per second; or N/ms), or closed:USERS,THINK (default: the model's entry rates)")
+	f.StringVar(&arrivals, flagArrivals, "", "arrivals: observed, RATE (per second; or N/ms), or closed:USERS,THINK (default: the model's load: its closed-loop clients when load.shape is closed, else Poisson at its entry rates)")
 	f.StringVar(&dataset, flagDataset, "", "dataset directory whose root spans give --arrivals observed")
 	f.StringArrayVar(&surges, flagSurge, nil, "surge FACTOR,AT,FOR, e.g. 2,10s,60s (repeatable)")
 	f.DurationVar(&cfg.Duration, flagDuration, cfg.Duration, "simulated time")
