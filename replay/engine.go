@@ -28,8 +28,11 @@ type Engine struct {
 	entries  []entry
 	entryCum []float64 // cumulative shares of entries
 
+	// jobs holds job records, each with room for a link (job.own): a
+	// link lives in the record of its first attempt, and its index is
+	// that record's. A record is free when both halves are.
 	jobs   slab[job]
-	links  slab[link]
+	njobs  int32 // jobs in flight (records whose job half is in use)
 	issues slab[issue]
 	// kids reports whether jobs keep lists of their child links
 	// (job.kids), which fail-fast and abandonment walk; a model where no
@@ -129,8 +132,11 @@ type route struct {
 	// sent (the edge's availability, the entry's rate limit, the callee's
 	// breaker).
 	guarded bool
-	callee  *node // &nodes[to]
-	ed      *edge // &edges[edge], or nil for an entry
+	// plain: not guarded, and no timeout, network delay or retry budget;
+	// synchronous first attempts on it go through Engine.call.
+	plain  bool
+	callee *node // &nodes[to]
+	ed     *edge // &edges[edge], or nil for an entry
 }
 
 type edge struct {
@@ -165,6 +171,7 @@ type job struct {
 	childFail bool
 	link      int32 // the caller's link
 	linkSeq   uint32
+	lk        *link  // the caller's link record (valid while linkSeq matches)
 	rt        *route // the route it came by
 	nd        *node  // its callee
 	rep       int32
@@ -177,6 +184,12 @@ type job struct {
 	start     int64
 	abandonAt int64
 	depth     int32 // calls between the root and this one
+
+	// own is the link whose record this is, when live: the link of the
+	// attempt it first sent here. Later attempts of the link use this
+	// record again when its job half is free, else records of their own
+	// (whose own link stays unused).
+	own link
 }
 
 // Job states.
@@ -198,6 +211,7 @@ type link struct {
 	rt        *route // &routes[route]
 	parent    int32  // the calling job, or -1 for roots and async calls
 	parentGen uint32
+	pj        *job  // the calling job's record (valid while parentGen matches), or nil
 	issue     int32 // the parent's issue record, or -1
 	user      int32 // closed-loop user of a root, or -1
 	attempt   int32
@@ -208,12 +222,14 @@ type link struct {
 	first     int64
 	backoff   float64 // previous backoff (decorrelated jitter)
 	depth     int32   // depth of its jobs when it has no parent (async calls)
+	home      *job    // the record the link lives in (its index is the link's)
 }
 
 // issue is a job's progress on one synchronous edge of a stage.
 type issue struct {
 	job     int32
 	jobGen  uint32
+	jp      *job // the job's record
 	edge    int32
 	left    int32 // calls not yet issued
 	active  int32 // calls issued and not finished
@@ -409,6 +425,7 @@ func (e *Engine) build() error {
 		// A call fails when it is turned away, or (below) its callee
 		// fails it; it is abandoned only when its caller times out.
 		e.kids = e.kids || r.guarded || r.timeout > 0
+		r.plain = !r.guarded && r.timeout == 0 && !r.netOn && !r.retry.budgetOn
 	}
 	for i := range e.nodes {
 		n := &e.nodes[i]
@@ -464,7 +481,7 @@ func (e *Engine) reset(seed uint64) {
 	e.now = 0
 	e.q.reset()
 	e.jobs.reset()
-	e.links.reset()
+	e.njobs = 0
 	e.issues.reset()
 	reseed := func(s *stream, purpose, entity uint64) {
 		if s.Rand == nil {

@@ -6,7 +6,7 @@ package replay
 
 // onResponse takes an answer to the attempt with sequence seq.
 func (e *Engine) onResponse(l int32, seq uint32, ok bool) {
-	lk := e.links.at(l)
+	lk := e.link(l)
 	if !lk.live || lk.seq != seq || !lk.waiting {
 		if ok {
 			e.m.late++
@@ -51,7 +51,7 @@ func (e *Engine) addTimer(ri, l int32, seq uint32) {
 
 // live reports whether the attempt (l, seq) still waits for an answer.
 func (e *Engine) live(l int32, seq uint32) bool {
-	lk := e.links.at(l)
+	lk := e.link(l)
 	return lk.live && lk.seq == seq && lk.waiting
 }
 
@@ -89,7 +89,7 @@ func (e *Engine) fireTimers(ri int32) {
 
 // onTimeout gives up on the attempt with sequence seq.
 func (e *Engine) onTimeout(l int32, seq uint32) {
-	lk := e.links.at(l)
+	lk := e.link(l)
 	if !lk.live || lk.seq != seq || !lk.waiting {
 		return
 	}
@@ -137,12 +137,19 @@ func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 		}
 		return
 	}
-	p, pgen, is := lk.parent, lk.parentGen, lk.issue
-	e.freeLink(l, lk)
+	p, pgen, is, jb := lk.parent, lk.parentGen, lk.issue, lk.pj
+	// freeLink(l, lk), by hand.
+	if p >= 0 && e.kids {
+		e.unlinkKid(lk)
+	}
+	lk.live = false
+	lk.seq++
+	if lk.home.state == jsFree {
+		e.jobs.release(l)
+	}
 	if p < 0 {
 		return
 	}
-	jb := e.jobs.at(p)
 	if jb.gen != pgen || jb.state != jsWaiting {
 		return
 	}
@@ -216,8 +223,8 @@ func (e *Engine) abandon(j int32, gen uint32) {
 	}
 	n := jb.nd
 	if !n.deadline {
-		for l := jb.kids; l >= 0; l = e.links.at(l).next {
-			if lk := e.links.at(l); lk.job >= 0 {
+		for l := jb.kids; l >= 0; l = e.link(l).next {
+			if lk := e.link(l); lk.job >= 0 {
 				e.abandon(lk.job, lk.jobGen)
 			}
 		}
@@ -229,11 +236,10 @@ func (e *Engine) abandon(j int32, gen uint32) {
 	e.q.push(e.now, evRespFail, jb.link, jb.linkSeq)
 	e.freeIssues(jb)
 	e.abandonKids(j)
-	e.touch(n)
 	n.reps[jb.rep].busy--
-	n.busy--
+	e.busyAdd(n, -1)
 	rep := jb.rep
-	e.freeJob(j)
+	e.freeJob(j, jb)
 	e.drain(n, rep)
 }
 
@@ -245,7 +251,7 @@ func (e *Engine) abandonKids(j int32) {
 		if l < 0 {
 			return
 		}
-		lk := e.links.at(l)
+		lk := e.link(l)
 		cj, cgen := lk.job, lk.jobGen
 		var pl *pool
 		if ed := lk.rt.ed; ed.shared {

@@ -16,52 +16,73 @@ const maxJobs = 1 << 22
 
 // loop runs events until the queue is empty or the replay ends.
 func (e *Engine) loop() {
+	q := &e.q
 	for {
-		ev, ok := e.q.pop()
-		if !ok || ev.at >= e.end {
+		// q.pop(), by hand: the call and its copy of the event cost more
+		// than the pop itself.
+		b := int(q.now & wheelMask)
+		bk := &q.b[b]
+		if bk.head == 0 {
+			if !q.advance() {
+				break
+			}
+			b = int(q.now & wheelMask)
+			bk = &q.b[b]
+		}
+		i := bk.head - 1
+		s := &q.ev[i]
+		id, gen, kind := s.id, s.gen, s.kind
+		bk.head = s.next + 1
+		if s.next < 0 {
+			q.emptied(b)
+		}
+		q.n--
+		s.next = q.free
+		q.free = i
+		if q.now >= e.end {
 			break
 		}
-		e.now = ev.at
-		switch ev.kind {
+		e.now = q.now
+		switch kind {
 		case evArrival:
-			e.onArrival(ev.id)
+			e.onArrival(id)
 		case evUser:
-			e.onUser(ev.id)
+			e.onUser(id)
 		case evJobArrive:
-			if jb := e.jobs.at(ev.id); jb.gen == ev.gen && jb.state == jsNet {
-				e.arrive(ev.id, jb)
+			if jb := e.jobs.at(id); jb.gen == gen && jb.state == jsNet {
+				e.arrive(id, jb)
 			}
 		case evJobDone:
-			if jb := e.jobs.at(ev.id); jb.gen == ev.gen && jb.state == jsRunning {
+			if jb := e.jobs.at(id); jb.gen == gen && jb.state == jsRunning {
 				// The job's own time is over: it fails, or calls its
 				// children.
 				switch {
 				case jb.failed:
-					e.finish(ev.id, jb)
+					e.finish(id, jb)
 				case len(jb.nd.stages) == 0:
 					// A leaf: runStages would finish it at once.
 					jb.stage = 0
-					e.finish(ev.id, jb)
+					e.finish(id, jb)
 				default:
 					jb.stage = 0
-					e.runStages(ev.id, jb)
+					e.runStages(id, jb)
 				}
 			}
 		case evRespOK:
-			e.onResponse(ev.id, ev.gen, true)
+			e.onResponse(id, gen, true)
 		case evRespFail:
-			e.onResponse(ev.id, ev.gen, false)
+			e.onResponse(id, gen, false)
 		case evTimeout:
-			e.fireTimers(ev.id)
+			e.fireTimers(id)
 		case evRetry:
-			if lk := e.links.at(ev.id); lk.live && lk.seq == ev.gen && !lk.waiting {
-				e.send(ev.id, lk, nil)
+			if lk := e.link(id); lk.live && lk.seq == gen && !lk.waiting {
+				e.send(id, lk)
 			}
 		}
 		if e.check != nil {
-			e.check(ev)
+			e.check(event{at: e.now, id: id, gen: gen, kind: kind})
 		}
-		if e.jobs.n-int32(len(e.jobs.free)) > e.maxJobs {
+		if e.njobs > e.maxJobs {
 			e.m.aborted = true
 			break
 		}
@@ -74,28 +95,119 @@ func (e *Engine) loop() {
 func (e *Engine) newRoot(en int32, u int32) {
 	e.m.rootOffered(e)
 	l, lk := e.newLink(int32(len(e.edges))+en, -1, 0, nil, -1, u)
-	e.send(l, lk, nil)
+	e.send(l, lk)
 }
 
 // newLink allocates a link on route r for parent job p of generation
 // pgen (or -1), whose record is jb (nil when p is -1).
 func (e *Engine) newLink(r, p int32, pgen uint32, jb *job, is int32, u int32) (int32, *link) {
-	l := e.links.alloc()
-	lk := e.links.at(l)
+	l := e.jobs.alloc()
+	home := e.jobs.at(l)
+	// Free in this run, but a record left over from the previous run
+	// may say otherwise.
+	home.state = jsFree
+	lk := &home.own
+	lk.home = home
 	lk.seq++
 	lk.live, lk.waiting = true, false
 	lk.route, lk.rt = r, &e.routes[r]
 	lk.parent, lk.parentGen, lk.issue, lk.user = p, pgen, is, u
 	lk.attempt, lk.job, lk.prev, lk.next = 0, -1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
+	lk.pj = jb
 	if p >= 0 && e.kids {
-		lk.next = jb.kids
-		if jb.kids >= 0 {
-			e.links.at(jb.kids).prev = l
-		}
-		jb.kids = l
+		e.linkKid(l, lk, jb)
 	}
 	return l, lk
+}
+
+// linkKid puts link l (whose record is lk) at the head of its parent
+// job's list of children.
+func (e *Engine) linkKid(l int32, lk *link, jb *job) {
+	lk.next = jb.kids
+	if jb.kids >= 0 {
+		e.link(jb.kids).prev = l
+	}
+	jb.kids = l
+}
+
+// call makes a synchronous call of job p (generation pgen, record pj)
+// on plain route ri (route.plain), from progress record is (or -1). It
+// is newLink, send and arrive in one function, doing what they do in
+// the same order; a plain route lets it skip the guards, the retry
+// budget, the timer and the network.
+func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
+	// A new record, as in newLink: its job half takes the first attempt.
+	l := e.jobs.alloc()
+	jb := e.jobs.at(l)
+	lk := &jb.own
+	lk.home = jb
+	lk.seq += 2 // newLink's and send's
+	seq := lk.seq
+	lk.live, lk.waiting = true, true
+	lk.route, lk.rt = ri, r
+	lk.parent, lk.parentGen, lk.issue, lk.user = p, pgen, is, -1
+	lk.attempt, lk.prev, lk.next = 1, -1, -1
+	lk.first, lk.backoff, lk.depth = e.now, 0, 0
+	lk.pj = pj
+	if e.kids {
+		e.linkKid(l, lk, pj)
+	}
+	e.m.calls++
+	j := l // the first attempt goes in the link's own record
+	e.njobs++
+	n := r.callee
+	jb.state = jsNet
+	jb.failed, jb.abandoned, jb.childFail = false, false, false
+	jb.link, jb.linkSeq, jb.lk, jb.rt, jb.nd = l, seq, lk, r, n
+	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
+	lk.job, lk.jobGen = j, jb.gen
+	jb.depth = pj.depth + 1
+	if pj.abandoned {
+		// Zombie work from the start (send).
+		jb.abandoned = true
+		jb.abandonAt = e.now
+	}
+	// arrive
+	jb.arrive = e.now
+	e.nodeCall(n)
+	var rep int32
+	if n.replicas > 1 {
+		if n.lb == lbRoundRobin {
+			rep = n.rr
+			if n.rr++; n.rr == n.replicas {
+				n.rr = 0
+			}
+		} else {
+			rep = e.pickReplica(n)
+		}
+	}
+	jb.rep = rep
+	rp := &n.reps[rep]
+	if n.conc != 0 && rp.busy >= n.conc {
+		e.enqueue(j, jb, n)
+		return
+	}
+	if jb.abandoned || n.overOn || n.svc.kind != sExpMean {
+		e.start(j, jb, rp)
+		return
+	}
+	// start, by hand, for work that is wanted, cannot fail from overload
+	// and takes an exponential time.
+	rp.busy++
+	if nm := &n.nm; e.now < nm.wEnd {
+		n.busy++
+		nm.bInt[nm.w] += nm.stop - e.now
+	} else {
+		e.busyAdd(n, 1)
+	}
+	if b := int(n.busy); b > n.nm.inflightMax {
+		n.nm.inflightMax = b
+	}
+	jb.state = jsRunning
+	jb.start = e.now
+	e.m.starts++
+	e.q.push(e.now+e.ticks(n.svcR.Rand.ExpFloat64()*n.svc.a), evJobDone, j, jb.gen)
 }
 
 // freeLink ends link l (whose record is lk): events that still name it
@@ -106,27 +218,31 @@ func (e *Engine) freeLink(l int32, lk *link) {
 	}
 	lk.live = false
 	lk.seq++
-	e.links.release(l)
+	if lk.home.state == jsFree {
+		e.jobs.release(l)
+	}
 }
+
+// link returns the record of link l.
+func (e *Engine) link(l int32) *link { return &e.jobs.at(l).own }
 
 // unlinkKid takes lk off its parent's list of children.
 func (e *Engine) unlinkKid(lk *link) {
-	jb := e.jobs.at(lk.parent)
+	jb := lk.pj
 	if jb.gen == lk.parentGen {
 		if lk.prev >= 0 {
-			e.links.at(lk.prev).next = lk.next
+			e.link(lk.prev).next = lk.next
 		} else {
 			jb.kids = lk.next
 		}
 		if lk.next >= 0 {
-			e.links.at(lk.next).prev = lk.prev
+			e.link(lk.next).prev = lk.prev
 		}
 	}
 }
 
-// send sends the next attempt of link l, whose record is lk; pj is the
-// record of its parent job when the caller has it at hand, else nil.
-func (e *Engine) send(l int32, lk *link, pj *job) {
+// send sends the next attempt of link l, whose record is lk.
+func (e *Engine) send(l int32, lk *link) {
 	r := lk.rt
 	lk.attempt++
 	lk.seq++
@@ -142,19 +258,22 @@ func (e *Engine) send(l int32, lk *link, pj *job) {
 	if r.guarded && e.turnedAway(l, r, seq) {
 		return
 	}
-	j := e.jobs.alloc()
-	jb := e.jobs.at(j)
+	// The link's own record when its job half is free, else a new one.
+	j, jb := l, lk.home
+	if jb.state != jsFree {
+		j = e.jobs.alloc()
+		jb = e.jobs.at(j)
+		jb.own.live = false
+	}
+	e.njobs++
 	gen := jb.gen
 	jb.state = jsNet
 	jb.failed, jb.abandoned, jb.childFail = false, false, false
-	jb.link, jb.linkSeq, jb.rt, jb.nd = l, seq, r, r.callee
+	jb.link, jb.linkSeq, jb.lk, jb.rt, jb.nd = l, seq, lk, r, r.callee
 	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
 	lk.job, lk.jobGen = j, gen
 	jb.depth = lk.depth
-	if lk.parent >= 0 {
-		if pj == nil {
-			pj = e.jobs.at(lk.parent)
-		}
+	if pj := lk.pj; pj != nil {
 		jb.depth = pj.depth + 1
 		// A call sent for a request that is already gone is zombie work
 		// from the start.
@@ -231,12 +350,12 @@ func (e *Engine) enqueue(j int32, jb *job, n *node) {
 	if n.qcap > 0 && rp.qlen >= n.qcap {
 		e.m.rejectedQueue++
 		e.nodeReject(n)
-		l, seq, r := jb.link, jb.linkSeq, jb.rt
-		e.freeJob(j)
+		l, seq, r, lk := jb.link, jb.linkSeq, jb.rt, jb.lk
+		e.freeJob(j, jb)
 		// A caller that gave up has moved on; one that still waits (a
 		// zombie itself, whose own caller gave up) must hear back, or it
 		// would hold its slot for good.
-		if e.live(l, seq) {
+		if lk.live && lk.seq == seq && lk.waiting {
 			// Through an event even without network delay: the caller
 			// may be in the middle of issuing this very call.
 			at := e.now
@@ -247,7 +366,6 @@ func (e *Engine) enqueue(j int32, jb *job, n *node) {
 		}
 		return
 	}
-	e.touch(n)
 	jb.state = jsQueued
 	if rp.qtail >= 0 {
 		e.jobs.at(rp.qtail).qnext = j
@@ -256,7 +374,7 @@ func (e *Engine) enqueue(j int32, jb *job, n *node) {
 	}
 	rp.qtail = j
 	rp.qlen++
-	n.queued++
+	e.queuedAdd(n, 1)
 	if q := int(rp.qlen); q > n.nm.queueMaxRep {
 		n.nm.queueMaxRep = q
 	}
@@ -274,9 +392,14 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 		e.drop(j, jb, n)
 		return
 	}
-	e.touch(n)
 	rp.busy++
-	n.busy++
+	// busyAdd(n, 1), by hand: it is too big for the inliner.
+	if nm := &n.nm; e.now < nm.wEnd {
+		n.busy++
+		nm.bInt[nm.w] += nm.stop - e.now
+	} else {
+		e.busyAdd(n, 1)
+	}
 	if b := int(n.busy); b > n.nm.inflightMax {
 		n.nm.inflightMax = b
 	}
@@ -302,7 +425,7 @@ func (e *Engine) drop(j int32, jb *job, n *node) {
 	n.nm.cancelled++
 	// A caller that still waits (a zombie itself) learns at once.
 	e.q.push(e.now, evRespFail, jb.link, jb.linkSeq)
-	e.freeJob(j)
+	e.freeJob(j, jb)
 }
 
 // overloaded draws whether a call that starts at n fails from overload.
@@ -325,8 +448,7 @@ func (e *Engine) drain(n *node, r int32) {
 			rp.qtail = -1
 		}
 		rp.qlen--
-		e.touch(n)
-		n.queued--
+		e.queuedAdd(n, -1)
 		e.start(j, jb, rp)
 	}
 }
@@ -358,7 +480,7 @@ func (e *Engine) runStages(j int32, jb *job) {
 				for k := int32(0); k < c; k++ {
 					l, lk := e.newLink(ei, -1, 0, nil, -1, -1)
 					lk.depth = jb.depth + 1
-					e.send(l, lk, nil)
+					e.send(l, lk)
 				}
 				continue
 			}
@@ -366,14 +488,20 @@ func (e *Engine) runStages(j int32, jb *job) {
 				// Nothing limits these calls: send them all now, with no
 				// progress record.
 				jb.pending += c
+				if r := &e.routes[ei]; r.plain {
+					for k := int32(0); k < c; k++ {
+						e.call(ei, r, j, jb.gen, jb, -1)
+					}
+					continue
+				}
 				for k := int32(0); k < c; k++ {
 					l, lk := e.newLink(ei, j, jb.gen, jb, -1, -1)
-					e.send(l, lk, jb)
+					e.send(l, lk)
 				}
 				continue
 			}
 			is := e.issues.alloc()
-			*e.issues.at(is) = issue{job: j, jobGen: jb.gen, edge: ei, left: c, next: jb.issues, wnext: -1}
+			*e.issues.at(is) = issue{job: j, jobGen: jb.gen, jp: jb, edge: ei, left: c, next: jb.issues, wnext: -1}
 			jb.issues = is
 			jb.pending += c
 		}
@@ -402,7 +530,7 @@ func (e *Engine) pump(i int32) {
 		if is.waiting {
 			return
 		}
-		jb := e.jobs.at(is.job)
+		jb := is.jp
 		pl := e.nodes[ed.from].pool(jb.rep, ed.pool)
 		for is.left > 0 && pl.free > 0 && pl.whead < 0 {
 			pl.free--
@@ -429,9 +557,12 @@ func (e *Engine) issueOne(i int32) {
 	is := e.issues.at(i)
 	is.left--
 	is.active++
-	jb := e.jobs.at(is.job)
-	l, lk := e.newLink(is.edge, is.job, is.jobGen, jb, i, -1)
-	e.send(l, lk, jb)
+	if r := &e.routes[is.edge]; r.plain {
+		e.call(is.edge, r, is.job, is.jobGen, is.jp, i)
+		return
+	}
+	l, lk := e.newLink(is.edge, is.job, is.jobGen, is.jp, i, -1)
+	e.send(l, lk)
 }
 
 // servePool hands a shared pool's free calls to its waiters, in order.
@@ -485,27 +616,43 @@ func (e *Engine) finish(j int32, jb *job) {
 	if jb.abandoned || !ok {
 		e.finishBadly(jb, n)
 	}
-	l, seq, r, rep := jb.link, jb.linkSeq, jb.rt, jb.rep
+	l, seq, r, rep, lk := jb.link, jb.linkSeq, jb.rt, jb.rep, jb.lk
 	if jb.issues >= 0 {
 		e.freeIssues(jb)
 	}
-	e.touch(n)
 	rp := &n.reps[rep]
 	rp.busy--
-	n.busy--
-	e.freeJob(j)
+	// busyAdd(n, -1), by hand.
+	if nm := &n.nm; e.now < nm.wEnd {
+		n.busy--
+		nm.bInt[nm.w] -= nm.stop - e.now
+	} else {
+		e.busyAdd(n, -1)
+	}
+	e.freeJob(j, jb)
 	if rp.qlen > 0 {
 		e.drain(n, rep)
 	}
-	lk := e.links.at(l)
 	if !lk.live || lk.seq != seq || !lk.waiting {
 		return // the caller gave up on this attempt
 	}
-	if !r.netOn {
-		e.respond(l, lk, ok)
+	if r.netOn {
+		e.answer(l, seq, r, ok)
 		return
 	}
-	e.answer(l, seq, r, ok)
+	// respond(l, lk, ok), by hand: the link waits for this very job
+	// (lk.job == j), at this node.
+	lk.waiting = false
+	lk.seq++
+	if n.brkOn {
+		n.brk.record(e, ok)
+	}
+	lk.job = -1
+	if ok {
+		e.linkDone(l, lk, true)
+		return
+	}
+	e.attemptFailed(l, lk)
 }
 
 // finishBadly counts a job that finishes as zombie work or failed.
@@ -533,9 +680,11 @@ func (e *Engine) answer(l int32, seq uint32, r *route, ok bool) {
 	e.q.push(e.now+e.ticks(r.net.draw(r.netR.Rand)), kind, l, seq)
 }
 
-func (e *Engine) freeJob(j int32) {
-	jb := e.jobs.at(j)
+func (e *Engine) freeJob(j int32, jb *job) {
 	jb.gen++
 	jb.state = jsFree
-	e.jobs.release(j)
+	e.njobs--
+	if !jb.own.live {
+		e.jobs.release(j)
+	}
 }

@@ -9,6 +9,14 @@ import (
 
 // metrics accumulates a run's measurements as events happen; windowed
 // values are time-weighted integrals updated at each change of state.
+//
+// A node's integrals of busy and queued calls per window are kept ahead
+// of time: the level at any moment is assumed to hold to the end of the
+// window (or of the replay), and a change of δ at tick t adds δ·(stop − t)
+// to the window's integral, where stop is the window's end. Entering a
+// window credits it with the level times its length. The sums are the
+// same integers as piecewise level·duration sums, for one multiply-add
+// per change instead of a piece per change.
 type metrics struct {
 	win   int64 // ticks per window
 	nWin  int
@@ -39,9 +47,9 @@ type metrics struct {
 }
 
 type nodeMetrics struct {
-	last   int64 // integrals are up to date to here
-	w      int   // window of last
-	wEnd   int64
+	w      int     // window of the last change of level
+	wEnd   int64   // end of window w
+	stop   int64   // min(wEnd, end of the replay): the current level holds to here
 	qInt   []int64 // Σ queued·ticks per window
 	bInt   []int64 // Σ busy·ticks per window
 	wCalls []int64
@@ -82,7 +90,8 @@ func (m *metrics) reset(e *Engine) {
 		nm := &e.nodes[i].nm
 		l := nm.latency
 		l.reset()
-		*nm = nodeMetrics{latency: l, qInt: nm.qInt, bInt: nm.bInt, wCalls: nm.wCalls, wFails: nm.wFails, wEnd: win}
+		*nm = nodeMetrics{latency: l, qInt: nm.qInt, bInt: nm.bInt, wCalls: nm.wCalls, wFails: nm.wFails,
+			wEnd: win, stop: min(win, e.end)}
 		clear(nm.qInt)
 		clear(nm.bInt)
 		clear(nm.wCalls)
@@ -117,47 +126,39 @@ func (m *metrics) rootDone(e *Engine, ok bool, lat int64) {
 	m.failW[w]++
 }
 
-// touch brings node n's time-weighted integrals up to e.now; call it
-// before changing n.busy or n.queued.
-func (e *Engine) touch(n *node) {
-	if e.now != n.nm.last {
-		e.integrate(n)
-	}
-}
-
-// integrate adds the time since the last touch to the integrals.
-func (e *Engine) integrate(n *node) {
+// busyAdd changes n.busy (all replicas) by d at e.now.
+func (e *Engine) busyAdd(n *node, d int32) {
 	nm := &n.nm
 	if e.now >= nm.wEnd {
-		e.touchWindows(n)
-		return
+		e.roll(n)
 	}
-	d := e.now - nm.last
-	if n.queued != 0 {
-		nm.qInt[nm.w] += int64(n.queued) * d
-	}
-	if n.busy != 0 {
-		nm.bInt[nm.w] += int64(n.busy) * d
-	}
-	nm.last = e.now
+	n.busy += d
+	nm.bInt[nm.w] += int64(d) * (nm.stop - e.now)
 }
 
-// touchWindows is touch across the end of a window.
-func (e *Engine) touchWindows(n *node) {
+// queuedAdd changes n.queued (all replicas) by d at e.now.
+func (e *Engine) queuedAdd(n *node, d int32) {
+	nm := &n.nm
+	if e.now >= nm.wEnd {
+		e.roll(n)
+	}
+	n.queued += d
+	nm.qInt[nm.w] += int64(d) * (nm.stop - e.now)
+}
+
+// roll moves node n's integrals into the window of e.now, crediting each
+// window it enters with the level held over its whole length.
+func (e *Engine) roll(n *node) {
 	nm := &n.nm
 	q, b := int64(n.queued), int64(n.busy)
-	for nm.last < e.now {
-		end := min(e.now, nm.wEnd)
-		d := end - nm.last
-		nm.qInt[nm.w] += q * d
-		nm.bInt[nm.w] += b * d
-		nm.last = end
-		if end == nm.wEnd {
-			nm.w++
-			nm.wEnd += e.m.win
-			if nm.w >= len(nm.qInt) {
-				nm.w = len(nm.qInt) - 1
-			}
+	for e.now >= nm.wEnd && nm.w+1 < len(nm.qInt) {
+		start := nm.wEnd
+		nm.w++
+		nm.wEnd += e.m.win
+		nm.stop = min(nm.wEnd, e.end)
+		if span := nm.stop - start; span > 0 {
+			nm.qInt[nm.w] += q * span
+			nm.bInt[nm.w] += b * span
 		}
 	}
 }
@@ -181,7 +182,9 @@ func (e *Engine) nodeReject(n *node) {
 func (e *Engine) result() *Result {
 	m := &e.m
 	for i := range e.nodes {
-		e.touch(&e.nodes[i])
+		if n := &e.nodes[i]; e.now >= n.nm.wEnd {
+			e.roll(n)
+		}
 	}
 	durMS := e.ms(e.end)
 	secs := durMS / 1000

@@ -101,8 +101,27 @@ func (q *eventQueue) push(at int64, kind uint8, id int32, gen uint32) {
 		at = q.now
 	}
 	i := q.free
+	if i < 0 || at-q.now >= wheelSize {
+		// Out of line, so that the common case keeps its registers.
+		q.pushSlow(at, kind, id, gen)
+		return
+	}
+	s := &q.ev[i]
+	q.free = s.next
+	*s = slot{next: -1, id: id, gen: gen, kind: kind}
+	q.count++
+	q.link(i, at)
+}
+
+// pushSlow is push when there is no free slot or the event lies beyond
+// the wheel.
+//
+//go:noinline
+func (q *eventQueue) pushSlow(at int64, kind uint8, id int32, gen uint32) {
+	i := q.free
 	if i < 0 {
-		i = q.grow()
+		q.ev = append(q.ev, slot{next: -1})
+		i = int32(len(q.ev) - 1)
 	}
 	s := &q.ev[i]
 	q.free = s.next
@@ -115,15 +134,6 @@ func (q *eventQueue) push(at int64, kind uint8, id int32, gen uint32) {
 	q.seq++
 	q.over = append(q.over, overflowItem{at: at, seq: q.seq, ev: i})
 	q.up(len(q.over) - 1)
-}
-
-// grow adds a free slot and returns its index. It stays out of line so
-// that push keeps its registers.
-//
-//go:noinline
-func (q *eventQueue) grow() int32 {
-	q.ev = append(q.ev, slot{next: -1})
-	return int32(len(q.ev) - 1)
 }
 
 func (q *eventQueue) link(i int32, at int64) {
@@ -157,15 +167,21 @@ func (q *eventQueue) pop() (e event, ok bool) {
 	e = event{at: q.now, id: s.id, gen: s.gen, kind: s.kind}
 	bk.head = s.next + 1
 	if s.next < 0 {
-		q.bits[b>>6] &^= 1 << (b & 63)
-		if q.bits[b>>6] == 0 {
-			q.sum[b>>12] &^= 1 << ((b >> 6) & 63)
-		}
+		q.emptied(b)
 	}
 	q.n--
 	s.next = q.free
 	q.free = i
 	return e, true
+}
+
+// emptied clears the bitmap bit of bucket b, which pop emptied. Engine.loop
+// pops by hand, in the same way as pop.
+func (q *eventQueue) emptied(b int) {
+	q.bits[b>>6] &^= 1 << (b & 63)
+	if q.bits[b>>6] == 0 {
+		q.sum[b>>12] &^= 1 << ((b >> 6) & 63)
+	}
 }
 
 // peekTick returns the tick of the next event, advancing now to it; ok is

@@ -6,8 +6,12 @@ package replay
 // event meant.
 type slab[T any] struct {
 	chunks []*[slabSize]T
-	n      int32
-	free   []int32
+	n      int32 // indices handed out so far
+	// free[:nfree] are the freed indices, last freed last. free is as
+	// long as the chunks hold values, so release never grows it (and
+	// inlines).
+	free  []int32
+	nfree int32
 }
 
 const (
@@ -20,23 +24,31 @@ func (s *slab[T]) at(i int32) *T { return &s.chunks[i>>slabBits][i&(slabSize-1)]
 // alloc returns a free index; its value keeps whatever a previous user
 // left there.
 func (s *slab[T]) alloc() int32 {
-	if k := len(s.free); k > 0 {
-		i := s.free[k-1]
-		s.free = s.free[:k-1]
-		return i
+	if s.nfree > 0 {
+		s.nfree--
+		return s.free[s.nfree]
 	}
 	if int(s.n) == len(s.chunks)<<slabBits {
-		s.chunks = append(s.chunks, new([slabSize]T))
+		s.grow()
 	}
 	i := s.n
 	s.n++
 	return i
 }
 
-func (s *slab[T]) release(i int32) { s.free = append(s.free, i) }
+// grow adds a chunk.
+func (s *slab[T]) grow() {
+	s.chunks = append(s.chunks, new([slabSize]T))
+	s.free = append(s.free, make([]int32, slabSize)...)
+}
+
+func (s *slab[T]) release(i int32) {
+	s.free[s.nfree] = i
+	s.nfree++
+}
 
 // reset forgets every value but keeps the memory.
 func (s *slab[T]) reset() {
 	s.n = 0
-	s.free = s.free[:0]
+	s.nfree = 0
 }
