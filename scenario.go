@@ -129,8 +129,10 @@ type NodeOutcome struct {
 	// QueueMax and QueueMean describe the queue length.
 	QueueMax  int     `json:"queue_max"`
 	QueueMean float64 `json:"queue_mean"`
-	// LatencyP99MS is the p99 of calls' time at the node (queue + work).
+	// LatencyP50MS, LatencyP95MS and LatencyP99MS are quantiles of
+	// calls' time at the node (queue + work).
 	LatencyP50MS float64 `json:"latency_p50_ms"`
+	LatencyP95MS float64 `json:"latency_p95_ms"`
 	LatencyP99MS float64 `json:"latency_p99_ms"`
 	// Infected reports whether the node's failure rate or load passed the
 	// infection threshold; InfectedAtMS and InfectedForMS say when first

@@ -67,13 +67,12 @@
 // Each window is replayed (Config.Seeds seeds from Config.Seed, the same
 // for every point: common random numbers) with its observed arrivals for
 // its length plus Config.Drain, and each node's simulated calls,
-// failures, P50, P99 and mean queue are averaged over the seeds (replay
-// reports no P95, so P95 is observed and shown but not scored). The loss
+// failures, P50, P95, P99 and mean queue are averaged over the seeds. The loss
 // of a window sums, over the model's nodes weighted by √(requests + 1)
 // (normalised within the window),
 //
 //	failure  (2·asin√f_sim − 2·asin√f_obs)²              f: failed ÷ requests
-//	latency  ½·[ln²((P50_sim+δ)/(P50_obs+δ)) + ln²((P99_sim+δ)/(P99_obs+δ))]   δ: one tick
+//	latency  ⅓·Σ ln²((Pq_sim+δ)/(Pq_obs+δ)), q = 50, 95, 99   δ: one tick
 //	volume   ln²((calls_sim + 1)/(requests_obs + 1))     retries and fan-out
 //	queue    ln²((depth_sim + 1)/(depth_obs + 1))        where observed
 //

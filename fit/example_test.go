@@ -25,8 +25,8 @@ func ExampleRun() {
 		Edges: []cascade.Edge{{From: "web", To: "db", FanOut: cascade.Const(1), Propagation: 1}},
 	}
 	w := fit.Window{LengthMS: 10_000, Nodes: []fit.NodeObs{
-		{Name: "db", Requests: 1000, Failures: 200, P50MS: 2, P99MS: 2},
-		{Name: "web", Requests: 1000, Failures: 100, P50MS: 7, P99MS: 7},
+		{Name: "db", Requests: 1000, Failures: 200, P50MS: 2, P95MS: 2, P99MS: 2},
+		{Name: "web", Requests: 1000, Failures: 100, P50MS: 7, P95MS: 7, P99MS: 7},
 	}}
 	for i := 0; i < 1000; i++ {
 		w.Arrivals = append(w.Arrivals, replay.Arrival{AtMS: float64(10 * i)})

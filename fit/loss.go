@@ -72,6 +72,7 @@ type simNode struct {
 	Calls    float64
 	Failures float64
 	P50MS    float64
+	P95MS    float64
 	P99MS    float64
 	Queue    float64
 }
@@ -111,6 +112,7 @@ func (ev *evaluator) simulate(m *cascade.Model, w int) ([]simNode, error) {
 			o.Calls += float64(n.Calls) / k
 			o.Failures += float64(n.Failures) / k
 			o.P50MS += n.LatencyP50MS / k
+			o.P95MS += n.LatencyP95MS / k
 			o.P99MS += n.LatencyP99MS / k
 			o.Queue += n.QueueMean * stretch / k
 		}
@@ -158,8 +160,9 @@ func nodeTerms(o *NodeObs, s *simNode, delta float64) terms {
 	t.failure = d * d
 	if o.Requests > 0 {
 		a := math.Log((s.P50MS + delta) / (o.P50MS + delta))
-		b := math.Log((s.P99MS + delta) / (o.P99MS + delta))
-		t.latency = (a*a + b*b) / 2
+		b := math.Log((s.P95MS + delta) / (o.P95MS + delta))
+		c := math.Log((s.P99MS + delta) / (o.P99MS + delta))
+		t.latency = (a*a + b*b + c*c) / 3
 	}
 	v := math.Log((s.Calls + 1) / (float64(o.Requests) + 1))
 	t.volume = v * v
@@ -208,11 +211,14 @@ type NodeError struct {
 	FailObs float64 `json:"fail_obs"`
 	FailSim float64 `json:"fail_sim"`
 	FailErr float64 `json:"fail_err"`
-	// P50 and P99 latency, observed and simulated (ms), and the relative
-	// errors sim/obs − 1.
+	// P50, P95 and P99 latency, observed and simulated (ms), and the
+	// relative errors sim/obs − 1.
 	P50Obs float64 `json:"p50_obs_ms"`
 	P50Sim float64 `json:"p50_sim_ms"`
 	P50Err float64 `json:"p50_err"`
+	P95Obs float64 `json:"p95_obs_ms"`
+	P95Sim float64 `json:"p95_sim_ms"`
+	P95Err float64 `json:"p95_err"`
 	P99Obs float64 `json:"p99_obs_ms"`
 	P99Sim float64 `json:"p99_sim_ms"`
 	P99Err float64 `json:"p99_err"`
@@ -235,7 +241,7 @@ func nodeErrors(win *Window, sim []simNode, inModel func(string) bool) []NodeErr
 		out = append(out, NodeError{
 			Node: o.Name, Requests: o.Requests, Calls: s.Calls,
 			FailObs: rate(float64(o.Failures), float64(o.Requests)), FailSim: rate(s.Failures, s.Calls),
-			P50Obs: o.P50MS, P50Sim: s.P50MS, P99Obs: o.P99MS, P99Sim: s.P99MS,
+			P50Obs: o.P50MS, P50Sim: s.P50MS, P95Obs: o.P95MS, P95Sim: s.P95MS, P99Obs: o.P99MS, P99Sim: s.P99MS,
 			QueueObs: o.QueueDepth, QueueSim: s.Queue,
 		})
 	}
@@ -249,10 +255,11 @@ func nodeErrors(win *Window, sim []simNode, inModel func(string) bool) []NodeErr
 func (e *NodeError) finish() {
 	e.FailErr = e.FailSim - e.FailObs
 	e.P50Err = relErr(e.P50Sim, e.P50Obs)
+	e.P95Err = relErr(e.P95Sim, e.P95Obs)
 	e.P99Err = relErr(e.P99Sim, e.P99Obs)
 	e.CallsErr = relErr(e.Calls, float64(e.Requests))
 	for _, f := range []*float64{&e.Calls, &e.FailObs, &e.FailSim, &e.FailErr, &e.P50Obs, &e.P50Sim, &e.P50Err,
-		&e.P99Obs, &e.P99Sim, &e.P99Err, &e.CallsErr, &e.QueueObs, &e.QueueSim} {
+		&e.P95Obs, &e.P95Sim, &e.P95Err, &e.P99Obs, &e.P99Sim, &e.P99Err, &e.CallsErr, &e.QueueObs, &e.QueueSim} {
 		*f = round6(*f)
 	}
 }
@@ -290,9 +297,11 @@ func sumNodeErrors(per [][]NodeError) []NodeError {
 			if w > 0 {
 				a.FailObs += w * r.FailObs
 				a.P50Obs += w * r.P50Obs
+				a.P95Obs += w * r.P95Obs
 				a.P99Obs += w * r.P99Obs
 				a.FailSim += w * r.FailSim
 				a.P50Sim += w * r.P50Sim
+				a.P95Sim += w * r.P95Sim
 				a.P99Sim += w * r.P99Sim
 				a.QueueObs += w * r.QueueObs
 				a.QueueSim += w * r.QueueSim
@@ -303,7 +312,7 @@ func sumNodeErrors(per [][]NodeError) []NodeError {
 	for i := range out {
 		if w := wsum[i]; w > 0 {
 			a := &out[i]
-			for _, f := range []*float64{&a.FailObs, &a.P50Obs, &a.P99Obs, &a.FailSim, &a.P50Sim, &a.P99Sim, &a.QueueObs, &a.QueueSim} {
+			for _, f := range []*float64{&a.FailObs, &a.P50Obs, &a.P95Obs, &a.P99Obs, &a.FailSim, &a.P50Sim, &a.P95Sim, &a.P99Sim, &a.QueueObs, &a.QueueSim} {
 				*f /= w
 			}
 		}

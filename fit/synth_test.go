@@ -69,7 +69,7 @@ func synthObservations(t testing.TB, truth *cascade.Model, wins []synthWindow) *
 			jitter := func(x float64) float64 { return x * math.Exp(0.03*rng.NormFloat64()) }
 			w.Nodes = append(w.Nodes, fit.NodeObs{
 				Name: n.Name, Requests: n.Calls, Failures: fails,
-				P50MS: jitter(n.LatencyP50MS), P99MS: jitter(n.LatencyP99MS),
+				P50MS: jitter(n.LatencyP50MS), P95MS: jitter(n.LatencyP95MS), P99MS: jitter(n.LatencyP99MS),
 				QueueDepth: jitter(n.QueueMean * stretch), HasQueue: true,
 			})
 		}

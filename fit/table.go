@@ -143,10 +143,11 @@ func planeLine(p *LossPlane) string {
 
 func nodeTable(w io.Writer, rows []NodeError) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "node\trequests\tsim calls\tcalls err\tfail obs\tfail sim\tfail err\tp50 obs\tp50 sim\tp50 err\tp99 obs\tp99 sim\tp99 err\t")
+	fmt.Fprintln(tw, "node\trequests\tsim calls\tcalls err\tfail obs\tfail sim\tfail err\tp50 obs\tp50 sim\tp50 err\tp95 obs\tp95 sim\tp95 err\tp99 obs\tp99 sim\tp99 err\t")
 	for _, n := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%+.2f pp\t%.1f\t%.1f\t%s\t%.1f\t%.1f\t%s\t\n", n.Node, n.Requests, n.Calls,
-			pct(n.CallsErr), pctu(n.FailObs), pctu(n.FailSim), 100*n.FailErr, n.P50Obs, n.P50Sim, pct(n.P50Err), n.P99Obs, n.P99Sim, pct(n.P99Err))
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%+.2f pp\t%.1f\t%.1f\t%s\t%.1f\t%.1f\t%s\t%.1f\t%.1f\t%s\t\n", n.Node, n.Requests, n.Calls,
+			pct(n.CallsErr), pctu(n.FailObs), pctu(n.FailSim), 100*n.FailErr, n.P50Obs, n.P50Sim, pct(n.P50Err),
+			n.P95Obs, n.P95Sim, pct(n.P95Err), n.P99Obs, n.P99Sim, pct(n.P99Err))
 	}
 	return tw.Flush()
 }

@@ -274,6 +274,7 @@ func (e *Engine) nodeOutcome(n *node) cascade.NodeOutcome {
 		Name: n.name, Calls: nm.calls, Failures: nm.failures, Rejected: nm.rejected,
 		QueueMax:     nm.queueMax,
 		LatencyP50MS: e.ms1(nm.latency.quantile(0.5)),
+		LatencyP95MS: e.ms1(nm.latency.quantile(0.95)),
 		LatencyP99MS: e.ms1(nm.latency.quantile(0.99)),
 	}
 	var q, b int64
@@ -409,7 +410,7 @@ func roundOutcome(o *cascade.Outcome) {
 	}
 	for i := range o.Nodes {
 		n := &o.Nodes[i]
-		for _, f := range []*float64{&n.Utilisation, &n.QueueMean, &n.LatencyP50MS, &n.LatencyP99MS,
+		for _, f := range []*float64{&n.Utilisation, &n.QueueMean, &n.LatencyP50MS, &n.LatencyP95MS, &n.LatencyP99MS,
 			&n.InfectedAtMS, &n.InfectedForMS} {
 			*f = round6(*f)
 		}
