@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,9 +15,7 @@ const hotrodOTLP = "../../testdata/hotrod-baseline/traces-otlp.json.gz"
 // runCLI runs the cascade command tree in process.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code = run(args, strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
+	return runCascade(t, "", args...)
 }
 
 func TestGraphCommand(t *testing.T) {
