@@ -170,7 +170,11 @@ func analyzeProgress(w io.Writer) func(stage string, done, total int64) {
 	)
 	return func(stage string, done, total int64) {
 		if stage != cur {
-			cur, bar = stage, progressCount(w, stage)
+			unit := "replays"
+			if stage == "fit" {
+				unit = "points"
+			}
+			cur, bar = stage, progress(w, stage, unit)
 			return
 		}
 		if bar != nil && total > 0 {

@@ -3,14 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"cascade"
 	"cascade/fit"
@@ -130,7 +126,7 @@ Same inputs and seed give the same output at any --parallel.`,
 			if err != nil {
 				return err
 			}
-			cfg.Progress = progressCount(cmd.ErrOrStderr(), "fit")
+			cfg.Progress = progress(cmd.ErrOrStderr(), "fit", "points")
 			res, err := fit.Run(cmd.Context(), cfg, model, obs)
 			if err != nil {
 				return err
@@ -173,38 +169,4 @@ Same inputs and seed give the same output at any --parallel.`,
 	cmd.RegisterFlagCompletionFunc(fitFlagWindows, fixedCompletions("all", "auto"))
 	cmd.RegisterFlagCompletionFunc(fitFlagFormat, fixedCompletions(formatNames(ingest.TraceFormats)...))
 	return cmd
-}
-
-// progressCount returns a callback that draws a bar of points done, with
-// the rate and the time left, on w when w is a terminal and the work has
-// run for more than a second; otherwise nil. The total may grow (a
-// coarse-to-fine search plans as it goes).
-func progressCount(w io.Writer, what string) func(done, total int64) {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	start := time.Now()
-	var bar *progressbar.ProgressBar
-	return func(done, total int64) {
-		if bar == nil {
-			if time.Since(start) < time.Second {
-				return
-			}
-			bar = progressbar.NewOptions64(total,
-				progressbar.OptionSetWriter(w),
-				progressbar.OptionSetDescription(what),
-				progressbar.OptionShowCount(),
-				progressbar.OptionShowIts(),
-				progressbar.OptionSetItsString("points"),
-				progressbar.OptionSetPredictTime(true),
-				progressbar.OptionThrottle(100*time.Millisecond),
-				progressbar.OptionClearOnFinish(),
-			)
-		}
-		if total != bar.GetMax64() {
-			bar.ChangeMax64(total)
-		}
-		bar.Set64(done)
-	}
 }

@@ -161,7 +161,7 @@ func graphInput(cmd *cobra.Command, args, metrics []string, format string) (dir 
 	icfg.Traces = args
 	icfg.Metrics = metrics
 	icfg.Out = filepath.Join(tmp, "dataset")
-	icfg.Progress = progress(cmd.ErrOrStderr(), "ingest")
+	icfg.Progress = progress(cmd.ErrOrStderr(), "ingest", "")
 	if _, err := ingest.Run(cmd.Context(), icfg); err != nil {
 		cleanup()
 		return "", nop, err

@@ -82,7 +82,7 @@ to a temporary directory and moved into place only when complete.`,
 			if cfg.Out == "" {
 				return usageError{errNoOut}
 			}
-			cfg.Progress = progress(cmd.ErrOrStderr(), "ingest")
+			cfg.Progress = progress(cmd.ErrOrStderr(), "ingest", "")
 			sum, err := ingest.Run(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -132,8 +132,10 @@ func loadCSVMap(v string) (*ingest.CSVMap, error) {
 
 // progress returns a callback that draws a progress bar on w when w is a
 // terminal and the work has run for more than a second; otherwise nil, so
-// piped output stays quiet and parseable.
-func progress(w io.Writer, what string) func(done, total int64) {
+// piped output stays quiet and parseable. With unit "" it counts bytes;
+// otherwise items of that unit ("points", "replays"), with their rate and
+// the time left. The total may grow as the work plans ahead.
+func progress(w io.Writer, what, unit string) func(done, total int64) {
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil
@@ -145,13 +147,22 @@ func progress(w io.Writer, what string) func(done, total int64) {
 			if time.Since(start) < time.Second {
 				return
 			}
-			bar = progressbar.NewOptions64(total,
+			opts := []progressbar.Option{
 				progressbar.OptionSetWriter(w),
 				progressbar.OptionSetDescription(what),
-				progressbar.OptionShowBytes(true),
-				progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionThrottle(100 * time.Millisecond),
 				progressbar.OptionClearOnFinish(),
-			)
+			}
+			if unit == "" {
+				opts = append(opts, progressbar.OptionShowBytes(true))
+			} else {
+				opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionShowIts(),
+					progressbar.OptionSetItsString(unit), progressbar.OptionSetPredictTime(true))
+			}
+			bar = progressbar.NewOptions64(total, opts...)
+		}
+		if total != bar.GetMax64() {
+			bar.ChangeMax64(total)
 		}
 		bar.Set64(done)
 	}

@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"cascade"
 	"cascade/graph"
@@ -154,7 +152,7 @@ The package documentation (go doc cascade/rank) describes the methods.`,
 				}
 			}
 			if model != nil {
-				cfg.Progress = rankProgress(cmd)
+				cfg.Progress = progress(cmd.ErrOrStderr(), "rank", "replays")
 				if doc.Rank, err = rank.Run(cmd.Context(), model, cfg); err != nil {
 					return err
 				}
@@ -217,27 +215,4 @@ func rootCause(cmd *cobra.Command, incident, baseline []string, m *cascade.Model
 		m = res.Model
 	}
 	return rank.RootCause(cmd.Context(), spansOf(dir), ref, m, cfg)
-}
-
-// rankProgress draws a progress bar of replays on a terminal.
-func rankProgress(cmd *cobra.Command) func(done, total int64) {
-	w := cmd.ErrOrStderr()
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	start := time.Now()
-	var bar *progressbar.ProgressBar
-	return func(done, total int64) {
-		if bar == nil {
-			if time.Since(start) < time.Second {
-				return
-			}
-			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
-				progressbar.OptionSetDescription("replays"), progressbar.OptionThrottle(100*time.Millisecond),
-				progressbar.OptionClearOnFinish())
-		}
-		bar.ChangeMax64(total)
-		bar.Set64(done)
-	}
 }
