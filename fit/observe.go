@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cascade"
+	quantile7 "cascade/internal/quantile"
 	"cascade/replay"
 )
 
@@ -278,23 +279,8 @@ func busiest(counts []int, start, width int64, k int) []int {
 	return out
 }
 
-// quantile returns the q-quantile of sorted values by linear
-// interpolation between order statistics (type 7, as graph computes its
-// quantiles); 0 for no values.
-func quantile(sorted []float64, q float64) float64 {
-	switch len(sorted) {
-	case 0:
-		return 0
-	case 1:
-		return sorted[0]
-	}
-	h := q * float64(len(sorted)-1)
-	i := int(math.Floor(h))
-	if i >= len(sorted)-1 {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
-}
+// quantile is the quantile every stage uses (type 7).
+func quantile(sorted []float64, q float64) float64 { return quantile7.Type7(sorted, q) }
 
 // roundMS rounds milliseconds to the microsecond, as graph does.
 func roundMS(x float64) float64 { return math.Round(x*1000) / 1000 }

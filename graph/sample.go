@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	quantile7 "cascade/internal/quantile"
 )
 
 // reservoir keeps a uniform sample of at most k values of a stream
@@ -46,23 +48,8 @@ func (r *reservoir) sorted() []float64 {
 	return s
 }
 
-// quantile returns the q-quantile of sorted values by linear interpolation
-// between order statistics (Hyndman and Fan's type 7, as R and NumPy do);
-// 0 for no values.
-func quantile(sorted []float64, q float64) float64 {
-	switch len(sorted) {
-	case 0:
-		return 0
-	case 1:
-		return sorted[0]
-	}
-	h := q * float64(len(sorted)-1)
-	i := int(math.Floor(h))
-	if i >= len(sorted)-1 {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
-}
+// quantile is the quantile every stage uses (type 7).
+func quantile(sorted []float64, q float64) float64 { return quantile7.Type7(sorted, q) }
 
 // points returns the 0%, 1%, …, 100% quantiles of sorted values.
 func points(sorted []float64) []float64 {
