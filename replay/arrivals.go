@@ -23,7 +23,12 @@ func (e *Engine) buildTraffic(rates float64) error {
 	switch {
 	case len(e.cfg.Observed) > 0:
 		t.Kind = cascade.TrafficObserved
-		e.observed = append([]Arrival(nil), e.cfg.Observed...)
+		// Read in place when already in time order (as fit's windows
+		// are): the engine never writes it.
+		e.observed = e.cfg.Observed
+		if !inOrder(e.observed) {
+			e.observed = append([]Arrival(nil), e.cfg.Observed...)
+		}
 	case t.Kind == cascade.TrafficObserved:
 		e.observed = make([]Arrival, len(t.ArrivalsMS))
 		for i, a := range t.ArrivalsMS {
@@ -38,12 +43,20 @@ func (e *Engine) buildTraffic(rates float64) error {
 		}
 	}
 	if t.Kind == cascade.TrafficObserved {
-		sort.SliceStable(e.observed, func(i, j int) bool { return e.observed[i].AtMS < e.observed[j].AtMS })
-		e.obsEntry = make([]int32, len(e.observed))
+		if !inOrder(e.observed) {
+			sort.SliceStable(e.observed, func(i, j int) bool { return e.observed[i].AtMS < e.observed[j].AtMS })
+		}
+		// obsEntry stays nil (every arrival at entry 0) unless some
+		// arrival names its entry.
 		for i, a := range e.observed {
-			e.obsEntry[i] = -1
 			if a.Entry == "" {
 				continue
+			}
+			if e.obsEntry == nil {
+				e.obsEntry = make([]int32, len(e.observed))
+				for k := range e.obsEntry {
+					e.obsEntry[k] = -1
+				}
 			}
 			for j := range e.model.Entries {
 				if e.model.Entries[j].Node == a.Entry {
@@ -57,6 +70,17 @@ func (e *Engine) buildTraffic(rates float64) error {
 		}
 	}
 	return nil
+}
+
+// inOrder reports whether the arrivals' times never decrease (and none
+// is NaN), so that a stable sort would leave them as they are.
+func inOrder(a []Arrival) bool {
+	for i := 1; i < len(a); i++ {
+		if !(a[i-1].AtMS <= a[i].AtMS) {
+			return false
+		}
+	}
+	return len(a) == 0 || a[0].AtMS == a[0].AtMS
 }
 
 // startTraffic schedules the first arrivals of a run.
@@ -141,9 +165,9 @@ func (e *Engine) nextPoisson() bool {
 // index).
 func (e *Engine) onArrival(id int32) {
 	if e.traffic.Kind == cascade.TrafficObserved {
-		en := e.obsEntry[id]
-		if en < 0 {
-			en = 0
+		var en int32
+		if e.obsEntry != nil {
+			en = max(0, e.obsEntry[id])
 		}
 		e.newRoot(en, -1)
 		if n := int(id) + 1; n < len(e.observed) && e.observed[n].AtMS < e.arrEnd {

@@ -35,7 +35,9 @@ type Config struct {
 	// entry rates.
 	Traffic *cascade.Traffic
 	// Observed, when not empty, are the arrival times and entries of
-	// observed root requests; they replace Traffic's arrivals.
+	// observed root requests; they replace Traffic's arrivals. An engine
+	// reads them in place when they are in time order, so they must not
+	// change while it is in use.
 	Observed []Arrival
 	// Tier, when set, replaces every node's service distribution by one
 	// built from its observed tiers (Node.Tiers): "p50", "p95" or "p99"

@@ -8,9 +8,12 @@ import (
 )
 
 // Engine replays one model under one configuration. Build it with
-// NewEngine, then call Run once per seed; an Engine reuses its memory from
-// run to run, so a steady state of runs does not allocate. An Engine is
-// not safe for concurrent use: run seeds in parallel on separate Engines.
+// NewEngine, then call Run once per seed. A run's memory that does not
+// depend on the model (events, call records, histograms, timers) comes
+// from a pool shared by all engines and goes back to it when the run
+// ends, so a steady state of runs does not allocate, on one engine or on
+// many. An Engine is not safe for concurrent use: run seeds in parallel
+// on separate Engines.
 type Engine struct {
 	cfg   Config
 	model *cascade.Model
@@ -38,6 +41,11 @@ type Engine struct {
 	// (job.kids), which fail-fast and abandonment walk; a model where no
 	// call can fail or time out needs neither and skips the lists.
 	kids bool
+	// scr is the scratch the current run took (nil between runs); octs
+	// are the spare histogram octaves that every hist of the engine
+	// takes from.
+	scr  *scratch
+	octs []*octave
 
 	traffic  cascade.Traffic
 	closed   bool

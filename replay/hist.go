@@ -4,12 +4,16 @@ import "math/bits"
 
 // hist is a log-linear histogram of non-negative tick counts: exact below
 // 1024, then 512 buckets per power of two (relative error under 0.1%).
-// Its memory grows by powers of two as values need them and is kept
-// across resets.
+// Its memory grows by powers of two as values need them, taking octaves
+// from spare (when set) before allocating; Engine.give returns them there.
 type hist struct {
-	n   int64
-	oct [histOcts]*[1 << histSub]int64
+	n     int64
+	oct   [histOcts]*octave
+	spare *[]*octave
 }
+
+// octave is one power of two's buckets.
+type octave = [1 << histSub]int64
 
 const (
 	histSub  = 9  // log2 of the buckets per octave
@@ -23,11 +27,38 @@ func (h *hist) add(v int64) {
 	o, s := histBucket(uint64(v))
 	c := h.oct[o]
 	if c == nil {
-		c = new([1 << histSub]int64)
-		h.oct[o] = c
+		c = h.grow(o)
 	}
 	c[s&(1<<histSub-1)]++
 	h.n++
+}
+
+// grow gives octave o zeroed memory, a spare octave when there is one.
+// It is kept out of line so that add inlines.
+//
+//go:noinline
+func (h *hist) grow(o int) *octave {
+	var c *octave
+	if sp := h.spare; sp != nil && len(*sp) > 0 {
+		c = (*sp)[len(*sp)-1]
+		*sp = (*sp)[:len(*sp)-1]
+	} else {
+		c = new(octave)
+	}
+	h.oct[o] = c
+	return c
+}
+
+// detach zeroes the octaves and hands them to spare, leaving h empty.
+func (h *hist) detach(spare *[]*octave) {
+	for o, c := range h.oct {
+		if c != nil {
+			clear(c[:])
+			*spare = append(*spare, c)
+			h.oct[o] = nil
+		}
+	}
+	h.n = 0
 }
 
 func histBucket(v uint64) (oct, sub int) {

@@ -69,8 +69,10 @@ func (m *metrics) init(e *Engine) {
 	m.offered = make([]int64, m.nWin+1)
 	m.succW = make([]int64, m.nWin+1)
 	m.failW = make([]int64, m.nWin+1)
+	m.latency.spare = &e.octs
 	for i := range e.nodes {
 		nm := &e.nodes[i].nm
+		nm.latency.spare = &e.octs
 		nm.qInt = make([]int64, m.nWin+1)
 		nm.bInt = make([]int64, m.nWin+1)
 		nm.wCalls = make([]int64, m.nWin+1)
@@ -119,7 +121,15 @@ func (m *metrics) rootDone(e *Engine, ok bool, lat int64) {
 	if ok {
 		m.succeeded++
 		m.succW[w]++
-		m.latency.add(lat)
+		// m.latency.add(lat), by hand (see finish).
+		h := &m.latency
+		o, s := histBucket(uint64(max(lat, 0)))
+		c := h.oct[o]
+		if c == nil {
+			c = h.grow(o)
+		}
+		c[s&(1<<histSub-1)]++
+		h.n++
 		return
 	}
 	m.failed++

@@ -66,12 +66,18 @@ type overflowItem struct {
 	ev  int32
 }
 
+// wheel is the wheel's buckets and bitmap: 33 KiB, which engines take
+// from their scratch (see scratch) rather than hold.
+type wheel struct {
+	b    [wheelSize]bucket
+	bits [wheelSize / 64]uint64
+	sum  [wheelSize / 64 / 64]uint64
+}
+
 type eventQueue struct {
 	ev    []slot
 	free  int32 // free list through slot.next
-	b     [wheelSize]bucket
-	bits  [wheelSize / 64]uint64
-	sum   [wheelSize / 64 / 64]uint64
+	w     *wheel
 	now   int64 // the tick being drained
 	n     int   // events in the wheel
 	over  []overflowItem
@@ -80,17 +86,20 @@ type eventQueue struct {
 }
 
 func (q *eventQueue) reset() {
+	if q.w == nil {
+		q.w = new(wheel)
+	}
 	q.ev = q.ev[:0]
 	q.free = -1
 	// Only buckets marked in bits hold events.
-	for w, m := range q.bits {
+	for w, m := range q.w.bits {
 		for m != 0 {
-			q.b[w<<6+bits.TrailingZeros64(m)].head = 0
+			q.w.b[w<<6+bits.TrailingZeros64(m)].head = 0
 			m &= m - 1
 		}
 	}
-	clear(q.bits[:])
-	clear(q.sum[:])
+	clear(q.w.bits[:])
+	clear(q.w.sum[:])
 	q.now, q.n, q.seq, q.count = 0, 0, 0, 0
 	q.over = q.over[:0]
 }
@@ -138,11 +147,11 @@ func (q *eventQueue) pushSlow(at int64, kind uint8, id int32, gen uint32) {
 
 func (q *eventQueue) link(i int32, at int64) {
 	b := int(at & wheelMask)
-	bk := &q.b[b]
+	bk := &q.w.b[b]
 	if bk.head == 0 {
 		bk.head = i + 1
-		q.bits[b>>6] |= 1 << (b & 63)
-		q.sum[b>>12] |= 1 << ((b >> 6) & 63)
+		q.w.bits[b>>6] |= 1 << (b & 63)
+		q.w.sum[b>>12] |= 1 << ((b >> 6) & 63)
 	} else {
 		q.ev[bk.tail].next = i
 	}
@@ -154,13 +163,13 @@ func (q *eventQueue) link(i int32, at int64) {
 // queue is empty.
 func (q *eventQueue) pop() (e event, ok bool) {
 	b := int(q.now & wheelMask)
-	bk := &q.b[b]
+	bk := &q.w.b[b]
 	if bk.head == 0 {
 		if !q.advance() {
 			return event{}, false
 		}
 		b = int(q.now & wheelMask)
-		bk = &q.b[b]
+		bk = &q.w.b[b]
 	}
 	i := bk.head - 1
 	s := &q.ev[i]
@@ -178,16 +187,16 @@ func (q *eventQueue) pop() (e event, ok bool) {
 // emptied clears the bitmap bit of bucket b, which pop emptied. Engine.loop
 // pops by hand, in the same way as pop.
 func (q *eventQueue) emptied(b int) {
-	q.bits[b>>6] &^= 1 << (b & 63)
-	if q.bits[b>>6] == 0 {
-		q.sum[b>>12] &^= 1 << ((b >> 6) & 63)
+	q.w.bits[b>>6] &^= 1 << (b & 63)
+	if q.w.bits[b>>6] == 0 {
+		q.w.sum[b>>12] &^= 1 << ((b >> 6) & 63)
 	}
 }
 
 // peekTick returns the tick of the next event, advancing now to it; ok is
 // false when the queue is empty.
 func (q *eventQueue) peekTick() (int64, bool) {
-	if q.b[q.now&wheelMask].head != 0 {
+	if q.w.b[q.now&wheelMask].head != 0 {
 		return q.now, true
 	}
 	if !q.advance() {
@@ -226,25 +235,25 @@ func (q *eventQueue) advance() bool {
 // nextSet returns the first non-empty bucket at or after from, or -1.
 func (q *eventQueue) nextSet(from int) int {
 	w := from >> 6
-	if m := q.bits[w] >> (from & 63); m != 0 {
+	if m := q.w.bits[w] >> (from & 63); m != 0 {
 		return from + bits.TrailingZeros64(m)
 	}
 	w++ // the next word to look at
-	if w >= len(q.bits) {
+	if w >= len(q.w.bits) {
 		return -1
 	}
 	s := w >> 6
-	m := q.sum[s] & (^uint64(0) << (w & 63))
+	m := q.w.sum[s] & (^uint64(0) << (w & 63))
 	for {
 		if m != 0 {
 			wi := s<<6 + bits.TrailingZeros64(m)
-			return wi<<6 + bits.TrailingZeros64(q.bits[wi])
+			return wi<<6 + bits.TrailingZeros64(q.w.bits[wi])
 		}
 		s++
-		if s >= len(q.sum) {
+		if s >= len(q.w.sum) {
 			return -1
 		}
-		m = q.sum[s]
+		m = q.w.sum[s]
 	}
 }
 

@@ -19,10 +19,13 @@ var ErrRunaway = errors.New("calls in flight multiply without bound (fan-out on 
 // Run replays the model once with seed and returns what it measured.
 // Same model, configuration and seed give the same Result.
 func (e *Engine) Run(seed uint64) *Result {
+	e.take()
 	e.reset(seed)
 	e.startTraffic()
 	e.loop()
-	return e.result()
+	r := e.result()
+	e.give()
+	return r
 }
 
 // Replay replays the model once with cfg.Seed.
@@ -48,8 +51,10 @@ func RunSeeds(ctx context.Context, m *cascade.Model, cfg Config) ([]*Result, err
 		par = runtime.GOMAXPROCS(0)
 	}
 	par = min(par, k)
-	// Validate once, before starting workers.
-	if _, err := NewEngine(m, cfg); err != nil {
+	// Validate once, before starting workers; the first worker uses
+	// this engine.
+	first, err := NewEngine(m, cfg)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]*Result, k)
@@ -67,10 +72,13 @@ func RunSeeds(ctx context.Context, m *cascade.Model, cfg Config) ([]*Result, err
 		return nil
 	})
 	for w := 0; w < par; w++ {
+		e := first
 		g.Go(func() error {
-			e, err := NewEngine(m, cfg)
-			if err != nil {
-				return err
+			if w > 0 {
+				var err error
+				if e, err = NewEngine(m, cfg); err != nil {
+					return err
+				}
 			}
 			for i := range next {
 				if err := ctx.Err(); err != nil {
