@@ -52,6 +52,13 @@ type Config struct {
 	// Incident finds where an incident began; NoIncident skips it.
 	Incident   rank.IncidentConfig
 	NoIncident bool
+	// MinRoots is the fewest root requests a ranking or infectability
+	// replay should see: when the model's entry rate would send fewer in
+	// Rank.Duration (a sparse capture), the replays run longer, up to
+	// MaxDuration, and their metric window grows with them (a 600th of
+	// the duration, at least Rank.Window). 0 keeps the durations given.
+	MinRoots    int
+	MaxDuration time.Duration
 	// Progress, when set, is told of each stage as it starts (done and
 	// total count replays or points; 0, 0 when a stage starts).
 	Progress func(stage string, done, total int64)
@@ -61,7 +68,10 @@ type Config struct {
 // its own defaults, but a fit that skips its back-tests (the ranking
 // replays the fitted model over many seeds; a back-test is for `cascade
 // fit`), and a ranking of 4 seeds of 30 simulated seconds, so that a
-// capture the size of the bundled example is analysed in seconds.
+// capture the size of the bundled example is analysed in seconds — made
+// longer, up to 6 hours, when the observed rate would send fewer than
+// 2,000 root requests in that time (MinRoots): a replay that sees a few
+// dozen requests has intervals too wide to rank anything.
 func DefaultConfig() Config {
 	c := Config{
 		Graph:    graph.DefaultConfig(),
@@ -72,6 +82,7 @@ func DefaultConfig() Config {
 	c.Fit.Holdout = 0
 	c.Rank.Seeds = 4
 	c.Rank.Duration = 30 * time.Second
+	c.MinRoots, c.MaxDuration = 2000, 6*time.Hour
 	return c
 }
 
@@ -191,6 +202,14 @@ func Run(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	}
 	a.Model = model
 
+	// A sparse capture's replays run long enough to see MinRoots roots.
+	if d, w, ok := stretch(model, cfg); ok {
+		a.Notes = append(a.Notes, fmt.Sprintf("the replays run %s instead of %s (windows of %s) to see %d root requests at the observed %.4g/s",
+			d, cfg.Rank.Duration, w, cfg.MinRoots, entryRate(model)))
+		cfg.Rank.Duration, cfg.Rank.Window = d, w
+		cfg.Incident.Duration = max(cfg.Incident.Duration, d)
+	}
+
 	// Where the incident began: the change points are read from the
 	// spans; the infectability replays the model.
 	if !cfg.NoIncident {
@@ -211,6 +230,34 @@ func Run(ctx context.Context, cfg Config) (*report.Analysis, error) {
 		return nil, fmt.Errorf("timeline: %w", err)
 	}
 	return a, write(cfg.Out, a)
+}
+
+// stretch returns the replay duration and metric window that let the
+// ranking see cfg.MinRoots roots at the model's entry rate, and whether
+// they differ from the configured ones.
+func stretch(m *cascade.Model, cfg Config) (time.Duration, time.Duration, bool) {
+	rate := entryRate(m)
+	if cfg.MinRoots <= 0 || rate <= 0 || rate*cfg.Rank.Duration.Seconds() >= float64(cfg.MinRoots) {
+		return 0, 0, false
+	}
+	d := time.Duration(float64(cfg.MinRoots) / rate * float64(time.Second)).Round(time.Minute)
+	if cfg.MaxDuration > 0 {
+		d = min(d, cfg.MaxDuration)
+	}
+	if d <= cfg.Rank.Duration {
+		return 0, 0, false
+	}
+	w := max(cfg.Rank.Window, (d / 600).Round(time.Second))
+	return d, w, true
+}
+
+// entryRate is the model's root requests per second over its entries.
+func entryRate(m *cascade.Model) float64 {
+	var r float64
+	for _, e := range m.Entries {
+		r += e.RatePerSec
+	}
+	return r
 }
 
 // dataset returns the dataset directory to read: the input when it is a

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -34,6 +35,7 @@ func small(out string, parallel int) Config {
 	cfg.Rank.Parallel = parallel
 	cfg.Fit.Grid = "p=0.01|0.1|0.3,k=0:2:1,tier=p50|p99"
 	cfg.Incident.Seeds = 2
+	cfg.MinRoots = 0
 	return cfg
 }
 
@@ -161,4 +163,35 @@ func TestRunNoSpans(t *testing.T) {
 	cfg.Inputs, cfg.Metrics = []string{empty}, nil
 	_, err := Run(context.Background(), cfg)
 	require.ErrorContains(t, err, "empty.json: no spans to analyse")
+}
+
+func TestStretch(t *testing.T) {
+	// A sparse capture's replays run long enough to see MinRoots roots,
+	// within MaxDuration; a busy one's keep their duration.
+	model := func(rate float64) *cascade.Model {
+		return &cascade.Model{Entries: []cascade.Entry{{Node: "a", RatePerSec: rate / 2, Share: 0.5}, {Node: "b", RatePerSec: rate / 2, Share: 0.5}}}
+	}
+	for _, tc := range []struct {
+		name           string
+		rate           float64
+		minRoots       int
+		wantD, wantWin time.Duration
+		stretched      bool
+	}{
+		{"busy", 100, 2000, 0, 0, false},
+		{"hotrod", 3.33, 2000, 10 * time.Minute, time.Second, true},
+		{"sparse", 0.0947, 2000, 5*time.Hour + 52*time.Minute, 35 * time.Second, true},
+		{"capped", 0.01, 2000, 6 * time.Hour, 36 * time.Second, true},
+		{"off", 0.01, 0, 0, 0, false},
+		{"no entries", 0, 2000, 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.MinRoots = tc.minRoots
+			d, w, ok := stretch(model(tc.rate), cfg)
+			require.Equal(t, tc.stretched, ok)
+			require.Equal(t, tc.wantD, d)
+			require.Equal(t, tc.wantWin, w)
+		})
+	}
 }

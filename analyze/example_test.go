@@ -20,7 +20,7 @@ func ExampleRun() {
 	cfg.Inputs = []string{"../testdata/hotrod-baseline/traces-otlp.json.gz"}
 	cfg.Out = out
 	cfg.NoFit = true // quicker; the fit calibrates the model first
-	cfg.Rank.Seeds, cfg.Rank.Duration = 2, 10e9
+	cfg.Rank.Seeds, cfg.Rank.Duration, cfg.MinRoots = 2, 10e9, 0
 	a, err := analyze.Run(context.Background(), cfg)
 	if err != nil {
 		panic(err)

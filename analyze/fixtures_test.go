@@ -28,7 +28,7 @@ var reportFixtures = []struct {
 		c.Inputs, c.Out = []string{"../testdata/hotrod-baseline/traces-otlp.json.gz"}, out
 		c.Fit.Grid, c.Fit.Holdout = "p=0:1:0.25,k=0:2:0.5,theta=0.8|1.2", 2
 		c.Rank.Seeds, c.Rank.Duration, c.Rank.CapacityPoints = 3, 20*time.Second, 6
-		c.NoIncident = true
+		c.NoIncident, c.MinRoots = true, 0
 		return c
 	}},
 	// OnlineBoutique with currencyservice's CPU contention (Nezha): ten
@@ -41,6 +41,7 @@ var reportFixtures = []struct {
 		c.Fit.Grid, c.Fit.Holdout = "k=0:2:0.25,tier=p50|p95|p99", 2
 		c.Rank.Seeds, c.Rank.Duration, c.Rank.CapacityPoints = 3, 10*time.Second, 6
 		c.Incident.Window, c.Incident.Seeds, c.Incident.Duration = 5*time.Second, 2, 5*time.Second
+		c.MinRoots = 0
 		return c
 	}},
 }

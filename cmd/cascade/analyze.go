@@ -65,7 +65,9 @@ and prints the ranked remediations. PATH is trace files or directories
 The stages run with the defaults of their own commands, but: the fit skips
 its back-tests, and the ranking replays 4 seeds of 30 s (--seeds,
 --duration), so that a capture like the bundled example is analysed in
-seconds. Every stage replays with the seeds from --seed on: the same inputs
+seconds; without --duration, a replay runs longer (up to 6 h of simulated
+time) when the observed rate would send fewer than 2,000 root requests in
+30 s, so that a sparse capture's ranking sees enough requests to judge. Every stage replays with the seeds from --seed on: the same inputs
 and flags give byte-identical files. Each file is written atomically; a
 failed run leaves the files of the last good one.`,
 		Example: `  # the bundled HotROD capture, report in ./hotrod-report
@@ -110,6 +112,9 @@ failed run leaves the files of the last good one.`,
 				cfg.Rank.SurgeFactor = surge
 			}
 			cfg.NoFit, cfg.NoIncident = !doFit, !doIncident
+			if cmd.Flags().Changed(analyzeFlagDuration) {
+				cfg.MinRoots = 0 // the user's duration, as given
+			}
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
@@ -140,7 +145,7 @@ failed run leaves the files of the last good one.`,
 	f.IntVar(&cfg.Rank.Seeds, analyzeFlagSeeds, cfg.Rank.Seeds, "seeds per candidate and traffic in the ranking (at least 2)")
 	f.StringVar(&traffic, analyzeFlagTraffic, "observed", "normal traffic of the ranking: observed (the model's load: closed-loop clients or Poisson at its entry rates), surge:X, closed:USERS,THINK or RATE per second")
 	f.Float64Var(&cfg.Rank.SurgeFactor, analyzeFlagSurge, cfg.Rank.SurgeFactor, "surge regime: the normal traffic times this for the middle third of the run; 0 for none")
-	f.DurationVar(&cfg.Rank.Duration, analyzeFlagDuration, cfg.Rank.Duration, "simulated time of each ranking replay")
+	f.DurationVar(&cfg.Rank.Duration, analyzeFlagDuration, cfg.Rank.Duration, "simulated time of each ranking replay (default: 30s, longer for a sparse capture, to see 2,000 root requests, up to 6h)")
 	f.StringVar(&objective, analyzeFlagObjective, string(cfg.Rank.Objective), "what to rank by: success, goodput, p99, amplification, spread or composite")
 	f.BoolVar(&doFit, analyzeFlagFit, true, "calibrate the model against the traces before ranking")
 	f.StringVar(&cfg.Fit.Grid, analyzeFlagGrid, "", "fit grid specification (default: the default grid; see cascade fit)")
