@@ -58,6 +58,7 @@ type Engine struct {
 	m metrics
 
 	check   func(event) // tests: called after every event
+	checked event       // the event check is called with
 	maxJobs int32       // maxJobs, lowered by tests
 }
 
@@ -148,9 +149,14 @@ type route struct {
 }
 
 type edge struct {
-	from    int32
-	to      int32
-	async   bool
+	from  int32
+	to    int32
+	async bool
+	// direct: a synchronous call on a plain route, a fixed count of at
+	// least one and nothing that limits how many go at once; runStages
+	// sends them all at once through Engine.call.
+	direct  bool
+	rt      *route // &routes[the edge's index]
 	fan     sampler
 	fanR    stream
 	par     int32
@@ -434,6 +440,11 @@ func (e *Engine) build() error {
 		// fails it; it is abandoned only when its caller times out.
 		e.kids = e.kids || r.guarded || r.timeout > 0
 		r.plain = !r.guarded && r.timeout == 0 && !r.netOn && !r.retry.budgetOn
+		if ed := r.ed; ed != nil {
+			ed.rt = r
+			ed.direct = r.plain && !ed.async && !ed.shared && ed.fan.kind == sFixed &&
+				ed.fan.n >= 1 && (ed.par == 0 || int32(ed.fan.n) <= ed.par)
+		}
 	}
 	for i := range e.nodes {
 		n := &e.nodes[i]

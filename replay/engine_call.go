@@ -36,13 +36,17 @@ func (e *Engine) loop() {
 		if s.next < 0 {
 			q.emptied(b)
 		}
-		q.n--
 		s.next = q.free
 		q.free = i
 		if q.now >= e.end {
 			break
 		}
 		e.now = q.now
+		if e.check != nil {
+			// Kept for the check after the event, so that id, gen and
+			// kind need not live across the handlers.
+			e.checked = event{at: e.now, id: id, gen: gen, kind: kind}
+		}
 		switch kind {
 		case evArrival:
 			e.onArrival(id)
@@ -80,7 +84,7 @@ func (e *Engine) loop() {
 			}
 		}
 		if e.check != nil {
-			e.check(event{at: e.now, id: id, gen: gen, kind: kind})
+			e.check(e.checked)
 		}
 		if e.njobs > e.maxJobs {
 			e.m.aborted = true
@@ -207,7 +211,15 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	jb.state = jsRunning
 	jb.start = e.now
 	e.m.starts++
-	e.q.push(e.now+e.ticks(n.svcR.Rand.ExpFloat64()*n.svc.a), evJobDone, j, jb.gen)
+	// n.svcR.Rand.ExpFloat64(), by hand: it does not inline.
+	rg := n.svcR.Rand
+	u := rg.src.Uint64()
+	uj, ui := uint32(u), uint8(u>>32)
+	x := float64(uj) * float64(we[ui])
+	if uj >= ke[ui] {
+		x = rg.expSlow(ui, x)
+	}
+	e.q.push(e.now+e.ticks(x*n.svc.a), evJobDone, j, jb.gen)
 }
 
 // freeLink ends link l (whose record is lk): events that still name it
@@ -467,6 +479,14 @@ func (e *Engine) runStages(j int32, jb *job) {
 		jb.state = jsWaiting
 		for _, ei := range n.stages[jb.stage] {
 			ed := &e.edges[ei]
+			if ed.direct {
+				c := int32(ed.fan.n)
+				jb.pending += c
+				for k := int32(0); k < c; k++ {
+					e.call(ei, ed.rt, j, jb.gen, jb, -1)
+				}
+				continue
+			}
 			var c int32
 			if ed.fan.kind == sFixed {
 				c = int32(ed.fan.n)
@@ -657,11 +677,39 @@ func (e *Engine) finish(j int32, jb *job) {
 		n.brk.record(e, ok)
 	}
 	lk.job = -1
-	if ok {
+	if !ok {
+		e.attemptFailed(l, lk)
+		return
+	}
+	if r.entry >= 0 {
 		e.linkDone(l, lk, true)
 		return
 	}
-	e.attemptFailed(l, lk)
+	// linkDone(l, lk, true), by hand, for a call between nodes.
+	p, pgen, is, pj := lk.parent, lk.parentGen, lk.issue, lk.pj
+	if p >= 0 && e.kids {
+		e.unlinkKid(lk)
+	}
+	lk.live = false
+	lk.seq++
+	if lk.home.state == jsFree {
+		e.jobs.release(l)
+	}
+	if p < 0 || pj.gen != pgen || pj.state != jsWaiting {
+		return
+	}
+	pj.pending--
+	if ed := r.ed; is >= 0 || ed.shared || pj.childFail {
+		e.childDone(p, pj, is, ed)
+		return
+	}
+	if pj.pending == 0 {
+		if pj.issues >= 0 {
+			e.freeIssues(pj)
+		}
+		pj.stage++
+		e.runStages(p, pj)
+	}
 }
 
 // finishBadly counts a job that finishes as zombie work or failed.

@@ -1,6 +1,9 @@
 package replay
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // The event queue is a timing wheel of wheelSize one-tick buckets, each a
 // FIFO list, with a two-level bitmap of non-empty buckets, and a binary
@@ -16,7 +19,7 @@ import "math/bits"
 // KiB, and 512 bytes of bitmap) stay in the L1 and L2 caches, where 65536
 // buckets missed them at every push and pop of a sparse replay, and the
 // heap holds little more than the far timeouts and backoffs. The
-// bitmap's second level needs wheelBits ≥ 12.
+// bitmap's second level is one word, which needs wheelBits = 12.
 const (
 	wheelBits = 12
 	wheelSize = 1 << wheelBits
@@ -75,14 +78,16 @@ type wheel struct {
 }
 
 type eventQueue struct {
-	ev    []slot
-	free  int32 // free list through slot.next
-	w     *wheel
-	now   int64 // the tick being drained
-	n     int   // events in the wheel
-	over  []overflowItem
-	seq   uint64
-	count int64 // events pushed
+	ev   []slot
+	free int32 // free list through slot.next
+	w    *wheel
+	now  int64 // the tick being drained
+	over []overflowItem
+	// overAt is the tick of the overflow heap's first event, or
+	// math.MaxInt64 when the heap is empty.
+	overAt int64
+	seq    uint64
+	count  int64 // events pushed
 }
 
 func (q *eventQueue) reset() {
@@ -100,18 +105,17 @@ func (q *eventQueue) reset() {
 	}
 	clear(q.w.bits[:])
 	clear(q.w.sum[:])
-	q.now, q.n, q.seq, q.count = 0, 0, 0, 0
+	q.now, q.seq, q.count = 0, 0, 0
 	q.over = q.over[:0]
+	q.overAt = math.MaxInt64
 }
 
 // push schedules an event at tick at (clamped to now).
 func (q *eventQueue) push(at int64, kind uint8, id int32, gen uint32) {
-	if at < q.now {
-		at = q.now
-	}
 	i := q.free
-	if i < 0 || at-q.now >= wheelSize {
-		// Out of line, so that the common case keeps its registers.
+	if uint64(at-q.now) >= wheelSize || i < 0 {
+		// Out of line, so that the common case keeps its registers: an
+		// event before now (clamped) or beyond the wheel, or no free slot.
 		q.pushSlow(at, kind, id, gen)
 		return
 	}
@@ -122,11 +126,14 @@ func (q *eventQueue) push(at int64, kind uint8, id int32, gen uint32) {
 	q.link(i, at)
 }
 
-// pushSlow is push when there is no free slot or the event lies beyond
-// the wheel.
+// pushSlow is push when there is no free slot or the event lies before
+// now or beyond the wheel.
 //
 //go:noinline
 func (q *eventQueue) pushSlow(at int64, kind uint8, id int32, gen uint32) {
+	if at < q.now {
+		at = q.now
+	}
 	i := q.free
 	if i < 0 {
 		q.ev = append(q.ev, slot{next: -1})
@@ -143,6 +150,7 @@ func (q *eventQueue) pushSlow(at int64, kind uint8, id int32, gen uint32) {
 	q.seq++
 	q.over = append(q.over, overflowItem{at: at, seq: q.seq, ev: i})
 	q.up(len(q.over) - 1)
+	q.overAt = q.over[0].at
 }
 
 func (q *eventQueue) link(i int32, at int64) {
@@ -150,13 +158,15 @@ func (q *eventQueue) link(i int32, at int64) {
 	bk := &q.w.b[b]
 	if bk.head == 0 {
 		bk.head = i + 1
-		q.w.bits[b>>6] |= 1 << (b & 63)
-		q.w.sum[b>>12] |= 1 << ((b >> 6) & 63)
+		wd := &q.w.bits[b>>6]
+		if *wd == 0 {
+			q.w.sum[0] |= 1 << (b >> 6)
+		}
+		*wd |= 1 << (b & 63)
 	} else {
 		q.ev[bk.tail].next = i
 	}
 	bk.tail = i
-	q.n++
 }
 
 // pop removes the next event and returns a copy; ok is false when the
@@ -178,7 +188,6 @@ func (q *eventQueue) pop() (e event, ok bool) {
 	if s.next < 0 {
 		q.emptied(b)
 	}
-	q.n--
 	s.next = q.free
 	q.free = i
 	return e, true
@@ -189,7 +198,7 @@ func (q *eventQueue) pop() (e event, ok bool) {
 func (q *eventQueue) emptied(b int) {
 	q.w.bits[b>>6] &^= 1 << (b & 63)
 	if q.w.bits[b>>6] == 0 {
-		q.w.sum[b>>12] &^= 1 << ((b >> 6) & 63)
+		q.w.sum[0] &^= 1 << (b >> 6)
 	}
 }
 
@@ -207,55 +216,72 @@ func (q *eventQueue) peekTick() (int64, bool) {
 
 // advance moves now to the next tick that has an event and moves overflow
 // events that came within the horizon into the wheel.
+//
+// The next non-empty bucket after now's is found circularly in one pass:
+// the rest of now's bitmap word, then the summary word's later words,
+// then (wrapping around) its earliest. The summary is one word, because
+// the wheel has 64 bitmap words (wheelBits is 12). Callers advance only
+// when now's bucket is empty.
 func (q *eventQueue) advance() bool {
-	next := int64(-1)
-	if q.n > 0 {
-		start := int((q.now + 1) & wheelMask)
-		b := q.nextSet(start)
-		if b < 0 {
-			b = q.nextSet(0)
+	cur := int(q.now & wheelMask)
+	from := (cur + 1) & wheelMask
+	w := from >> 6
+	var b int
+	if m := q.w.bits[w] >> (from & 63); m != 0 {
+		b = from + bits.TrailingZeros64(m)
+	} else {
+		sum := q.w.sum[0]
+		if sum == 0 {
+			// The wheel is empty (now's bucket is, or there would be
+			// nothing to advance to).
+			return q.advanceOver()
 		}
-		next = q.now + int64((b-int(q.now&wheelMask))&wheelMask)
+		s := sum &^ (uint64(2)<<w - 1) // words after w
+		if s == 0 {
+			s = sum // wrap around (w's own bits are all before from)
+		}
+		wi := bits.TrailingZeros64(s)
+		b = wi<<6 + bits.TrailingZeros64(q.w.bits[wi])
 	}
-	if len(q.over) > 0 && (next < 0 || q.over[0].at < next) {
-		next = q.over[0].at
-	}
-	if next < 0 {
-		return false
+	next := q.now + int64((b-cur)&wheelMask)
+	if q.overAt-next < wheelSize {
+		// The heap's first event comes before next, or within the
+		// horizon from it.
+		if q.overAt < next {
+			next = q.overAt
+		}
+		q.now = next
+		q.pullOver()
+		return true
 	}
 	q.now = next
-	for len(q.over) > 0 && q.over[0].at-q.now < wheelSize {
+	return true
+}
+
+// advanceOver is advance when the wheel is empty: the next event is the
+// overflow heap's first, if any.
+func (q *eventQueue) advanceOver() bool {
+	if len(q.over) == 0 {
+		return false
+	}
+	q.now = q.overAt
+	q.pullOver()
+	return true
+}
+
+// pullOver moves the overflow events that came within the horizon into
+// the wheel.
+func (q *eventQueue) pullOver() {
+	for q.overAt-q.now < wheelSize {
 		it := q.over[0]
 		q.popOverflow()
 		q.link(it.ev, it.at)
 	}
-	return true
 }
 
-// nextSet returns the first non-empty bucket at or after from, or -1.
-func (q *eventQueue) nextSet(from int) int {
-	w := from >> 6
-	if m := q.w.bits[w] >> (from & 63); m != 0 {
-		return from + bits.TrailingZeros64(m)
-	}
-	w++ // the next word to look at
-	if w >= len(q.w.bits) {
-		return -1
-	}
-	s := w >> 6
-	m := q.w.sum[s] & (^uint64(0) << (w & 63))
-	for {
-		if m != 0 {
-			wi := s<<6 + bits.TrailingZeros64(m)
-			return wi<<6 + bits.TrailingZeros64(q.w.bits[wi])
-		}
-		s++
-		if s >= len(q.w.sum) {
-			return -1
-		}
-		m = q.w.sum[s]
-	}
-}
+// advance reads the bitmap's summary level as one word: wheelBits must
+// be 12.
+const _ = uint(wheelBits-12) + uint(12-wheelBits)
 
 func (q *eventQueue) less(i, j int) bool {
 	a, b := &q.over[i], &q.over[j]
@@ -292,5 +318,10 @@ func (q *eventQueue) popOverflow() {
 		}
 		q.over[i], q.over[m] = q.over[m], q.over[i]
 		i = m
+	}
+	if last == 0 {
+		q.overAt = math.MaxInt64
+	} else {
+		q.overAt = q.over[0].at
 	}
 }
