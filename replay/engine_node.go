@@ -1,0 +1,142 @@
+package replay
+
+// This file holds the callee's side of an attempt: it arrives, takes a
+// slot or queues (or is turned back by a full queue), is dropped when
+// its caller gave up at a node that propagates deadlines, and starts its
+// work, drawing its service time and overload failure.
+
+// arrive places job j (whose record is jb) that reached its callee: on
+// a free slot, in a queue, or back to the caller when the queue is full.
+func (e *Engine) arrive(j int32, jb *job) {
+	n := jb.nd
+	jb.arrive = e.now
+	e.nodeCall(n)
+	var rep int32
+	if n.replicas > 1 {
+		if n.lb == lbRoundRobin {
+			// pickReplica's default, inline.
+			rep = n.rr
+			if n.rr++; n.rr == n.replicas {
+				n.rr = 0
+			}
+		} else {
+			rep = e.pickReplica(n)
+		}
+	}
+	jb.rep = rep
+	if rp := &n.reps[rep]; n.conc == 0 || rp.busy < n.conc {
+		e.start(j, jb, rp)
+		return
+	}
+	e.enqueue(j, jb, n)
+}
+
+// enqueue queues job j at its replica, or answers at once that the
+// queue is full.
+func (e *Engine) enqueue(j int32, jb *job, n *node) {
+	rp := &n.reps[jb.rep]
+	if n.qcap > 0 && rp.qlen >= n.qcap {
+		e.m.rejectedQueue++
+		e.nodeReject(n)
+		l, seq, r, lk := jb.link, jb.linkSeq, jb.rt, jb.lk
+		e.freeJob(j, jb)
+		// A caller that gave up has moved on; one that still waits (a
+		// zombie itself, whose own caller gave up) must hear back, or it
+		// would hold its slot for good.
+		if lk.live && lk.seq == seq && lk.waiting {
+			// Through an event even without network delay: the caller
+			// may be in the middle of issuing this very call.
+			at := e.now
+			if r.netOn {
+				at += e.ticks(r.net.draw(r.netR.Rand))
+			}
+			e.q.push(at, evRespFail, l, seq)
+		}
+		return
+	}
+	jb.state = jsQueued
+	if rp.qtail >= 0 {
+		e.jobs.at(rp.qtail).qnext = j
+	} else {
+		rp.qhead = j
+	}
+	rp.qtail = j
+	rp.qlen++
+	e.queuedAdd(n, 1)
+	if q := int(rp.qlen); q > n.nm.queueMaxRep {
+		n.nm.queueMaxRep = q
+	}
+	if q := int(n.queued); q > n.nm.queueMax {
+		n.nm.queueMax = q
+	}
+}
+
+// start gives job j (whose record is jb) a slot of its replica rp, or
+// drops it when its caller has given up and the node propagates
+// deadlines.
+func (e *Engine) start(j int32, jb *job, rp *replica) {
+	n := jb.nd
+	if jb.abandoned && n.deadline {
+		e.drop(j, jb, n)
+		return
+	}
+	rp.busy++
+	// busyAdd(n, 1), by hand: it is too big for the inliner.
+	if nm := &n.nm; e.now < nm.wEnd {
+		n.busy++
+		nm.bInt[nm.w] += nm.stop - e.now
+	} else {
+		e.busyAdd(n, 1)
+	}
+	if b := int(n.busy); b > n.nm.inflightMax {
+		n.nm.inflightMax = b
+	}
+	jb.state = jsRunning
+	jb.start = e.now
+	if n.overOn {
+		jb.failed = e.overloaded(n)
+	}
+	e.m.starts++
+	var d float64
+	if n.svc.kind == sExpMean {
+		d = n.svcR.Rand.ExpFloat64() * n.svc.a
+	} else {
+		d = n.svc.draw(n.svcR.Rand)
+	}
+	e.q.push(e.now+e.ticks(d), evJobDone, j, jb.gen)
+}
+
+// drop cancels abandoned work that reaches a worker of a node with
+// deadline propagation.
+func (e *Engine) drop(j int32, jb *job, n *node) {
+	e.m.cancelled++
+	n.nm.cancelled++
+	// A caller that still waits (a zombie itself) learns at once.
+	e.q.push(e.now, evRespFail, jb.link, jb.linkSeq)
+	e.freeJob(j, jb)
+}
+
+// overloaded draws whether a call that starts at n fails from overload.
+func (e *Engine) overloaded(n *node) bool {
+	rho := 0.0
+	if n.capacity > 0 {
+		rho = float64(n.busy+n.queued) / n.capacity
+	}
+	return n.failR.Float64() < n.over.At(rho)
+}
+
+// drain starts queued jobs of replica r while it has free slots.
+func (e *Engine) drain(n *node, r int32) {
+	rp := &n.reps[r]
+	for rp.qlen > 0 && (n.conc == 0 || rp.busy < n.conc) {
+		j := rp.qhead
+		jb := e.jobs.at(j)
+		rp.qhead = jb.qnext
+		if rp.qhead < 0 {
+			rp.qtail = -1
+		}
+		rp.qlen--
+		e.queuedAdd(n, -1)
+		e.start(j, jb, rp)
+	}
+}
