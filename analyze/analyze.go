@@ -114,7 +114,9 @@ func (c *Config) Validate() error {
 // Run analyses the inputs end to end — ingest, graph, fit, rank, the
 // incident's origin and the timeline of the best change — and writes the
 // dataset (unless the input is one), model.json, calibrated.json,
-// report.json, report.md and report.html into cfg.Out. Every stage
+// report.json, report.md and report.html into cfg.Out. The dataset is
+// ingested beside Out/dataset and takes its place only when the analysis
+// has succeeded, as do the models and reports. Every stage
 // replays with the seeds from cfg.Rank.Seed on, so the same inputs and
 // configuration give byte-identical files at any parallelism.
 func Run(ctx context.Context, cfg Config) (*report.Analysis, error) {
@@ -139,10 +141,11 @@ func Run(ctx context.Context, cfg Config) (*report.Analysis, error) {
 
 	// Ingest, unless the input is a dataset already.
 	stage("ingest")
-	dir, sum, err := dataset(ctx, cfg, &a.Files)
+	dir, sum, keep, cleanup, err := dataset(ctx, cfg, &a.Files)
 	if err != nil {
 		return nil, err
 	}
+	defer cleanup()
 	a.Dataset = sum
 	if sum.Spans == 0 {
 		return nil, fmt.Errorf("%s: no spans to analyse", strings.Join(cfg.Inputs, ", "))
@@ -167,7 +170,8 @@ func Run(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	if err != nil {
 		return nil, fmt.Errorf("graph: %w", err)
 	}
-	if err := writeModel(cfg.Out, ModelFile, g.Model, &a.Files); err != nil {
+	var out []outFile
+	if err := addModel(ModelFile, g.Model, &a.Files, &out); err != nil {
 		return nil, err
 	}
 	model := g.Model
@@ -195,7 +199,7 @@ func Run(ctx context.Context, cfg Config) (*report.Analysis, error) {
 		default:
 			a.Fit = res.Report
 			model = res.Model
-			if err := writeModel(cfg.Out, CalibratedFile, model, &a.Files); err != nil {
+			if err := addModel(CalibratedFile, model, &a.Files, &out); err != nil {
 				return nil, err
 			}
 		}
@@ -229,7 +233,12 @@ func Run(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	if a.Timeline, err = timeline(ctx, model, rcfg, a.Rank); err != nil {
 		return nil, fmt.Errorf("timeline: %w", err)
 	}
-	return a, write(cfg.Out, a)
+	// Everything is read and found: the new dataset replaces the last
+	// run's, then the models and reports do, each file atomically.
+	if err := keep(); err != nil {
+		return nil, err
+	}
+	return a, write(cfg.Out, a, out)
 }
 
 // stretch returns the replay duration and metric window that let the
@@ -261,36 +270,52 @@ func entryRate(m *cascade.Model) float64 {
 }
 
 // dataset returns the dataset directory to read: the input when it is a
-// dataset, else the inputs ingested into Out/dataset.
-func dataset(ctx context.Context, cfg Config, files *[]string) (string, *ingest.Summary, error) {
+// dataset, else the inputs ingested into a temporary directory inside
+// Out. keep moves that into Out/dataset (replacing the last run's) once
+// the analysis has succeeded; cleanup removes what keep did not move.
+func dataset(ctx context.Context, cfg Config, files *[]string) (dir string, sum *ingest.Summary, keep func() error, cleanup func(), err error) {
+	nop := func() {}
+	keep = func() error { return nil }
 	if len(cfg.Inputs) == 1 && isDataset(cfg.Inputs[0]) {
 		if len(cfg.Metrics) > 0 {
-			return "", nil, errors.New("metrics: a dataset holds its metrics; ingest them into it")
+			return "", nil, nil, nop, errors.New("metrics: a dataset holds its metrics; ingest them into it")
 		}
 		sum, err := ingest.Summarize(cfg.Inputs[0])
-		return cfg.Inputs[0], sum, err
+		return cfg.Inputs[0], sum, keep, nop, err
 	}
 	for _, in := range cfg.Inputs {
 		if isDataset(in) {
-			return "", nil, fmt.Errorf("%s: give one dataset directory or raw files, not both", in)
+			return "", nil, nil, nop, fmt.Errorf("%s: give one dataset directory or raw files, not both", in)
 		}
 	}
+	tmp, err := os.MkdirTemp(cfg.Out, ".dataset-")
+	if err != nil {
+		return "", nil, nil, nop, err
+	}
+	cleanup = func() { os.RemoveAll(tmp) }
 	icfg := ingest.DefaultConfig()
 	icfg.Traces, icfg.Metrics = cfg.Inputs, cfg.Metrics
 	if cfg.Format != "" {
 		icfg.Format = cfg.Format
 	}
-	icfg.Out = filepath.Join(cfg.Out, DatasetDir)
-	sum, err := ingest.Run(ctx, icfg)
-	if err != nil {
-		return "", nil, err
+	icfg.Out = filepath.Join(tmp, DatasetDir)
+	if sum, err = ingest.Run(ctx, icfg); err != nil {
+		cleanup()
+		return "", nil, nil, nop, err
 	}
 	sum.Dataset = DatasetDir
 	*files = append(*files, filepath.Join(DatasetDir, ingest.SpansFile))
 	if _, err := os.Stat(filepath.Join(icfg.Out, ingest.MetricsFile)); err == nil {
 		*files = append(*files, filepath.Join(DatasetDir, ingest.MetricsFile))
 	}
-	return icfg.Out, sum, nil
+	keep = func() error {
+		final := filepath.Join(cfg.Out, DatasetDir)
+		if err := os.RemoveAll(final); err != nil {
+			return err
+		}
+		return os.Rename(icfg.Out, final)
+	}
+	return icfg.Out, sum, keep, cleanup, nil
 }
 
 // isDataset reports whether path is a directory holding spans.parquet.
@@ -299,21 +324,27 @@ func isDataset(path string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-func writeModel(out, name string, m *cascade.Model, files *[]string) error {
+// outFile is a file to write once the analysis has succeeded.
+type outFile struct {
+	name string
+	data []byte
+}
+
+// addModel encodes m as the file name, to be written with the reports.
+func addModel(name string, m *cascade.Model, files *[]string, out *[]outFile) error {
 	data, err := cascade.EncodeModel(m)
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(out, name), data); err != nil {
-		return err
-	}
 	*files = append(*files, name)
+	*out = append(*out, outFile{name, data})
 	return nil
 }
 
-// write renders the three reports, each to a temporary file renamed into
-// place.
-func write(out string, a *report.Analysis) error {
+// write renders the three reports, then writes them and the models, each
+// to a temporary file renamed into place: a report that fails to render
+// leaves every file of the last run as it was.
+func write(dir string, a *report.Analysis, out []outFile) error {
 	a.Files = append(a.Files, JSONFile, MarkdownFile, HTMLFile)
 	for _, f := range []struct {
 		name   string
@@ -327,7 +358,10 @@ func write(out string, a *report.Analysis) error {
 		if err := f.render(&b); err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
-		if err := atomicfile.WriteFile(filepath.Join(out, f.name), b.Bytes()); err != nil {
+		out = append(out, outFile{f.name, b.Bytes()})
+	}
+	for _, f := range out {
+		if err := atomicfile.WriteFile(filepath.Join(dir, f.name), f.data); err != nil {
 			return err
 		}
 	}

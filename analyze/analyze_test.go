@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,6 +135,29 @@ func TestRunFailureKeepsEarlierReport(t *testing.T) {
 	require.Equal(t, string(before), string(after), "a failed run leaves the last good report")
 	_, err = os.Stat(filepath.Join(out, DatasetDir, "spans.parquet"))
 	require.NoError(t, err, "and its dataset")
+
+	// An input that reads but holds nothing to analyse fails after its
+	// ingest: the last run's dataset, models and reports stay.
+	keep := map[string][]byte{}
+	for _, f := range []string{JSONFile, ModelFile, CalibratedFile, filepath.Join(DatasetDir, "spans.parquet")} {
+		keep[f], err = os.ReadFile(filepath.Join(out, f))
+		require.NoError(t, err)
+	}
+	empty := filepath.Join(t.TempDir(), "empty.json")
+	require.NoError(t, os.WriteFile(empty, []byte(`{"resourceSpans": []}`), 0o644))
+	cfg.Inputs = []string{empty}
+	_, err = Run(context.Background(), cfg)
+	require.ErrorContains(t, err, "no spans")
+	for f, want := range keep {
+		got, err := os.ReadFile(filepath.Join(out, f))
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(want, got), "%s changed by a failed run", f)
+	}
+	es, err := os.ReadDir(out)
+	require.NoError(t, err)
+	for _, e := range es {
+		require.False(t, strings.HasPrefix(e.Name(), "."), "%s left behind", e.Name())
+	}
 }
 
 func TestConfigValidate(t *testing.T) {
