@@ -1,5 +1,6 @@
 // Package testutil holds helpers shared by the project's tests: golden
-// files regenerated with -update.
+// files regenerated with -update, and datasets ingested from the fixture
+// shapes of cascade/testdata/shapes.
 package testutil
 
 import (

@@ -1,0 +1,59 @@
+// Command gen writes the fixture shapes of cascade/testdata/shapes as OTLP
+// JSON files with their truth beside them, to try the CLI on:
+//
+//	go run ./testdata/shapes/gen -out /tmp/shapes
+//	cascade graph /tmp/shapes/staggered-retries.json
+//
+// Each shape gives NAME.json (the capture), NAME.truth.json (what the
+// generator knows) and NAME-slow-stock.json (the same load with stock's
+// own work ×4 from the middle of the capture on).
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"cascade/testdata/shapes"
+)
+
+func main() {
+	out := flag.String("out", ".", "directory to write into")
+	seed := flag.Uint64("seed", 1, "seed of every draw")
+	flag.Parse()
+	if err := run(*out, *seed); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out string, seed uint64) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	for _, name := range shapes.Names() {
+		for _, slow := range []string{"", "stock"} {
+			data, truth, err := shapes.Generate(shapes.Config{Shape: name, Seed: seed, Slow: slow})
+			if err != nil {
+				return err
+			}
+			base := name
+			if slow != "" {
+				base += "-slow-" + slow
+			}
+			if err := os.WriteFile(filepath.Join(out, base+".json"), data, 0o644); err != nil {
+				return err
+			}
+			t, err := json.MarshalIndent(truth, "", "  ")
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(out, base+".truth.json"), append(t, '\n'), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

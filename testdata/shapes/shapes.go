@@ -1,0 +1,537 @@
+// Package shapes writes deterministic OTLP JSON captures of a small
+// four-service chain, each in one of the shapes real instrumentations
+// give traces, together with the truth the generator knows about every
+// edge and node: fan-out, attempts, retry share, timeouts and which
+// capacities are real limits.
+//
+// The chain is gateway → orders → stock → ledger. Each shape changes how
+// the calls are recorded (CLIENT+SERVER pairs, CLIENT spans written under
+// the callee's service, SERVER spans only) or how they are made (retries
+// of same-name siblings without resend counts, parallel fan-out, both on
+// one edge, a deadline that cuts children off while they stay OK, a lock
+// that serialises a service in front of an unbounded one). A Slow option
+// stretches one service's own work from a point of the capture on, so
+// attribution can be checked against a known origin.
+//
+// The bytes are what the OpenTelemetry Collector's file exporter writes
+// (pdata's JSON marshaler, one ExportTraceServiceRequest); equal Configs
+// give equal bytes. The package lives under testdata so that the go tool
+// leaves it out of ./... while tests import it as cascade/testdata/shapes;
+// `go run ./testdata/shapes/gen -out DIR` writes every shape to files.
+package shapes
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Recording styles: which spans a call leaves.
+const (
+	// Pairs: a CLIENT span in the caller and a SERVER span in the callee
+	// (the usual OpenTelemetry pair).
+	Pairs = "pairs"
+	// ClientOnly: one CLIENT span per call, written under the callee's
+	// service, child of the caller's span (no SERVER span), as HotROD's
+	// mysql and redis and many database instrumentations.
+	ClientOnly = "client-only"
+	// ServerOnly: SERVER spans only, each the child of its caller's SERVER
+	// span (uninstrumented HTTP clients that still propagate context).
+	ServerOnly = "server-only"
+)
+
+// Services of the chain, caller first.
+var Services = []string{"gateway", "orders", "stock", "ledger"}
+
+// Config selects a capture.
+type Config struct {
+	// Shape is one of Names().
+	Shape string
+	// Traces is the number of root requests; 0 means the shape's default.
+	Traces int
+	// Seed drives every draw; 0 means 1.
+	Seed uint64
+	// Slow, when not empty, names a service whose own work is stretched
+	// by SlowFactor (default 4) for root requests from SlowFrom (a share
+	// of the capture, default 0.5) on.
+	Slow       string
+	SlowFactor float64
+	SlowFrom   float64
+}
+
+// Truth is what the generator knows about a capture.
+type Truth struct {
+	Shape  string      `json:"shape"`
+	Style  string      `json:"style"`
+	Doc    string      `json:"doc"`
+	Traces int         `json:"traces"`
+	Slow   string      `json:"slow,omitempty"`
+	Edges  []EdgeTruth `json:"edges"`
+	Nodes  []NodeTruth `json:"nodes"`
+	// SlowFromNS is when the slowdown starts (Unix ns), 0 without one.
+	SlowFromNS int64 `json:"slow_from_ns,omitempty"`
+}
+
+// EdgeTruth is one edge as made.
+type EdgeTruth struct {
+	From, To string
+	// CallerRequests counts caller requests that made at least one call
+	// on the edge; Logical counts logical calls (first attempts); Attempts
+	// counts every attempt.
+	CallerRequests, Logical, Attempts int64
+	// FanOutMean is Logical ÷ CallerRequests, graph's definition.
+	FanOutMean float64
+	// MaxAttempts is the most attempts any logical call made.
+	MaxAttempts int
+	// RetryShare is (Attempts − Logical) ÷ Attempts.
+	RetryShare float64
+	// TimeoutMS is the caller's deadline per attempt, 0 when the edge has
+	// none; Cut counts attempts it cut off.
+	TimeoutMS float64
+	Cut       int64
+	// TimeoutSeen says whether the capture holds evidence of the timeout
+	// (an attempt was cut); without it the timeout must read as unknown.
+	TimeoutSeen bool
+}
+
+// NodeTruth is one node as made.
+type NodeTruth struct {
+	Name string
+	// Proven is whether the node has a concurrency limit the traces can
+	// prove (a lock: one at a time with requests queueing); Concurrency
+	// is that limit, 0 when the node is unbounded.
+	Proven      bool
+	Concurrency int
+}
+
+// edgeSpec is how one caller calls one callee.
+type edgeSpec struct {
+	fanout      func(*rand.Rand) int // logical calls per request
+	parallel    bool                 // all logical calls start together
+	maxAttempts int                  // 1: no retries
+	backoffMS   float64              // gap between an attempt's end (or cut) and the next
+	timeoutMS   float64              // per attempt, 0 none
+	// cutStatus is the status an attempt cut by the timeout leaves on the
+	// caller's side (Pairs: the client span): "error" or "unset" (the
+	// instrumentation ended the span on cancellation without an error).
+	cutStatus string
+	// failCaller: the caller's request fails when the logical call fails.
+	failCaller bool
+}
+
+// nodeSpec is how one service works.
+type nodeSpec struct {
+	selfMS   float64 // own work, mean
+	tailP    float64 // probability of a slow tail draw
+	tailMS   float64 // the tail's extra time, mean
+	failP    float64 // probability the service fails a request itself
+	fastFail bool    // a failing request answers after a fifth of its work
+	lock     bool    // one request at a time, in arrival order
+}
+
+// shape is one capture's recipe.
+type shape struct {
+	doc    string
+	style  string
+	traces int
+	rate   float64 // root requests per second
+	nodes  map[string]nodeSpec
+	edges  map[string]edgeSpec // "from>to"
+}
+
+func one(*rand.Rand) int { return 1 }
+
+var plain = map[string]nodeSpec{
+	"gateway": {selfMS: 1},
+	"orders":  {selfMS: 3},
+	"stock":   {selfMS: 4},
+	"ledger":  {selfMS: 6},
+}
+
+func chain(mod map[string]edgeSpec) map[string]edgeSpec {
+	out := map[string]edgeSpec{
+		"gateway>orders": {fanout: one, maxAttempts: 1, failCaller: true},
+		"orders>stock":   {fanout: one, maxAttempts: 1, failCaller: true},
+		"stock>ledger":   {fanout: one, maxAttempts: 1, failCaller: true},
+	}
+	for k, v := range mod {
+		out[k] = v
+	}
+	return out
+}
+
+func nodes(mod map[string]nodeSpec) map[string]nodeSpec {
+	out := map[string]nodeSpec{}
+	for k, v := range plain {
+		out[k] = v
+	}
+	for k, v := range mod {
+		out[k] = v
+	}
+	return out
+}
+
+var shapeTable = map[string]shape{
+	"pairs": {
+		doc:   "CLIENT+SERVER pairs on every call; ledger fails 3% of requests, which fails the chain",
+		style: Pairs, traces: 600, rate: 20,
+		nodes: nodes(map[string]nodeSpec{"ledger": {selfMS: 6, failP: 0.03}}),
+		edges: chain(nil),
+	},
+	"client-only": {
+		doc:   "one CLIENT span per call under the callee's service; stock retries a failed ledger call at once, up to 3 attempts",
+		style: ClientOnly, traces: 600, rate: 20,
+		nodes: nodes(map[string]nodeSpec{"ledger": {selfMS: 6, failP: 0.15, fastFail: true}}),
+		edges: chain(map[string]edgeSpec{
+			"stock>ledger": {fanout: one, maxAttempts: 3, failCaller: true},
+		}),
+	},
+	"server-only": {
+		doc:   "SERVER spans only; orders retries a failed stock call after 15 ms, up to 3 attempts",
+		style: ServerOnly, traces: 600, rate: 20,
+		nodes: nodes(map[string]nodeSpec{"stock": {selfMS: 4, failP: 0.12, fastFail: true}}),
+		edges: chain(map[string]edgeSpec{
+			"orders>stock": {fanout: one, maxAttempts: 3, backoffMS: 15, failCaller: true},
+		}),
+	},
+	"staggered-retries": {
+		doc: "pairs without resend counts; orders cuts a stock attempt at 80 ms (client span ERROR, no error type) " +
+			"and retries it, or a fast 503, after 20 ms, up to 3 attempts",
+		style: Pairs, traces: 600, rate: 20,
+		nodes: nodes(map[string]nodeSpec{"stock": {selfMS: 4, tailP: 0.12, tailMS: 150, failP: 0.05, fastFail: true}}),
+		edges: chain(map[string]edgeSpec{
+			"orders>stock": {fanout: one, maxAttempts: 3, backoffMS: 20, timeoutMS: 80, cutStatus: "error", failCaller: true},
+		}),
+	},
+	"fan-out": {
+		doc:   "pairs; orders calls stock 3–5 times at once (identical starts); 5% of stock calls fail and are not retried",
+		style: Pairs, traces: 600, rate: 20,
+		nodes: nodes(map[string]nodeSpec{"stock": {selfMS: 4, failP: 0.05, fastFail: true}}),
+		edges: chain(map[string]edgeSpec{
+			"orders>stock": {fanout: func(r *rand.Rand) int { return 3 + r.IntN(3) }, parallel: true, maxAttempts: 1, failCaller: false},
+		}),
+	},
+	"mixed": {
+		doc:   "pairs; orders calls stock 3 times at once and retries each failed call (10%) after 10 ms, up to 3 attempts",
+		style: Pairs, traces: 600, rate: 20,
+		nodes: nodes(map[string]nodeSpec{"stock": {selfMS: 4, failP: 0.10, fastFail: true}}),
+		edges: chain(map[string]edgeSpec{
+			"orders>stock": {fanout: func(*rand.Rand) int { return 3 }, parallel: true, maxAttempts: 3, backoffMS: 10, failCaller: true},
+		}),
+	},
+	"timeout-ok": {
+		doc: "SERVER spans only; orders gives up on stock after 60 ms and fails, while stock (a slow tail on 20% of calls) " +
+			"finishes its work with status OK",
+		style: ServerOnly, traces: 600, rate: 20,
+		nodes: nodes(map[string]nodeSpec{"stock": {selfMS: 4, tailP: 0.2, tailMS: 100}}),
+		edges: chain(map[string]edgeSpec{
+			"orders>stock": {fanout: one, maxAttempts: 1, timeoutMS: 60, cutStatus: "unset", failCaller: true},
+		}),
+	},
+	"lock-pool": {
+		doc: "pairs; orders holds a lock around its work and its stock call (one request at a time, queueing), " +
+			"stock is an unbounded pool that therefore never sees more than one call",
+		style: Pairs, traces: 2400, rate: 35,
+		nodes: nodes(map[string]nodeSpec{"orders": {selfMS: 12, lock: true}}),
+		edges: chain(nil),
+	},
+}
+
+// Names returns the shapes in a fixed order.
+func Names() []string {
+	return []string{"pairs", "client-only", "server-only", "staggered-retries", "fan-out", "mixed", "timeout-ok", "lock-pool"}
+}
+
+// Doc returns a shape's description.
+func Doc(name string) string { return shapeTable[name].doc }
+
+// span is one recorded span before it is marshalled.
+type span struct {
+	trace      [16]byte
+	id, parent [8]byte
+	svc, name  string
+	kind       ptrace.SpanKind
+	start, end int64
+	status     string // "", "error"
+	code       int64
+	errType    string
+}
+
+type gen struct {
+	rng   *rand.Rand
+	sh    shape
+	cfg   Config
+	spans []span
+	ids   uint64
+	trace [16]byte
+	slow  bool
+	// lockFree is when orders' lock is next free.
+	lockFree int64
+	et       map[string]*EdgeTruth
+}
+
+const ms = int64(1e6)
+
+// Generate returns the OTLP JSON of the capture and its truth.
+func Generate(cfg Config) ([]byte, *Truth, error) {
+	sh, ok := shapeTable[cfg.Shape]
+	if !ok {
+		return nil, nil, fmt.Errorf("shapes: unknown shape %q", cfg.Shape)
+	}
+	if cfg.Traces <= 0 {
+		cfg.Traces = sh.traces
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = 1
+	}
+	if cfg.SlowFactor == 0 {
+		cfg.SlowFactor = 4
+	}
+	if cfg.SlowFrom == 0 {
+		cfg.SlowFrom = 0.5
+	}
+	if cfg.Slow != "" && !slices.Contains(Services, cfg.Slow) {
+		return nil, nil, fmt.Errorf("shapes: unknown service %q", cfg.Slow)
+	}
+	g := &gen{rng: rand.New(rand.NewPCG(cfg.Seed, 0x5ba9e5)), sh: sh, cfg: cfg, et: map[string]*EdgeTruth{}}
+	tr := &Truth{Shape: cfg.Shape, Style: sh.style, Doc: sh.doc, Traces: cfg.Traces, Slow: cfg.Slow}
+	for i := 0; i+1 < len(Services); i++ {
+		key := Services[i] + ">" + Services[i+1]
+		g.et[key] = &EdgeTruth{From: Services[i], To: Services[i+1], TimeoutMS: sh.edges[key].timeoutMS}
+	}
+	t := int64(1_760_000_000) * 1e9
+	slowAt := int(math.Round(cfg.SlowFrom * float64(cfg.Traces)))
+	for i := range cfg.Traces {
+		t += int64(g.rng.ExpFloat64() / sh.rate * 1e9)
+		g.slow = cfg.Slow != "" && i >= slowAt
+		if cfg.Slow != "" && i == slowAt {
+			tr.SlowFromNS = t
+		}
+		binary.BigEndian.PutUint64(g.trace[:8], g.rng.Uint64())
+		binary.BigEndian.PutUint64(g.trace[8:], uint64(i+1))
+		g.request("gateway", [8]byte{}, ptrace.SpanKindServer, "GET /checkout", t)
+	}
+	for i := 0; i+1 < len(Services); i++ {
+		e := g.et[Services[i]+">"+Services[i+1]]
+		if e.CallerRequests > 0 {
+			e.FanOutMean = float64(e.Logical) / float64(e.CallerRequests)
+		}
+		if e.Attempts > 0 {
+			e.RetryShare = float64(e.Attempts-e.Logical) / float64(e.Attempts)
+		}
+		e.TimeoutSeen = e.Cut > 0
+		tr.Edges = append(tr.Edges, *e)
+	}
+	for _, s := range Services {
+		n := NodeTruth{Name: s}
+		if sh.nodes[s].lock {
+			n.Proven, n.Concurrency = true, 1
+		}
+		tr.Nodes = append(tr.Nodes, n)
+	}
+	data, err := g.marshal()
+	return data, tr, err
+}
+
+func (g *gen) id() [8]byte {
+	g.ids++
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], g.ids*0x9e3779b97f4a7c15)
+	return b
+}
+
+// draw returns a time around mean (±30%, uniform).
+func (g *gen) draw(mean float64) int64 {
+	return int64(mean * (0.7 + 0.6*g.rng.Float64()) * float64(ms))
+}
+
+func (g *gen) next(svc string) string {
+	i := slices.Index(Services, svc)
+	if i+1 < len(Services) {
+		return Services[i+1]
+	}
+	return ""
+}
+
+// request records svc's work on one request that starts at start, as a
+// span of the given kind under parent, and returns when it ends and
+// whether it failed. It records the span only after its children, so the
+// end is known; the order of spans in the file does not matter.
+func (g *gen) request(svc string, parent [8]byte, kind ptrace.SpanKind, name string, start int64) (end int64, failed bool) {
+	ns := g.sh.nodes[svc]
+	self := g.draw(ns.selfMS)
+	if ns.tailP > 0 && g.rng.Float64() < ns.tailP {
+		self += g.draw(ns.tailMS)
+	}
+	if g.slow && svc == g.cfg.Slow {
+		self = int64(float64(self) * g.cfg.SlowFactor)
+	}
+	own := g.rng.Float64() < ns.failP
+	if own && ns.fastFail {
+		self /= 5
+	}
+	sp := span{trace: g.trace, id: g.id(), parent: parent, svc: svc, name: name, kind: kind, start: start}
+	t := start
+	if ns.lock {
+		// Wait for the lock, then hold it to the end.
+		t = max(t, g.lockFree)
+	}
+	pre := self / 2
+	t += pre
+	failed = own
+	if callee := g.next(svc); callee != "" && !own {
+		var cf bool
+		t, cf = g.calls(svc, callee, sp.id, t)
+		failed = failed || cf
+	}
+	t += self - pre
+	if ns.lock {
+		g.lockFree = t
+	}
+	sp.end = t
+	if failed {
+		sp.status = "error"
+		sp.code = 500
+		if own {
+			sp.code = 503
+			sp.errType = "503"
+		}
+	}
+	g.spans = append(g.spans, sp)
+	return t, failed
+}
+
+// calls makes the caller's logical calls to callee from t on and returns
+// when the caller has its answers and whether its request fails.
+func (g *gen) calls(caller, callee string, parent [8]byte, t int64) (int64, bool) {
+	key := caller + ">" + callee
+	es := g.sh.edges[key]
+	et := g.et[key]
+	n := es.fanout(g.rng)
+	if n == 0 {
+		return t, false
+	}
+	et.CallerRequests++
+	et.Logical += int64(n)
+	end, failed := t, false
+	cur := t
+	for range n {
+		start := cur
+		if es.parallel {
+			start = t + int64(g.rng.IntN(20))*1000 // within 20 µs
+		}
+		e, f := g.logical(caller, callee, parent, start, es, et)
+		end = max(end, e)
+		failed = failed || (f && es.failCaller)
+		if !es.parallel {
+			cur = e
+		}
+	}
+	return end, failed
+}
+
+// logical makes one logical call (its attempts) and returns when the
+// caller has its final answer and whether it failed.
+func (g *gen) logical(caller, callee string, parent [8]byte, start int64, es edgeSpec, et *EdgeTruth) (int64, bool) {
+	name := "GET /" + callee
+	t := start
+	for a := 1; ; a++ {
+		et.Attempts++
+		et.MaxAttempts = max(et.MaxAttempts, a)
+		answered, failed, cut := g.attempt(caller, callee, parent, name, t, es)
+		if cut {
+			et.Cut++
+		}
+		if !failed || a >= es.maxAttempts {
+			return answered, failed
+		}
+		t = answered + int64(es.backoffMS*float64(ms)*(0.9+0.2*g.rng.Float64()))
+	}
+}
+
+// attempt records one attempt as the style records it and returns when
+// the caller has its answer, whether it failed in the caller's eyes, and
+// whether the timeout cut it.
+func (g *gen) attempt(caller, callee string, parent [8]byte, name string, t int64, es edgeSpec) (answered int64, failed, cut bool) {
+	const net = 200_000 // 0.2 ms each way
+	switch g.sh.style {
+	case Pairs:
+		cl := span{trace: g.trace, id: g.id(), parent: parent, svc: caller, name: name, kind: ptrace.SpanKindClient, start: t}
+		end, f := g.request(callee, cl.id, ptrace.SpanKindServer, name, t+net)
+		answered, failed = end+net, f
+		if es.timeoutMS > 0 && answered-t > int64(es.timeoutMS*float64(ms)) {
+			answered, failed, cut = t+int64(es.timeoutMS*float64(ms)), true, true
+		}
+		cl.end = answered
+		if failed && (!cut || es.cutStatus == "error") {
+			cl.status = "error"
+			if !cut {
+				cl.code = 503
+				if !f {
+					cl.code = 500
+				}
+			}
+		}
+		g.spans = append(g.spans, cl)
+	case ClientOnly:
+		end, f := g.request(callee, parent, ptrace.SpanKindClient, name, t)
+		answered, failed = end, f
+	case ServerOnly:
+		end, f := g.request(callee, parent, ptrace.SpanKindServer, name, t)
+		answered, failed = end, f
+		if es.timeoutMS > 0 && answered-t > int64(es.timeoutMS*float64(ms)) {
+			answered, failed, cut = t+int64(es.timeoutMS*float64(ms)), true, true
+		}
+	}
+	return answered, failed, cut
+}
+
+// marshal writes the spans as one ExportTraceServiceRequest, a resource
+// per service, spans in the order they were recorded.
+func (g *gen) marshal() ([]byte, error) {
+	td := ptrace.NewTraces()
+	scopes := map[string]ptrace.SpanSlice{}
+	for _, svc := range Services {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", svc)
+		rs.Resource().Attributes().PutStr("service.instance.id", svc+"-0")
+		rs.Resource().Attributes().PutStr("telemetry.sdk.language", "go")
+		ss := rs.ScopeSpans().AppendEmpty()
+		ss.Scope().SetName("cascade/testdata/shapes")
+		scopes[svc] = ss.Spans()
+	}
+	sorted := slices.Clone(g.spans)
+	slices.SortStableFunc(sorted, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	for _, s := range sorted {
+		sp := scopes[s.svc].AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID(s.trace))
+		sp.SetSpanID(pcommon.SpanID(s.id))
+		if s.parent != ([8]byte{}) {
+			sp.SetParentSpanID(pcommon.SpanID(s.parent))
+		}
+		sp.SetName(s.name)
+		sp.SetKind(s.kind)
+		sp.SetStartTimestamp(pcommon.Timestamp(s.start))
+		sp.SetEndTimestamp(pcommon.Timestamp(s.end))
+		if s.kind == ptrace.SpanKindClient {
+			sp.Attributes().PutStr("http.request.method", "GET")
+		}
+		if s.code != 0 {
+			sp.Attributes().PutInt("http.response.status_code", s.code)
+		}
+		if s.errType != "" {
+			sp.Attributes().PutStr("error.type", s.errType)
+		}
+		if s.status == "error" {
+			sp.Status().SetCode(ptrace.StatusCodeError)
+		}
+	}
+	var m ptrace.JSONMarshaler
+	return m.MarshalTraces(td)
+}
