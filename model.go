@@ -23,6 +23,11 @@ const (
 	Default  Provenance = "default"  // nothing observed it: a documented default
 	Fitted   Provenance = "fit"      // chosen by the grid search of `cascade fit`
 	UserSet  Provenance = "user"     // set by a scenario or a hand edit
+	// ObservedPeak marks a concurrency the data does not prove: the most
+	// requests seen in flight, which a lock upstream or the load alone
+	// may have set. graph leaves such a node unbounded (concurrency 0)
+	// and keeps the peak in observed.peak_in_flight.
+	ObservedPeak Provenance = "observed-peak"
 )
 
 // Model is the document model.json: the call graph with everything the
@@ -464,30 +469,46 @@ type NodeObserved struct {
 	Component      int     `json:"scc,omitempty"`
 	Betweenness    float64 `json:"betweenness,omitempty"`
 	CapacitySource string  `json:"capacity_source,omitempty"`
+	// CapacityProven says whether the traces or metrics prove a limit on
+	// concurrency (a pool_size metric, a serialised node); a peak in
+	// flight alone proves none.
+	CapacityProven bool `json:"capacity_proven,omitempty"`
+	// ZombieShare is the share of the node's busy time spent on calls
+	// whose caller had already given up.
+	ZombieShare float64 `json:"zombie_share,omitempty"`
 }
 
 // EdgeObserved are an edge's measurements from the dataset.
 type EdgeObserved struct {
-	Calls            int64     `json:"calls"`
-	ParentRequests   int64     `json:"parent_requests"`
-	FanOutMean       float64   `json:"fan_out_mean"`
-	FanOutP50        float64   `json:"fan_out_p50"`
-	FanOutP95        float64   `json:"fan_out_p95"`
-	FanOutMax        float64   `json:"fan_out_max"`
-	FanOutHistogram  []int64   `json:"fan_out_histogram,omitempty"`
-	ObservedParallel float64   `json:"observed_parallelism"`
-	Overlapping      bool      `json:"overlapping"`
-	ErrorRate        float64   `json:"error_rate"`
-	Timeouts         int64     `json:"timeouts"`
-	Retries          int64     `json:"retries"`
-	RetryShare       float64   `json:"retry_share"`
-	AttemptsPerCall  float64   `json:"attempts_per_call"`
-	BackoffGapsMS    []float64 `json:"backoff_gaps_ms,omitempty"`
-	Propagation      float64   `json:"propagation"`
-	LatencyP50MS     float64   `json:"latency_p50_ms"`
-	LatencyP95MS     float64   `json:"latency_p95_ms"`
-	LatencyP99MS     float64   `json:"latency_p99_ms"`
-	SelfCall         bool      `json:"self_call,omitempty"`
+	Calls            int64   `json:"calls"`
+	ParentRequests   int64   `json:"parent_requests"`
+	FanOutMean       float64 `json:"fan_out_mean"`
+	FanOutP50        float64 `json:"fan_out_p50"`
+	FanOutP95        float64 `json:"fan_out_p95"`
+	FanOutMax        float64 `json:"fan_out_max"`
+	FanOutHistogram  []int64 `json:"fan_out_histogram,omitempty"`
+	ObservedParallel float64 `json:"observed_parallelism"`
+	Overlapping      bool    `json:"overlapping"`
+	ErrorRate        float64 `json:"error_rate"`
+	Timeouts         int64   `json:"timeouts"`
+	// Cut counts attempts the caller abandoned while the callee went on
+	// working (counted as failed timeouts of the edge).
+	Cut int64 `json:"cut,omitempty"`
+	// TimeoutEvidence says how TimeoutMS was found: "timeout errors",
+	// "cut-off durations", "callee outlived caller" or "none".
+	TimeoutEvidence string `json:"timeout_evidence,omitempty"`
+	Retries         int64  `json:"retries"`
+	// RetryEvidence says how retries were told from fan-out:
+	// "resend_count", "staggered siblings", both, or "none".
+	RetryEvidence   string    `json:"retry_evidence,omitempty"`
+	RetryShare      float64   `json:"retry_share"`
+	AttemptsPerCall float64   `json:"attempts_per_call"`
+	BackoffGapsMS   []float64 `json:"backoff_gaps_ms,omitempty"`
+	Propagation     float64   `json:"propagation"`
+	LatencyP50MS    float64   `json:"latency_p50_ms"`
+	LatencyP95MS    float64   `json:"latency_p95_ms"`
+	LatencyP99MS    float64   `json:"latency_p99_ms"`
+	SelfCall        bool      `json:"self_call,omitempty"`
 }
 
 // Node returns the node named name, or nil.

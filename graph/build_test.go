@@ -254,7 +254,9 @@ func TestBuild(t *testing.T) {
 		check: func(t *testing.T, res *graph.Result) {
 			ab := edge(t, res.Model, "a", "b")
 			require.Equal(t, int64(2), ab.Observed.Timeouts)
-			require.Equal(t, 30.0, ab.TimeoutMS)
+			// The median of the timed-out attempts: where they were cut.
+			require.Equal(t, 27.5, ab.TimeoutMS)
+			require.Equal(t, graph.EvidenceErrType, ab.Observed.TimeoutEvidence)
 			require.Equal(t, cascade.Inferred, ab.Provenance["timeout_ms"])
 		},
 	}, {
@@ -376,7 +378,7 @@ func TestBuild(t *testing.T) {
 			require.Equal(t, []string{"a", "b", "c"}, res.Order)
 		},
 	}, {
-		name: "replicas count instances; capacity is per replica",
+		name: "replicas count instances; a peak in flight proves no capacity",
 		spans: []cascade.Span{
 			span("t1", "1", "", "a", "/a", server, 0, 100, instance("a-1")),
 			span("t2", "1", "", "a", "/a", server, 0, 100, instance("a-2")),
@@ -387,8 +389,10 @@ func TestBuild(t *testing.T) {
 			a := res.Model.Node("a")
 			require.Equal(t, 2, a.Replicas)
 			require.Equal(t, 4, a.Observed.PeakInFlight)
-			require.Equal(t, 2, a.Concurrency)
+			require.Equal(t, 0, a.Concurrency)
 			require.Equal(t, graph.CapacityPeak, a.Observed.CapacitySource)
+			require.False(t, a.Observed.CapacityProven)
+			require.Equal(t, cascade.ObservedPeak, a.Provenance["concurrency"])
 		},
 	}}
 	for _, tc := range tests {
@@ -516,12 +520,17 @@ func TestSerialised(t *testing.T) {
 	require.Greater(t, db.Observed.LatencyP50MS, 40.0)
 	require.Equal(t, cascade.Inferred, db.Provenance["service_ms"])
 
-	// Four workers at 60% load: completions bunch, so the capacity is
-	// the peak in flight (queued requests included).
+	require.True(t, db.Observed.CapacityProven)
+
+	// Four workers at 60% load: completions bunch, so nothing proves a
+	// limit; the peak in flight (queued requests included) is kept as an
+	// observation and the node is left unbounded.
 	pool := buildSpans(t, graph.DefaultConfig(), sim(4, func(r *rand.Rand) float64 { return 40 + r.ExpFloat64()*20 }))
 	db = pool.Model.Node("db")
 	require.Equal(t, graph.CapacityPeak, db.Observed.CapacitySource)
-	require.GreaterOrEqual(t, db.Concurrency, 3)
+	require.False(t, db.Observed.CapacityProven)
+	require.Zero(t, db.Concurrency)
+	require.GreaterOrEqual(t, db.Observed.PeakInFlight, 3)
 }
 
 // TestMetricsJoin joins queue metrics by service.

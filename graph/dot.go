@@ -47,9 +47,14 @@ func nodeLabel(n *cascade.Node) []string {
 	if o := n.Observed; o != nil {
 		l = append(l, fmt.Sprintf("%d req, %s/s, err %s", o.Requests, num(o.RatePerSec), pct(o.ErrorRate)))
 	}
-	if n.Concurrency == 0 {
-		l = append(l, fmt.Sprintf("capacity unlimited×%d", n.Replicas))
-	} else {
+	switch {
+	case n.Concurrency == 0 && n.Observed != nil && n.Observed.PeakInFlight > 0:
+		l = append(l, fmt.Sprintf("unbounded (peak %d in flight)×%d", n.Observed.PeakInFlight, n.Replicas))
+	case n.Concurrency == 0:
+		l = append(l, fmt.Sprintf("unbounded×%d", n.Replicas))
+	case n.Observed != nil && n.Observed.CapacityProven:
+		l = append(l, fmt.Sprintf("capacity %d×%d, proven", n.Concurrency, n.Replicas))
+	default:
 		l = append(l, fmt.Sprintf("capacity %d×%d", n.Concurrency, n.Replicas))
 	}
 	return l

@@ -17,12 +17,15 @@ type edgeAcc struct {
 	// okLatency and failedLatency are client-side durations (ms) of
 	// successful and failed attempts.
 	okLatency, failedLatency reservoir
-	// explicit counts failed attempts whose error names a timeout; the
-	// longest of them is maxExplicitMS.
-	explicit      int64
-	maxExplicitMS float64
-	// failedOther are the durations of the other failed attempts, which
-	// may still be timeouts by their length.
+	// explicit are the durations of failed attempts whose error names a
+	// timeout.
+	explicit reservoir
+	// cut are the caller's waits on attempts it abandoned while the
+	// callee still worked.
+	cut reservoir
+	// failedOther are the durations of the other failed attempts whose
+	// callee did not see a call of its own fail: they may still be
+	// timeouts, if they end at a common duration.
 	failedOther reservoir
 
 	logical       int64 // first attempts
@@ -54,7 +57,8 @@ type edgeAcc struct {
 
 // addGroup records the calls one caller request r made on this edge,
 // sorted by operation and start.
-func (e *edgeAcc) addGroup(b *Builder, r *tspan, calls []call) {
+func (e *edgeAcc) addGroup(b *Builder, sp []tspan, req int32, calls []call) {
+	r := &sp[req]
 	k := b.cfg.Reservoir
 	w := &b.work
 	e.groups++
@@ -69,10 +73,12 @@ func (e *edgeAcc) addGroup(b *Builder, r *tspan, calls []call) {
 		if c.failed {
 			e.failed++
 			e.failedLatency.add(b.rng, k, ms)
-			if c.timeout {
-				e.explicit++
-				e.maxExplicitMS = max(e.maxExplicitMS, ms)
-			} else {
+			switch {
+			case c.timeout:
+				e.explicit.add(b.rng, k, ms)
+			case c.cut:
+				e.cut.add(b.rng, k, ms)
+			case c.callee < 0 || !sp[c.callee].childFailed:
 				e.failedOther.add(b.rng, k, ms)
 			}
 		} else {
@@ -280,6 +286,65 @@ func (e *edgeAcc) retryChains(b *Builder, r *tspan, calls []call, lo, hi int, re
 	return chains
 }
 
+// How an edge's retries and timeout were found
+// (EdgeObserved.RetryEvidence and TimeoutEvidence).
+const (
+	EvidenceNone     = "none"
+	EvidenceResend   = "resend_count"
+	EvidenceSiblings = "staggered siblings"
+	EvidenceErrType  = "timeout errors"
+	EvidenceCutOff   = "cut-off durations"
+	EvidenceOutlived = "callee outlived caller"
+	EvidenceSlow     = "slow failures"
+)
+
+// timeout reads the edge's own deadline from its own attempts, by the
+// strongest evidence it holds, and returns the attempts that ran into it,
+// the deadline (0 when unknown) and the evidence:
+//
+//   - timeout errors: the median duration of failed attempts whose error
+//     names a timeout (the cut and slow attempts are counted too);
+//   - cut-off durations: failed attempts slower than 99% of the
+//     successful ones (at least 20), whose callee saw no failure of its
+//     own calls (else the failure came from below), at least 3 of them
+//     ending at a common duration (their 10%–90% spread within 10% of
+//     their median): the deadline is their median;
+//   - callee outlived caller: the median wait of the attempts the caller
+//     abandoned while the callee still worked;
+//   - slow failures: such slow failed attempts that do not end at a
+//     common duration; the deadline is the longest of them, the weakest
+//     reading.
+//
+// Without any of these the deadline is unknown.
+func (e *edgeAcc) timeout(ok []float64) (n int64, ms float64, evidence string) {
+	var slow []float64
+	var slowN int64
+	if e.failedOther.n > 0 && e.okLatency.n >= 20 {
+		p99 := quantile(ok, 0.99)
+		for _, v := range e.failedOther.sorted() {
+			if v >= p99 {
+				slow = append(slow, v)
+			}
+		}
+		if len(slow) > 0 {
+			slowN = int64(math.Round(float64(len(slow)) / float64(len(e.failedOther.vals)) * float64(e.failedOther.n)))
+		}
+	}
+	common := len(slow) >= 3 && quantile(slow, 0.9)-quantile(slow, 0.1) <= 0.1*quantile(slow, 0.5)
+	n = e.explicit.n + e.cut.n + slowN
+	switch {
+	case e.explicit.n > 0:
+		return n, roundMS(quantile(e.explicit.sorted(), 0.5)), EvidenceErrType
+	case common:
+		return n, roundMS(quantile(slow, 0.5)), EvidenceCutOff
+	case e.cut.n > 0:
+		return n, roundMS(quantile(e.cut.sorted(), 0.5)), EvidenceOutlived
+	case slowN > 0:
+		return n, roundMS(slow[len(slow)-1]), EvidenceSlow
+	}
+	return 0, 0, EvidenceNone
+}
+
 // edgeFacts is what finish derives for the table and the stage ordering.
 type edgeFacts struct {
 	firstStartMS, lastEndMS float64
@@ -352,29 +417,13 @@ func (e *edgeAcc) finish(b *Builder, callerRequests int64) (cascade.Edge, edgeFa
 	obs.LatencyP50MS = roundMS(quantile(lat, 0.5))
 	obs.LatencyP95MS = roundMS(quantile(lat, 0.95))
 	obs.LatencyP99MS = roundMS(quantile(lat, 0.99))
-	timeouts, timeoutMS := e.explicit, e.maxExplicitMS
-	if e.failedOther.n > 0 && e.okLatency.n >= 20 {
-		// Failed attempts slower than 99% of the successful ones ran into
-		// a deadline.
-		p99 := quantile(ok, 0.99)
-		slow := 0
-		for _, v := range e.failedOther.vals {
-			if v >= p99 {
-				slow++
-			}
-		}
-		if slow > 0 {
-			timeouts += int64(math.Round(float64(slow) / float64(len(e.failedOther.vals)) * float64(e.failedOther.n)))
-			timeoutMS = max(timeoutMS, e.failedOther.max)
-		}
-	}
-	obs.Timeouts = timeouts
-	if timeouts > 0 {
-		edge.TimeoutMS = roundMS(timeoutMS)
+	obs.Timeouts, edge.TimeoutMS, obs.TimeoutEvidence = e.timeout(ok)
+	if edge.TimeoutMS > 0 {
 		prov["timeout_ms"] = cascade.Inferred
 	} else {
 		prov["timeout_ms"] = cascade.Default
 	}
+	obs.Cut = e.cut.n
 
 	// Retries.
 	if e.logical > 0 {
@@ -385,6 +434,7 @@ func (e *edgeAcc) finish(b *Builder, callerRequests int64) (cascade.Edge, edgeFa
 	}
 	gaps := e.gaps.sorted()
 	obs.BackoffGapsMS = gapSummary(gaps)
+	obs.RetryEvidence = EvidenceNone
 	switch {
 	case e.retries > 0:
 		re := 1.0
@@ -398,10 +448,16 @@ func (e *edgeAcc) finish(b *Builder, callerRequests int64) (cascade.Edge, edgeFa
 			MaxAttempts:  int(e.maxAttempts),
 			Backoff:      backoffOf(gaps, e.gaps1.sorted(), e.gaps2.sorted()),
 		}
-		if e.resendRetries == e.retries {
+		switch e.resendRetries {
+		case e.retries:
 			prov["retry"] = cascade.Observed
-		} else {
+			obs.RetryEvidence = EvidenceResend
+		case 0:
 			prov["retry"] = cascade.Inferred
+			obs.RetryEvidence = EvidenceSiblings
+		default:
+			prov["retry"] = cascade.Inferred
+			obs.RetryEvidence = EvidenceResend + " + " + EvidenceSiblings
 		}
 	case e.failed > 0:
 		prov["retry"] = cascade.Observed // failures seen, none re-sent

@@ -12,7 +12,7 @@ import (
 const (
 	CapacityPoolSize   = "pool_size metric"
 	CapacitySerialised = "serialised (regular departures while queued)"
-	CapacityPeak       = "peak in-flight"
+	CapacityPeak       = "peak in-flight (no limit proven)"
 )
 
 // nodeAcc accumulates one node's requests.
@@ -27,6 +27,9 @@ type nodeAcc struct {
 	instances map[int32]struct{}
 	tl        *timeline
 	selfCall  bool
+	waitNS    int64 // time requests waited for synchronous calls, ns
+	busy      int64 // request time, ns
+	zombie    int64 // request time after the caller gave up, ns
 }
 
 func newNodeAcc(name, service string, b *Builder) *nodeAcc {
@@ -42,12 +45,14 @@ func newNodeAcc(name, service string, b *Builder) *nodeAcc {
 // addRequest records one request of the node.
 func (n *nodeAcc) addRequest(b *Builder, start, end int64, failed bool, inst int32, exclMS float64) {
 	n.requests++
+	n.busy += end - start
 	if failed {
 		n.errors++
 	}
 	k := b.cfg.Reservoir
 	n.latency.add(b.rng, k, nsToMS(float64(end-start)))
 	n.exclusive.add(b.rng, k, exclMS)
+	n.waitNS += max(0, end-start-int64(exclMS*1e6))
 	if inst >= 0 {
 		if _, ok := n.instances[inst]; !ok {
 			n.instances[inst] = struct{}{}
@@ -124,20 +129,35 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 	case m != nil && m.poolSize > 0:
 		node.Concurrency = int(math.Round(m.poolSize))
 		obs.CapacitySource = CapacityPoolSize
+		obs.CapacityProven = true
 		prov["concurrency"] = cascade.Observed
 	case ser:
 		node.Concurrency = 1
 		obs.CapacitySource = CapacitySerialised
+		obs.CapacityProven = true
 		prov["concurrency"] = cascade.Inferred
 	default:
-		node.Concurrency = max(1, int(math.Ceil(tls.peak/float64(node.Replicas)-0.05)))
+		// The most requests seen in flight is what the load (or a limit
+		// upstream, a lock, a caller's pool) let through, not a limit of
+		// the node's own: unbounded unless a user or a metric says so.
+		node.Concurrency = 0
 		obs.CapacitySource = CapacityPeak
-		prov["concurrency"] = cascade.Inferred
+		prov["concurrency"] = cascade.ObservedPeak
+	}
+	if n.busy > 0 {
+		obs.ZombieShare = round6(float64(n.zombie) / float64(n.busy))
 	}
 	if ser {
+		// One at a time, a request holds the node through its own work
+		// and its waits for synchronous calls; replay adds the waits
+		// back, so the service time is the gap less the mean wait.
+		var wait float64
+		if n.requests > 0 {
+			wait = float64(n.waitNS) / float64(n.requests)
+		}
 		svc = tls.gaps.sorted()
 		for i := range svc {
-			svc[i] = nsToMS(svc[i])
+			svc[i] = nsToMS(max(0, svc[i]-wait))
 		}
 		svcMean = 0
 		for _, v := range svc {

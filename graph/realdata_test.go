@@ -184,8 +184,21 @@ func TestHotROD(t *testing.T) {
 			require.Less(t, customer.Tiers.P50, 2.0)
 			require.Equal(t, graph.CapacityPeak, customer.Observed.CapacitySource)
 
-			// The worker pool shows as route's peak in flight.
-			require.Equal(t, 3, m.Node("route").Concurrency)
+			// The worker pool is the frontend's, on the edge (one knob):
+			// route only sees its peak of 3 in flight, which proves no
+			// limit of route's own, so route is unbounded. mysql's lock is
+			// the one capacity the capture proves.
+			require.Equal(t, 0, m.Node("route").Concurrency)
+			require.Equal(t, 3, m.Node("route").Observed.PeakInFlight)
+			require.Equal(t, cascade.ObservedPeak, m.Node("route").Provenance["concurrency"])
+			for _, n := range m.Nodes {
+				require.Equal(t, n.Name == "mysql", n.Observed.CapacityProven, n.Name)
+			}
+			// How each reading was found, for the user to check.
+			require.Equal(t, graph.EvidenceSiblings, redis.Observed.RetryEvidence)
+			require.Equal(t, graph.EvidenceSlow, redis.Observed.TimeoutEvidence)
+			require.Equal(t, graph.EvidenceNone, route.Observed.RetryEvidence)
+			require.Equal(t, graph.EvidenceNone, route.Observed.TimeoutEvidence)
 			require.Empty(t, res.Warnings)
 		})
 	}

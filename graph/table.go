@@ -87,7 +87,16 @@ func WriteTable(w io.Writer, res *Result) error {
 			name += " (virtual)"
 		}
 		capacity := strconv.Itoa(n.Concurrency)
-		if o.CapacitySource != "" {
+		if n.Concurrency == 0 {
+			capacity = "unbounded"
+		}
+		switch {
+		case o.CapacityProven:
+			capacity += " proven"
+		case o.CapacitySource != "":
+			capacity += " (" + o.CapacitySource + ")"
+		}
+		if o.CapacityProven && o.CapacitySource != "" {
 			capacity += " (" + o.CapacitySource + ")"
 		}
 		self := n.Tiers
@@ -111,7 +120,7 @@ func WriteTable(w io.Writer, res *Result) error {
 			o.Component, num(o.Betweenness), depth, amp)
 	}
 
-	p("\nEDGE\tAMPLIFICATION\tCALLS\tPARENTS\tFAN-OUT MEAN/P50/P95/MAX\tPARALLEL\tSTAGE\tATTEMPTS\tRETRY SHARE\tREACTIVATION\tMAX ATTEMPTS\tBACKOFF\tERR\tTIMEOUTS\tTIMEOUT MS\tPROPAGATION\tP50 MS\tP95 MS\tP99 MS\tFLAGS\n")
+	p("\nEDGE\tAMPLIFICATION\tCALLS\tPARENTS\tFAN-OUT MEAN/P50/P95/MAX\tPARALLEL\tSTAGE\tATTEMPTS\tRETRY SHARE\tREACTIVATION\tMAX ATTEMPTS\tBACKOFF\tERR\tTIMEOUTS\tTIMEOUT MS\tPROPAGATION\tP50 MS\tP95 MS\tP99 MS\tRETRIES FOUND BY\tTIMEOUT FOUND BY\tFLAGS\n")
 	for _, e := range sortedByAmplification(m) {
 		o := e.Observed
 		if o == nil {
@@ -146,12 +155,13 @@ func WriteTable(w io.Writer, res *Result) error {
 		if o.Overlapping {
 			flags = append(flags, "overlapping")
 		}
-		p("%s → %s\t%s\t%d\t%d\t%s/%s/%s/%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n",
+		p("%s → %s\t%s\t%d\t%d\t%s/%s/%s/%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			e.From, e.To, num(Amplification(e)), o.Calls, o.ParentRequests,
 			num(o.FanOutMean), num(o.FanOutP50), num(o.FanOutP95), num(o.FanOutMax),
 			par, e.Stage, num(o.AttemptsPerCall), pct(o.RetryShare), react, attempts, backoff,
 			pct(o.ErrorRate), o.Timeouts, timeout, num(e.Propagation),
-			num(o.LatencyP50MS), num(o.LatencyP95MS), num(o.LatencyP99MS), dash(strings.Join(flags, ",")))
+			num(o.LatencyP50MS), num(o.LatencyP95MS), num(o.LatencyP99MS),
+			dash(o.RetryEvidence), dash(o.TimeoutEvidence), dash(strings.Join(flags, ",")))
 	}
 	if len(res.Warnings) > 0 {
 		p("\nWARNINGS\n")

@@ -3,6 +3,7 @@ package graph
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	"cascade"
 )
@@ -44,6 +45,7 @@ type tspan struct {
 	kind                uint8
 	failed, hasParent   bool
 	hasCallee, request  bool
+	childFailed         bool // a synchronous call of this request failed
 	pidx, first, next   int32
 	nchild, req, node   int32
 	excl                int64
@@ -52,14 +54,21 @@ type tspan struct {
 // call is one call between nodes found in a trace.
 type call struct {
 	req        int32 // the caller's request span
+	callee     int32 // the callee's request span, -1 for a virtual node
 	edge       int32
 	span       int32 // the span whose times and status are the call's
 	op         int32 // operation matched when looking for retries
-	start, end int64
-	failed     bool
-	timeout    bool // the error names a timeout (type or status code)
-	resend     int32
-	async      bool
+	start, end int64 // end: when the caller stopped waiting
+	failed     bool  // failed in the caller's eyes (cut calls included)
+	timeout    bool  // the error names a timeout (type or status code)
+	// cut marks a call the caller abandoned while the callee still
+	// worked: the callee's span ended after the caller's client span, or
+	// after the caller's own request. zombie is the callee's time past
+	// the abandonment.
+	cut    bool
+	zombie int64
+	resend int32
+	async  bool
 }
 
 // traceWork is scratch memory reused from trace to trace.
@@ -180,7 +189,7 @@ func (b *Builder) flushTrace() {
 			continue
 		}
 		to := b.virtualNode(s)
-		b.addCall(sp, s.req, to, i, s.kind == kProducer)
+		b.addCall(sp, s.req, to, -1, i, s.kind == kProducer)
 		b.stats.Requests++
 		b.nodes[to].addRequest(b, s.start, s.end, s.failed, -1, nsToMS(float64(s.end-s.start)))
 	}
@@ -230,7 +239,11 @@ func (b *Builder) classify(sp []tspan, i int32) {
 	callSpan := i
 	async := s.kind == kConsumer || s.kind == kProducer
 	switch {
-	case calling(p.kind):
+	case calling(p.kind) && !p.request:
+		// The caller's own client span: it times the call as the caller
+		// saw it. A client span that is itself a request (written under
+		// the caller's service by an instrumentation that records only
+		// client spans) times the caller's work, not this call.
 		callSpan = s.pidx
 		p.hasCallee = true
 		async = async || p.kind == kProducer
@@ -241,16 +254,26 @@ func (b *Builder) classify(sp []tspan, i int32) {
 		callSpan = s.pidx
 		p.hasCallee = true
 	}
-	b.addCall(sp, p.req, s.node, callSpan, async)
+	b.addCall(sp, p.req, s.node, i, callSpan, async)
 }
 
 // addCall records a call from the request span req to node to, timed by
-// span callSpan.
-func (b *Builder) addCall(sp []tspan, req, to, callSpan int32, async bool) {
+// span callSpan; callee is the callee's request span (-1 when the callee
+// is a virtual node seen only from callSpan).
+//
+// A synchronous call whose callee outlived the caller was cut off: the
+// callee's span ended after the client span that timed the call, or,
+// timed by the callee's own span, after the caller's request ended. The
+// caller gave up (a deadline) while the callee went on working (zombie
+// work), so the call failed in the caller's eyes whatever the callee's
+// status, and it ended for the caller when the client span (or the
+// caller's request) ended.
+func (b *Builder) addCall(sp []tspan, req, to, callee, callSpan int32, async bool) {
 	from := sp[req].node
 	c := &sp[callSpan]
-	b.work.calls = append(b.work.calls, call{
+	k := call{
 		req:     req,
+		callee:  callee,
 		edge:    b.edgeOf(from, to),
 		span:    callSpan,
 		op:      c.op,
@@ -260,8 +283,28 @@ func (b *Builder) addCall(sp []tspan, req, to, callSpan int32, async bool) {
 		timeout: c.failed && (b.syms.isTimeout(c.errT) || statusTimeout(c.code)),
 		resend:  c.resend,
 		async:   async,
-	})
+	}
+	if callee >= 0 && !async {
+		ce := sp[callee].end
+		giveUp := c.end
+		if callee == callSpan {
+			giveUp = sp[req].end
+		}
+		// A callee that started after its caller ended was not waited
+		// for at all (clock skew, or work handed off): not a cut.
+		if giveUp > c.start && ce > giveUp+cutSlack(giveUp-c.start) {
+			k.cut, k.zombie = true, ce-giveUp
+			k.end = min(k.end, giveUp)
+			k.failed = true
+		}
+	}
+	b.work.calls = append(b.work.calls, k)
 }
+
+// cutSlack is how much later than the caller a callee may end and still
+// count as answering it: 1 ms or 5% of the caller's wait, whichever is
+// more, for clock skew between hosts.
+func cutSlack(wait int64) int64 { return max(int64(time.Millisecond), wait/20) }
 
 // finishTrace computes exclusive times, feeds the node statistics, and
 // groups the calls by caller request and edge for the edge statistics.
@@ -284,6 +327,14 @@ func (b *Builder) finishTrace(sp []tspan) {
 		}
 		return cmp.Compare(x.span, y.span)
 	})
+	for k := range calls {
+		if c := &calls[k]; c.failed && !c.async {
+			sp[c.req].childFailed = true
+		}
+		if c := &calls[k]; c.cut {
+			b.nodes[sp[c.callee].node].zombie += c.zombie
+		}
+	}
 	// Exclusive time: the request's duration minus the union of its
 	// synchronous calls (parallel calls overlap; the union counts the wait
 	// once).
@@ -317,7 +368,7 @@ func (b *Builder) finishTrace(sp []tspan) {
 		for hi < len(calls) && calls[hi].req == calls[lo].req && calls[hi].edge == calls[lo].edge {
 			hi++
 		}
-		b.edges[calls[lo].edge].addGroup(b, &sp[calls[lo].req], calls[lo:hi])
+		b.edges[calls[lo].edge].addGroup(b, sp, calls[lo].req, calls[lo:hi])
 		lo = hi
 	}
 }

@@ -248,6 +248,9 @@ func Names() []string {
 	return []string{"pairs", "client-only", "server-only", "staggered-retries", "fan-out", "mixed", "timeout-ok", "lock-pool"}
 }
 
+// Rate returns a shape's root requests per second.
+func Rate(name string) float64 { return shapeTable[name].rate }
+
 // Doc returns a shape's description.
 func Doc(name string) string { return shapeTable[name].doc }
 

@@ -1,0 +1,102 @@
+package graph_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"cascade"
+	"cascade/graph"
+	"cascade/internal/testutil"
+	"cascade/testdata/shapes"
+)
+
+// TestShapes builds the model of every fixture shape and holds each edge
+// and node to the generator's truth: fan-out mean within 5%, max attempts
+// exact, retry share within 2 points, the timeout within 10% (unknown
+// where the capture holds no cut attempt), how retries and timeouts were
+// found, and whether each node's capacity is proven.
+func TestShapes(t *testing.T) {
+	for _, name := range shapes.Names() {
+		t.Run(name, func(t *testing.T) {
+			dir, truth := testutil.ShapeDataset(t, shapes.Config{Shape: name})
+			res := build(t, dir, graph.LevelService)
+			m := res.Model
+			require.Len(t, m.Edges, len(truth.Edges))
+			for _, want := range truth.Edges {
+				e := edge(t, m, want.From, want.To)
+				o := e.Observed
+				what := want.From + " → " + want.To
+				require.InEpsilon(t, want.FanOutMean, o.FanOutMean, 0.05, "%s fan-out", what)
+				attempts := 1
+				if e.Retry != nil {
+					attempts = e.Retry.MaxAttempts
+				}
+				require.Equal(t, want.MaxAttempts, attempts, "%s max attempts", what)
+				require.InDelta(t, want.RetryShare, o.RetryShare, 0.02, "%s retry share", what)
+				if want.RetryShare > 0 {
+					require.Equal(t, graph.EvidenceSiblings, o.RetryEvidence, what)
+				} else {
+					require.Equal(t, graph.EvidenceNone, o.RetryEvidence, what)
+				}
+				if want.TimeoutSeen {
+					require.InEpsilon(t, want.TimeoutMS, e.TimeoutMS, 0.10, "%s timeout (%s)", what, o.TimeoutEvidence)
+					require.NotEqual(t, graph.EvidenceNone, o.TimeoutEvidence, what)
+					// Every cut attempt is a timeout of the edge, not a
+					// success.
+					require.GreaterOrEqual(t, o.Timeouts, want.Cut, what)
+					require.InDelta(t, float64(want.Cut), float64(o.Timeouts), math.Max(2, 0.05*float64(want.Cut)), what)
+				} else {
+					require.Zero(t, e.TimeoutMS, "%s: no timeout in the capture, read %g ms by %s", what, e.TimeoutMS, o.TimeoutEvidence)
+					require.Equal(t, graph.EvidenceNone, o.TimeoutEvidence, what)
+					require.Equal(t, cascade.Default, e.Provenance["timeout_ms"], what)
+				}
+			}
+			for _, want := range truth.Nodes {
+				n := m.Node(want.Name)
+				require.NotNil(t, n, want.Name)
+				require.Equal(t, want.Proven, n.Observed.CapacityProven, "%s capacity proven (%s)", want.Name, n.Observed.CapacitySource)
+				require.Equal(t, want.Concurrency, n.Concurrency, "%s concurrency", want.Name)
+				if !want.Proven {
+					require.Equal(t, cascade.ObservedPeak, n.Provenance["concurrency"], want.Name)
+					require.GreaterOrEqual(t, n.Observed.PeakInFlight, 1, want.Name)
+				}
+			}
+		})
+	}
+}
+
+// TestShapesZombieWork checks that work a caller abandoned shows at the
+// callee: stock's time after orders gave up.
+func TestShapesZombieWork(t *testing.T) {
+	for _, name := range []string{"timeout-ok", "staggered-retries"} {
+		t.Run(name, func(t *testing.T) {
+			dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: name})
+			m := build(t, dir, graph.LevelService).Model
+			require.Greater(t, m.Node("stock").Observed.ZombieShare, 0.05)
+			require.Zero(t, m.Node("ledger").Observed.ZombieShare)
+			require.Positive(t, edge(t, m, "orders", "stock").Observed.Cut)
+		})
+	}
+}
+
+// TestShapesSlowdown injects a slowdown of stock's own work (×2 from the
+// middle of the capture) in every shape and checks that graph's
+// statistics put it at stock: stock's mean self time rises by more than
+// a third, its caller's and its callee's by less than 10%.
+func TestShapesSlowdown(t *testing.T) {
+	for _, name := range shapes.Names() {
+		t.Run(name, func(t *testing.T) {
+			base, _ := testutil.ShapeDataset(t, shapes.Config{Shape: name})
+			slow, _ := testutil.ShapeDataset(t, shapes.Config{Shape: name, Slow: "stock", SlowFactor: 2})
+			mb := build(t, base, graph.LevelService).Model
+			ms := build(t, slow, graph.LevelService).Model
+			rise := func(node string) float64 { return ms.Node(node).Tiers.Mean/mb.Node(node).Tiers.Mean - 1 }
+			require.Greater(t, rise("stock"), 1.0/3, "stock")
+			for _, n := range []string{"orders", "ledger"} {
+				require.Less(t, math.Abs(rise(n)), 0.10, "%s self time moved %.0f%%", n, 100*rise(n))
+			}
+		})
+	}
+}
