@@ -36,6 +36,16 @@ func newEvaluator(cfg Config, g *Grid, base *cascade.Model, windows []Window) *e
 		if len(rc.Observed) == 0 {
 			rc.Traffic = &cascade.Traffic{Kind: cascade.TrafficObserved}
 		}
+		if l := base.Load; l != nil && l.Shape == cascade.LoadClosed && l.Clients > 0 {
+			// Clients that wait for their answers: replaying the instants
+			// they sent at as an open load would send the next request
+			// whether or not the model answered the last, so a model a
+			// little slower than the system queues without bound. The
+			// same clients, thinking as they did, load the model as they
+			// loaded the system.
+			rc.Observed = nil
+			rc.Traffic = &cascade.Traffic{Kind: cascade.TrafficClosed, Users: l.Clients, ThinkMS: l.ThinkMS, DurationMS: w.LengthMS}
+		}
 		ev.rcfg = append(ev.rcfg, rc)
 		wt := make([]float64, len(w.Nodes))
 		var sum float64
