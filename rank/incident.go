@@ -183,18 +183,22 @@ func RootCause(ctx context.Context, spans, reference graph.SpanSource, m *cascad
 	}
 	width := int64(cfg.Window)
 	acc := newSpanAcc(width, cfg.Reservoir, cfg.Seed)
+	serialised(m, acc)
 	if err := readAll(ctx, spans, acc); err != nil {
 		return nil, err
 	}
+	acc.holdSerial()
 	if len(acc.nodes) == 0 {
 		return nil, graph.ErrNoSpans
 	}
 	var ref *spanAcc
 	if reference != nil {
 		ref = newSpanAcc(width, cfg.Reservoir, cfg.Seed)
+		serialised(m, ref)
 		if err := readAll(ctx, reference, ref); err != nil {
 			return nil, fmt.Errorf("reference: %w", err)
 		}
+		ref.holdSerial()
 	}
 	inc := analyse(acc, ref, m, cfg)
 	if m != nil && cfg.Slowdown > 0 {
@@ -205,6 +209,21 @@ func RootCause(ctx context.Context, spans, reference graph.SpanSource, m *cascad
 		inc.Slowdown = cfg.Slowdown
 	}
 	return inc, nil
+}
+
+// serialised marks in acc the model's nodes with one proven slot per
+// replica and one replica: a lock, which the capture showed serving one
+// request at a time.
+func serialised(m *cascade.Model, acc *spanAcc) {
+	if m == nil {
+		return
+	}
+	for i := range m.Nodes {
+		n := &m.Nodes[i]
+		if n.Concurrency == 1 && n.Replicas == 1 && n.Observed != nil && n.Observed.CapacityProven {
+			acc.serial[n.Name] = true
+		}
+	}
 }
 
 func readAll(ctx context.Context, src graph.SpanSource, acc *spanAcc) error {

@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -44,7 +45,19 @@ func (r *reservoir) add(x float64, cap int, rng *rand.Rand) {
 type winAcc struct {
 	n, errs   int64
 	lat, self reservoir
+	// shown is the latency as callers see it where lat judges something
+	// else (a serialised node's time holding its slot); nil otherwise.
+	shown *reservoir
 }
+
+// serialReq is one request of a serialised node.
+type serialReq struct {
+	start, end, calls int64 // calls: time waiting for synchronous calls
+}
+
+// maxSerialReqs bounds the requests kept per serialised node (24 bytes
+// each).
+const maxSerialReqs = 1 << 20
 
 // edgeWin counts one edge's calls by the window of the caller request's
 // start, and samples their latency as the caller sees it.
@@ -63,6 +76,12 @@ type spanAcc struct {
 	edges map[[2]string]map[int64]*edgeWin
 	roots map[string]int64
 
+	// serial names the nodes that serve one request at a time (the
+	// model's proven single slot: a lock); reqs keeps their requests to
+	// tell the wait for the slot from the time holding it.
+	serial map[string]bool
+	reqs   map[string][]serialReq
+
 	trace string
 	spans []tspan
 	index map[string]int
@@ -74,6 +93,7 @@ func newSpanAcc(width int64, capacity int, seed uint64) *spanAcc {
 		width: width, cap: capacity, rng: rand.New(rand.NewPCG(seed, 0x1ac1de17)),
 		nodes: map[string]map[int64]*winAcc{}, edges: map[[2]string]map[int64]*edgeWin{},
 		roots: map[string]int64{}, index: map[string]int{}, names: map[string]string{},
+		serial: map[string]bool{}, reqs: map[string][]serialReq{},
 	}
 }
 
@@ -101,6 +121,48 @@ func (a *spanAcc) add(s *cascade.Span) {
 		service: a.intern(s.Service), op: a.intern(s.Operation), kind: cascade.SpanKind(a.intern(string(s.Kind))),
 		start: s.Start, end: s.End(), failed: s.Status == cascade.StatusError, parentIdx: -1,
 	})
+}
+
+// holdSerial replaces, for each serialised node, the latency and self
+// time its windows are judged by: a request that arrives while the slot
+// is taken waits for the previous request to end (one at a time, in
+// order), so it holds the slot from max(its start, the previous end) to
+// its end; its own work is that time less its waits for calls. The queue
+// wait is left out: it follows from the load and the holding time, and
+// swings widely by chance near saturation. The latency callers see stays
+// in the windows' series.
+func (a *spanAcc) holdSerial() {
+	for name, rs := range a.reqs {
+		sort.Slice(rs, func(i, j int) bool {
+			if rs[i].end != rs[j].end {
+				return rs[i].end < rs[j].end
+			}
+			return rs[i].start < rs[j].start
+		})
+		held := map[int64]*winAcc{}
+		prev := int64(math.MinInt64)
+		for _, r := range rs {
+			from := max(r.start, prev)
+			prev = r.end
+			w := floorDiv(r.start, a.width)
+			x := held[w]
+			if x == nil {
+				x = &winAcc{}
+				held[w] = x
+			}
+			x.lat.add(float64(r.end-from)/1e6, a.cap, a.rng)
+			x.self.add(float64(max(0, r.end-from-r.calls))/1e6, a.cap, a.rng)
+		}
+		for w, x := range a.nodes[name] {
+			h := held[w]
+			if h == nil {
+				continue
+			}
+			shown := x.lat
+			x.shown = &shown
+			x.lat, x.self = h.lat, h.self
+		}
+	}
 }
 
 func floorDiv(a, b int64) int64 {
@@ -195,7 +257,10 @@ func (a *spanAcc) flush() {
 		p := s.parentIdx
 		t := i
 		pk := ss[p].kind
-		if pk == cascade.KindClient || pk == cascade.KindProducer || pk == cascade.KindUnspecified && !ss[p].request && ss[p].children == 1 {
+		// The caller's own client span times the call, as graph reads it;
+		// a client span that is itself a request (the caller's work, from
+		// an instrumentation that writes only client spans) does not.
+		if (pk == cascade.KindClient || pk == cascade.KindProducer || pk == cascade.KindUnspecified && ss[p].children == 1) && !ss[p].request {
 			t = p
 		}
 		async := s.kind == cascade.KindConsumer || ss[t].kind == cascade.KindProducer
@@ -251,7 +316,11 @@ func (a *spanAcc) flush() {
 			a.roots[s.service]++
 		}
 		l := float64(s.end-s.start) / 1e6
-		self := float64(s.end-s.start-covered(spans[i], s.start, s.end)) / 1e6
+		wait := covered(spans[i], s.start, s.end)
+		self := float64(s.end-s.start-wait) / 1e6
+		if a.serial[s.service] && len(a.reqs[s.service]) < maxSerialReqs {
+			a.reqs[s.service] = append(a.reqs[s.service], serialReq{s.start, s.end, wait})
+		}
 		w := a.win(s.service, floorDiv(s.start, a.width))
 		w.n++
 		if s.failed {

@@ -85,8 +85,12 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig) *Incident 
 			ws := WindowStat{StartNS: (lo + int64(k)) * width}
 			if w != nil {
 				ws.Requests, ws.Errors = w.n, w.errs
-				ws.P50MS = round3(quantile(w.lat.vals, 0.5))
-				ws.P99MS = round3(quantile(w.lat.vals, 0.99))
+				lat := &w.lat
+				if w.shown != nil {
+					lat = w.shown
+				}
+				ws.P50MS = round3(quantile(lat.vals, 0.5))
+				ws.P99MS = round3(quantile(lat.vals, 0.99))
 				ws.SelfP50MS = round3(quantile(w.self.vals, 0.5))
 			}
 			if k >= scan && nc.Note == "" {
@@ -313,6 +317,10 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 			target := e.to
 			if out[e.from] >= 2 && 2*out[e.from] >= judged[e.from] {
 				target = e.from
+			} else if acc.serial[e.to] {
+				// A serialised callee is judged by the time it holds its
+				// slot; the wait in its queue is not a change of its own.
+				continue
 			}
 			st := byName[target]
 			if st == nil {
