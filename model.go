@@ -495,7 +495,8 @@ type EdgeObserved struct {
 	// working (counted as failed timeouts of the edge).
 	Cut int64 `json:"cut,omitempty"`
 	// TimeoutEvidence says how TimeoutMS was found: "timeout errors",
-	// "cut-off durations", "callee outlived caller" or "none".
+	// "cut-off durations", "callee outlived caller", "slow failures" or
+	// "none".
 	TimeoutEvidence string `json:"timeout_evidence,omitempty"`
 	Retries         int64  `json:"retries"`
 	// RetryEvidence says how retries were told from fan-out:
