@@ -159,6 +159,12 @@ type Node struct {
 	// Service is the node's own (exclusive) service time per call: the
 	// time a slot is busy excluding waits for children.
 	Service Dist `json:"service_ms"`
+	// FailService, when set, is the self time of a call that fails on its
+	// own (drawn from Overload): failures are often fast (a refused
+	// connection, a 503 from a server shedding load) or slow (a lock
+	// wait that ends in an error), and a retry chain's latency depends on
+	// which. Absent, a failing call draws from Service like any other.
+	FailService *Dist `json:"fail_service_ms,omitempty"`
 	// Tiers are the observed exclusive-time quantiles, kept so fit can
 	// switch tiers; Service is what replay draws from.
 	Tiers *Tiers `json:"tiers,omitempty"`
@@ -602,6 +608,9 @@ func (m *Model) Validate() error {
 			add(fmt.Errorf("%s: concurrency and queue_cap must not be negative", p))
 		}
 		add(n.Service.Validate(p + ".service_ms"))
+		if n.FailService != nil {
+			add(n.FailService.Validate(p + ".fail_service_ms"))
+		}
 		switch n.LoadBalancer {
 		case "", "round-robin", "random", "least-loaded", "p2c":
 		default:

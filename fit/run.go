@@ -198,7 +198,9 @@ func tierAxis(g *Grid) int {
 // their own failures, and what changed. A node whose failed requests
 // mostly called failed requests fails mostly by propagation; its base,
 // which graph sets to its whole error rate, would count those failures
-// twice in replay.
+// twice in replay. graph now writes the own-failure rate itself; a base
+// that differs from the node's observed error rate is taken as already
+// own (or set by the user) and left alone.
 func ownBase(m *cascade.Model, own []OwnFailures) (*cascade.Model, []BaseChange) {
 	out := *m
 	out.Nodes = slices.Clone(m.Nodes)
@@ -209,7 +211,7 @@ func ownBase(m *cascade.Model, own []OwnFailures) (*cascade.Model, []BaseChange)
 		}
 		for i := range out.Nodes {
 			n := &out.Nodes[i]
-			if n.Name != o.Node || n.Overload.Base == 0 {
+			if n.Name != o.Node || n.Overload.Base == 0 || n.Observed != nil && n.Overload.Base != n.Observed.ErrorRate {
 				continue
 			}
 			share := float64(o.Own) / float64(o.Failed)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -261,7 +262,7 @@ func TestRecoversTruthFromSpans(t *testing.T) {
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), graph.Spans(spans), nil)
 	require.NoError(t, err)
 	m := res.Model
-	require.InDelta(t, 0.1, m.Node("web").Overload.Base, 0.02, "graph's base is the whole error rate")
+	require.Zero(t, m.Node("web").Overload.Base, "graph's base is web's own failures: none")
 
 	cfg := fit.DefaultConfig()
 	cfg.Window = 10 * time.Second
@@ -276,6 +277,16 @@ func TestRecoversTruthFromSpans(t *testing.T) {
 	p, err := strconv.ParseFloat(rep.Best.Value("p"), 64)
 	require.NoError(t, err)
 	require.InDelta(t, 0.5, p, 0.1+1e-9, "p within one step (seed %d)", rep.Seed)
-	require.Equal(t, []fit.BaseChange{{Node: "web", From: m.Node("web").Overload.Base, To: 0, Share: 0}}, rep.Base)
+	require.Empty(t, rep.Base, "nothing left to scale")
 	require.Zero(t, fr.Model.Node("web").Overload.Base)
+
+	// A model whose base is still the whole error rate (an older graph,
+	// a hand-made model) is scaled to the own failures by the fit.
+	old := *m
+	old.Nodes = slices.Clone(m.Nodes)
+	web := old.Node("web")
+	web.Overload.Base = web.Observed.ErrorRate
+	fr, err = fit.Run(context.Background(), cfg, &old, obs)
+	require.NoError(t, err)
+	require.Equal(t, []fit.BaseChange{{Node: "web", From: web.Observed.ErrorRate, To: 0, Share: 0}}, fr.Report.Base)
 }

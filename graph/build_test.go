@@ -280,7 +280,10 @@ func TestBuild(t *testing.T) {
 			ab := edge(t, res.Model, "a", "b")
 			require.Equal(t, 0.5, ab.Propagation)
 			require.Equal(t, 0.5, res.Model.Node("a").Observed.ErrorRate)
-			require.Equal(t, 0.5, res.Model.Node("a").Overload.Base)
+			// a's failure in t2 is its call's (propagation), not its
+			// own: the overload base counts own failures only.
+			require.Zero(t, res.Model.Node("a").Overload.Base)
+			require.Equal(t, res.Model.Node("b").Observed.ErrorRate, res.Model.Node("b").Overload.Base, "b calls nothing: all its failures are its own")
 		},
 	}, {
 		name: "fan-out counts requests that made no call",

@@ -27,11 +27,20 @@ type edgeAcc struct {
 	// callee did not see a call of its own fail: they may still be
 	// timeouts, if they end at a common duration.
 	failedOther reservoir
+	// net are half the difference between the client span's duration
+	// and the callee's request span's, for calls timed by a client span
+	// the callee answered: the one-way network (and client-side queue)
+	// delay that belongs to neither node's exclusive time.
+	net reservoir
 
 	logical       int64 // first attempts
 	retries       int64
 	resendRetries int64 // retries known from resend counts
 	failedRetried int64 // failed attempts followed by a retry
+	// failedAt[a] counts failed attempts that were attempt a of their
+	// call (capped at len−1): those at the longest chain seen could not
+	// be retried, whatever the client's will.
+	failedAt      [16]int64
 	finalFailed   int64 // logical calls whose last attempt failed
 	finalParent   int64 // … and whose caller's request failed
 	maxAttempts   int32
@@ -83,6 +92,11 @@ func (e *edgeAcc) addGroup(b *Builder, sp []tspan, req int32, calls []call) {
 			}
 		} else {
 			e.okLatency.add(b.rng, k, ms)
+		}
+		if c.callee >= 0 && c.callee != c.span && !c.cut && !c.async {
+			if d := (c.end - c.start) - (sp[c.callee].end - sp[c.callee].start); d >= 0 {
+				e.net.add(b.rng, k, nsToMS(float64(d))/2)
+			}
 		}
 		lo0, hi0 = min(lo0, c.start), max(hi0, c.end)
 	}
@@ -271,6 +285,9 @@ func (e *edgeAcc) retryChains(b *Builder, r *tspan, calls []call, lo, hi int, re
 			}
 		}
 		e.maxAttempts = max(e.maxAttempts, w.att[i])
+		if c.failed {
+			e.failedAt[min(int(w.att[i]), len(e.failedAt)-1)]++
+		}
 	}
 	for i := lo; i < hi; i++ {
 		if w.root[i] != int32(i) {
@@ -285,6 +302,10 @@ func (e *edgeAcc) retryChains(b *Builder, r *tspan, calls []call, lo, hi int, re
 	}
 	return chains
 }
+
+// minNetCalls is the fewest paired calls from which an edge's network
+// delay is read: enough for a 95% quantile.
+const minNetCalls = 20
 
 // How an edge's retries and timeout were found
 // (EdgeObserved.RetryEvidence and TimeoutEvidence).
@@ -322,7 +343,7 @@ func (e *edgeAcc) timeout(ok []float64) (n int64, ms float64, evidence string) {
 	if e.failedOther.n > 0 && e.okLatency.n >= 20 {
 		p99 := quantile(ok, 0.99)
 		for _, v := range e.failedOther.sorted() {
-			if v >= p99 {
+			if v > p99 {
 				slow = append(slow, v)
 			}
 		}
@@ -418,6 +439,17 @@ func (e *edgeAcc) finish(b *Builder, callerRequests int64) (cascade.Edge, edgeFa
 	obs.LatencyP95MS = roundMS(quantile(lat, 0.95))
 	obs.LatencyP99MS = roundMS(quantile(lat, 0.99))
 	obs.Timeouts, edge.TimeoutMS, obs.TimeoutEvidence = e.timeout(ok)
+
+	// Network: the one-way delay between the client's span and the
+	// callee's, when enough calls show it.
+	if e.net.n >= minNetCalls {
+		net := e.net.sorted()
+		if p50 := roundMS(quantile(net, 0.5)); p50 > 0 {
+			edge.NetworkMS = &cascade.Dist{Kind: cascade.DistTiers, P50: p50,
+				P95: roundMS(quantile(net, 0.95)), P99: roundMS(quantile(net, 0.99))}
+			prov["network_ms"] = cascade.Observed
+		}
+	}
 	if edge.TimeoutMS > 0 {
 		prov["timeout_ms"] = cascade.Inferred
 	} else {
@@ -437,11 +469,16 @@ func (e *edgeAcc) finish(b *Builder, callerRequests int64) (cascade.Edge, edgeFa
 	obs.RetryEvidence = EvidenceNone
 	switch {
 	case e.retries > 0:
+		// Failed attempts that could have been retried: not those at
+		// the longest chain seen, which the policy's limit stopped (a
+		// chain of max attempts that fails at the end is not a failure
+		// the client chose to keep).
+		retriable := e.failed - e.failedAt[min(int(e.maxAttempts), len(e.failedAt)-1)]
 		re := 1.0
-		if e.failed > 0 && e.resendRetries < e.retries {
-			re = float64(e.failedRetried) / float64(e.failed)
-		} else if e.failed > 0 {
-			re = math.Min(1, float64(e.retries)/float64(e.failed))
+		if retriable > 0 && e.resendRetries < e.retries {
+			re = math.Min(1, float64(e.failedRetried)/float64(retriable))
+		} else if retriable > 0 {
+			re = math.Min(1, float64(e.retries)/float64(retriable))
 		}
 		edge.Retry = &cascade.Retry{
 			Reactivation: round6(re),

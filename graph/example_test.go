@@ -41,7 +41,7 @@ func ExampleBuild() {
 	}
 	// Output:
 	// entry: frontend GET /
-	// node catalog: virtual false, self time p50 28 ms
+	// node catalog: virtual false, self time p50 26.5 ms
 	// node frontend: virtual false, self time p50 40 ms
 	// node postgres: virtual true, self time p50 15 ms
 	// edge catalog → postgres: fan-out 1, parallelism 1, retries 1, timeout 20 ms

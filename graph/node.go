@@ -24,12 +24,17 @@ type nodeAcc struct {
 	errors    int64
 	latency   reservoir // request durations, ms
 	exclusive reservoir // exclusive (self) times, ms
-	instances map[int32]struct{}
-	tl        *timeline
-	selfCall  bool
-	waitNS    int64 // time requests waited for synchronous calls, ns
-	busy      int64 // request time, ns
-	zombie    int64 // request time after the caller gave up, ns
+	// own counts requests that failed on their own (no call of theirs
+	// failed for good); ownExcl are their exclusive times, okExcl the
+	// others'.
+	own             int64
+	ownExcl, okExcl reservoir
+	instances       map[int32]struct{}
+	tl              *timeline
+	selfCall        bool
+	waitNS          int64 // time requests waited for synchronous calls, ns
+	busy            int64 // request time, ns
+	zombie          int64 // request time after the caller gave up, ns
 }
 
 func newNodeAcc(name, service string, b *Builder) *nodeAcc {
@@ -42,8 +47,9 @@ func newNodeAcc(name, service string, b *Builder) *nodeAcc {
 	}
 }
 
-// addRequest records one request of the node.
-func (n *nodeAcc) addRequest(b *Builder, start, end int64, failed bool, inst int32, exclMS float64) {
+// addRequest records one request of the node; own says it failed on its
+// own, not by a call of its that failed for good.
+func (n *nodeAcc) addRequest(b *Builder, start, end int64, failed, own bool, inst int32, exclMS float64) {
 	n.requests++
 	n.busy += end - start
 	if failed {
@@ -52,6 +58,12 @@ func (n *nodeAcc) addRequest(b *Builder, start, end int64, failed bool, inst int
 	k := b.cfg.Reservoir
 	n.latency.add(b.rng, k, nsToMS(float64(end-start)))
 	n.exclusive.add(b.rng, k, exclMS)
+	if own {
+		n.own++
+		n.ownExcl.add(b.rng, k, exclMS)
+	} else {
+		n.okExcl.add(b.rng, k, exclMS)
+	}
 	n.waitNS += max(0, end-start-int64(exclMS*1e6))
 	if inst >= 0 {
 		if _, ok := n.instances[inst]; !ok {
@@ -59,6 +71,36 @@ func (n *nodeAcc) addRequest(b *Builder, start, end int64, failed bool, inst int
 		}
 	}
 	n.tl.add(start, end, failed)
+}
+
+// serviceDist is the distribution replay draws a node's self time from:
+// the sample's own shape (drawPoints), which keeps its mean and its modes
+// (a fast path and a slow tail stay two), or with too few values for
+// that the tiers.
+func serviceDist(sorted []float64, t *cascade.Tiers) cascade.Dist {
+	if len(sorted) >= minShape {
+		return cascade.Dist{Kind: cascade.DistEmpirical, Points: drawPoints(sorted)}
+	}
+	return cascade.Dist{Kind: cascade.DistTiers, P50: t.P50, P95: t.P95, P99: t.P99}
+}
+
+// minShape is the fewest values whose shape becomes an empirical service
+// distribution: enough for a 95% quantile, as minFailSplit.
+const minShape = 20
+
+// minFailSplit is the fewest own failures whose exclusive times become a
+// node's fail_service_ms: enough for a 95% quantile.
+const minFailSplit = 20
+
+// ownRate is the share of requests that failed on their own: the
+// overload curve's base. A request that failed because a call of its
+// failed for good is the edge's propagation, not the node's failure;
+// counting it here too would fail it twice in replay.
+func ownRate(own, requests int64) float64 {
+	if requests == 0 {
+		return 0
+	}
+	return round6(float64(own) / float64(requests))
 }
 
 // serialised reports whether departure gaps show a node that serves one
@@ -105,7 +147,7 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 		Name:     n.name,
 		Virtual:  n.virtual,
 		Replicas: max(1, len(n.instances)),
-		Overload: cascade.Overload{Base: obs.ErrorRate, Slope: 0, Threshold: 1},
+		Overload: cascade.Overload{Base: ownRate(n.own, n.requests), Slope: 0, Threshold: 1},
 		Observed: obs,
 	}
 	if len(n.instances) > 0 {
@@ -179,7 +221,22 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 		Points: points(svc),
 	}
 	node.Tiers = tiers
-	node.Service = cascade.Dist{Kind: cascade.DistTiers, P50: tiers.P50, P95: tiers.P95, P99: tiers.P99}
+	node.Service = serviceDist(svc, tiers)
+	if !ser && n.own >= minFailSplit && n.own < n.requests {
+		// Enough own failures to know their time: calls that fail on
+		// their own take their own time (fast 503s, slow errors), the
+		// others the rest.
+		ok, bad := n.okExcl.sorted(), n.ownExcl.sorted()
+		tiers = &cascade.Tiers{
+			P50: roundMS(quantile(ok, 0.5)), P95: roundMS(quantile(ok, 0.95)), P99: roundMS(quantile(ok, 0.99)),
+			Mean: roundMS(n.okExcl.mean()), Points: points(ok),
+		}
+		node.Tiers = tiers
+		node.Service = serviceDist(ok, tiers)
+		fail := serviceDist(bad, &cascade.Tiers{P50: roundMS(quantile(bad, 0.5)), P95: roundMS(quantile(bad, 0.95)), P99: roundMS(quantile(bad, 0.99))})
+		node.FailService = &fail
+		prov["fail_service_ms"] = cascade.Observed
+	}
 	node.Provenance = prov
 
 	// Little's law: the in-flight average λW must match the measured one

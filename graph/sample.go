@@ -63,6 +63,22 @@ func points(sorted []float64) []float64 {
 	return p
 }
 
+// drawPoints returns the 101 equiprobable points that stand for a sorted
+// sample as an empirical distribution: the quantiles at the middle of
+// each 1/101 band, (i + ½)/101, so that no point stands for a band it
+// does not hold (the sample's maximum, drawn 1% of the time, would
+// overstate a tail seen once).
+func drawPoints(sorted []float64) []float64 {
+	if len(sorted) == 0 {
+		return nil
+	}
+	p := make([]float64, 101)
+	for i := range p {
+		p[i] = roundMS(quantile(sorted, (float64(i)+0.5)/101))
+	}
+	return p
+}
+
 // roundMS rounds a millisecond value to the microsecond, which keeps model
 // documents readable and their bytes stable.
 func roundMS(v float64) float64 { return math.Round(v*1e3) / 1e3 }

@@ -46,6 +46,10 @@ type tspan struct {
 	failed, hasParent   bool
 	hasCallee, request  bool
 	childFailed         bool // a synchronous call of this request failed
+	// childFinal: a synchronous call of this request failed for good (the
+	// last attempt of some operation on some edge failed), so its own
+	// failure may be that call's, not its own.
+	childFinal bool
 	pidx, first, next   int32
 	nchild, req, node   int32
 	excl                int64
@@ -191,7 +195,7 @@ func (b *Builder) flushTrace() {
 		to := b.virtualNode(s)
 		b.addCall(sp, s.req, to, -1, i, s.kind == kProducer)
 		b.stats.Requests++
-		b.nodes[to].addRequest(b, s.start, s.end, s.failed, -1, nsToMS(float64(s.end-s.start)))
+		b.nodes[to].addRequest(b, s.start, s.end, s.failed, s.failed, -1, nsToMS(float64(s.end-s.start)))
 	}
 	b.finishTrace(sp)
 	clear(sp)
@@ -346,8 +350,20 @@ func (b *Builder) finishTrace(sp []tspan) {
 		r := &sp[calls[lo].req]
 		w.ivs = w.ivs[:0]
 		for k := lo; k < hi; k++ {
-			if !calls[k].async {
-				w.ivs = append(w.ivs, [2]int64{max(calls[k].start, r.start), min(calls[k].end, r.end)})
+			c := &calls[k]
+			if !c.async {
+				w.ivs = append(w.ivs, [2]int64{max(c.start, r.start), min(c.end, r.end)})
+				// A retry's backoff, from the failed attempt's end to
+				// the retry's start, is a wait on the call, not the
+				// caller's work (replay adds the backoff itself).
+				if p := k - 1; p >= lo && calls[p].edge == c.edge && calls[p].op == c.op && calls[p].failed && c.start >= calls[p].end {
+					w.ivs = append(w.ivs, [2]int64{max(calls[p].end, r.start), min(c.start, r.end)})
+				}
+			}
+			// The last call of an operation on an edge (calls sort by
+			// edge, operation and start) is its final attempt.
+			if last := k+1 == hi || calls[k+1].edge != c.edge || calls[k+1].op != c.op; last && c.failed && !c.async {
+				r.childFinal = true
 			}
 		}
 		r.excl = -unionLen(w.ivs)
@@ -361,7 +377,7 @@ func (b *Builder) finishTrace(sp []tspan) {
 		d := s.end - s.start
 		excl := max(0, d+s.excl)
 		b.stats.Requests++
-		b.nodes[s.node].addRequest(b, s.start, s.end, s.failed, s.inst, nsToMS(float64(excl)))
+		b.nodes[s.node].addRequest(b, s.start, s.end, s.failed, s.failed && !s.childFinal, s.inst, nsToMS(float64(excl)))
 	}
 	for lo := 0; lo < len(calls); {
 		hi := lo

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 
 	"cascade"
@@ -39,6 +40,11 @@ type Report struct {
 	Capacity *CapacityCurve `json:"capacity,omitempty"`
 	// Metastability is the surge check; nil without a surge regime.
 	Metastability *Metastability `json:"metastability,omitempty"`
+	// NoiseFloor is the baseline's seed-to-seed standard deviation of
+	// the objective (in the units of a row's Objective): a change must
+	// move the objective by more than this, beyond its interval excluding
+	// zero, to be a win or worse.
+	NoiseFloor float64 `json:"noise_floor"`
 }
 
 // Regime is one traffic the candidates run under.
@@ -162,6 +168,7 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	rep.NoiseFloor = math.Round(baselineSpread(cfg.Objective, bres)*1e6) / 1e6
 	rows := make([]Row, len(cands))
 	for i := range cands {
 		var cres [][]*replay.Result
@@ -170,7 +177,7 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 			cres = res[first[i] : first[i]+len(regimes)]
 			err = errors.Join(errs[first[i] : first[i]+len(regimes)]...)
 		}
-		rows[i] = score(base, cfg.Objective, regimes, cands[i], bres, cres, err)
+		rows[i] = score(base, cfg.Objective, rep.NoiseFloor, regimes, cands[i], bres, cres, err)
 	}
 	order := rankRows(rows)
 	rep.Rows = make([]Row, len(rows))
@@ -181,7 +188,7 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 			runs[i] = res[first[j] : first[j]+len(regimes)]
 		}
 	}
-	if rep.Set, err = bestSet(ctx, rn, base, cfg, regimes, bres, rep.Rows, runs); err != nil {
+	if rep.Set, err = bestSet(ctx, rn, base, cfg, rep.NoiseFloor, regimes, bres, rep.Rows, runs); err != nil {
 		return nil, err
 	}
 	if len(regimes) > 1 {
@@ -207,7 +214,7 @@ func runOne(ctx context.Context, rn *runner, m *cascade.Model, regimes []Regime)
 }
 
 // score compares one candidate's replays with the baseline's.
-func score(m *cascade.Model, o Objective, regimes []Regime, c Candidate, base, cand [][]*replay.Result, err error) Row {
+func score(m *cascade.Model, o Objective, floor float64, regimes []Regime, c Candidate, base, cand [][]*replay.Result, err error) Row {
 	row := Row{Candidate: c, Recovered: -1}
 	if err != nil {
 		row.Verdict, row.Error = Failed, err.Error()
@@ -215,7 +222,7 @@ func score(m *cascade.Model, o Objective, regimes []Regime, c Candidate, base, c
 		return row
 	}
 	row.Objective = tInterval(objectiveDiffs(o, base, cand))
-	row.Verdict, row.Gain = judge(o, row.Objective)
+	row.Verdict, row.Gain = judge(o, row.Objective, floor)
 	row.Effects = effects(regimes, base, cand)
 	row.Cost = costOf(row.Effects)
 	row.Why = mechanism(m, o, row.Verdict, regimes, base, cand)

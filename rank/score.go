@@ -220,18 +220,60 @@ func objectiveBetterUp(o Objective) bool {
 }
 
 // judge turns an objective interval into a verdict and the gain (the
-// mean difference signed so that positive is better).
-func judge(o Objective, iv Interval) (Verdict, float64) {
+// mean difference signed so that positive is better). A win (or a worse)
+// needs its interval wholly on one side of zero and a gain larger than
+// floor, the baseline's own seed-to-seed spread: common random numbers
+// make the paired interval narrow enough to exclude zero for an effect
+// of no consequence (a queue bound that never fills moves goodput by
+// 0.004/s), and such a change is not a remediation.
+func judge(o Objective, iv Interval, floor float64) (Verdict, float64) {
 	up := objectiveBetterUp(o)
 	gain := iv.Mean
 	if !up {
 		gain = -gain
 	}
 	switch {
-	case up && iv.Low > 0, !up && iv.High < 0:
+	case (up && iv.Low > 0 || !up && iv.High < 0) && gain > floor:
 		return Win, gain
-	case up && iv.High < 0, !up && iv.Low > 0:
+	case (up && iv.High < 0 || !up && iv.Low > 0) && -gain > floor:
 		return Worse, gain
 	}
 	return NoEffect, gain
+}
+
+// baselineSpread is the standard deviation over seeds of the baseline's
+// objective, in the units of objectiveDiffs: how much the objective moves
+// from one seed to the next with nothing changed.
+func baselineSpread(o Objective, base [][]*replay.Result) float64 {
+	k := len(base[0])
+	if k < 2 {
+		return 0
+	}
+	level := make([]float64, k)
+	if m := objectiveMetric(o); m != "" {
+		for r := range base {
+			for i := 0; i < k; i++ {
+				level[i] += value(base[r][i], m) / float64(len(base))
+			}
+		}
+	} else {
+		n := float64(len(base) * len(composite))
+		for r := range base {
+			for _, m := range composite {
+				var mean float64
+				for i := 0; i < k; i++ {
+					mean += value(base[r][i], m)
+				}
+				scale := math.Max(math.Abs(mean/float64(k)), compositeFloor[m])
+				sign := -1.0
+				if higherBetter(m) {
+					sign = 1
+				}
+				for i := 0; i < k; i++ {
+					level[i] += sign * value(base[r][i], m) / scale / n
+				}
+			}
+		}
+	}
+	return stat.StdDev(level, nil)
 }

@@ -35,25 +35,32 @@ func TestTInterval(t *testing.T) {
 
 func TestJudge(t *testing.T) {
 	tests := []struct {
-		o    Objective
-		iv   Interval
-		want Verdict
-		gain float64
+		o     Objective
+		iv    Interval
+		floor float64
+		want  Verdict
+		gain  float64
 	}{
-		{ObjectiveGoodput, Interval{1, 0.5, 1.5}, Win, 1},
-		{ObjectiveGoodput, Interval{1, 0, 2}, NoEffect, 1},
-		{ObjectiveGoodput, Interval{0, 0, 0}, NoEffect, 0},
-		{ObjectiveGoodput, Interval{-1, -2, -0.1}, Worse, -1},
-		{ObjectiveP99, Interval{-10, -12, -8}, Win, 10},
-		{ObjectiveP99, Interval{-10, -30, 0}, NoEffect, 10},
-		{ObjectiveP99, Interval{5, 1, 9}, Worse, -5},
-		{ObjectiveAmplification, Interval{-1, -1.5, -0.5}, Win, 1},
-		{ObjectiveSpread, Interval{0.2, 0.1, 0.3}, Worse, -0.2},
-		{ObjectiveComposite, Interval{0.1, 0.05, 0.15}, Win, 0.1},
+		{ObjectiveGoodput, Interval{1, 0.5, 1.5}, 0, Win, 1},
+		{ObjectiveGoodput, Interval{1, 0, 2}, 0, NoEffect, 1},
+		{ObjectiveGoodput, Interval{0, 0, 0}, 0, NoEffect, 0},
+		{ObjectiveGoodput, Interval{-1, -2, -0.1}, 0, Worse, -1},
+		{ObjectiveP99, Interval{-10, -12, -8}, 0, Win, 10},
+		{ObjectiveP99, Interval{-10, -30, 0}, 0, NoEffect, 10},
+		{ObjectiveP99, Interval{5, 1, 9}, 0, Worse, -5},
+		{ObjectiveAmplification, Interval{-1, -1.5, -0.5}, 0, Win, 1},
+		{ObjectiveSpread, Interval{0.2, 0.1, 0.3}, 0, Worse, -0.2},
+		{ObjectiveComposite, Interval{0.1, 0.05, 0.15}, 0, Win, 0.1},
+		// Within the baseline's own spread: of no consequence, however
+		// narrow the paired interval.
+		{ObjectiveGoodput, Interval{0.004, 0.001, 0.007}, 0.01, NoEffect, 0.004},
+		{ObjectiveGoodput, Interval{-0.004, -0.007, -0.001}, 0.01, NoEffect, -0.004},
+		{ObjectiveP99, Interval{-10, -12, -8}, 5, Win, 10},
+		{ObjectiveP99, Interval{-10, -12, -8}, 11, NoEffect, 10},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.o), func(t *testing.T) {
-			v, g := judge(tc.o, tc.iv)
+			v, g := judge(tc.o, tc.iv, tc.floor)
 			require.Equal(t, tc.want, v)
 			require.InDelta(t, tc.gain, g, 1e-12)
 		})

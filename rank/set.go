@@ -41,7 +41,7 @@ type SetStep struct {
 // Config.MaxSet) that patches no field of a member: it joins when the
 // set with it beats the set without it on the mean of the paired
 // objective differences. runs[i] are rows[i]'s replays.
-func bestSet(ctx context.Context, rn *runner, base *cascade.Model, cfg Config, regimes []Regime,
+func bestSet(ctx context.Context, rn *runner, base *cascade.Model, cfg Config, floor float64, regimes []Regime,
 	bres [][]*replay.Result, rows []Row, runs [][][]*replay.Result) (*Set, error) {
 	var wins []int
 	for i := range rows {
@@ -89,7 +89,7 @@ func bestSet(ctx context.Context, rn *runner, base *cascade.Model, cfg Config, r
 			continue
 		}
 		iv := tInterval(objectiveDiffs(cfg.Objective, cur, res))
-		_, step.Gain = judge(cfg.Objective, iv)
+		_, step.Gain = judge(cfg.Objective, iv, 0)
 		if step.Gain > 0 {
 			step.Joined = true
 			step.Reason = "improves the set"
@@ -122,7 +122,7 @@ func bestSet(ctx context.Context, rn *runner, base *cascade.Model, cfg Config, r
 		Scenario:    mergeScenarios(scens),
 	}
 	c.Scenario.Name, c.Scenario.Description = c.Name, c.Description
-	set.Row = score(base, cfg.Objective, regimes, c, bres, cur, nil)
+	set.Row = score(base, cfg.Objective, floor, regimes, c, bres, cur, nil)
 	if set.Row.Verdict == Win {
 		set.Row.Rank = 1
 	}

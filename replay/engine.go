@@ -82,7 +82,11 @@ type node struct {
 	stages   [][]int32 // outgoing edges by stage, in stage order
 	svcR     stream
 	svc      sampler
-	nm       nodeMetrics
+	// failSvc is the self time of a call that failed on its own, when
+	// the model gives one (failSvcOn).
+	failSvc   sampler
+	failSvcOn bool
+	nm        nodeMetrics
 
 	name     string
 	capacity float64
@@ -329,6 +333,9 @@ func (e *Engine) build() error {
 			return err
 		}
 		n.svc = compileDist(&svc)
+		if mn.FailService != nil {
+			n.failSvc, n.failSvcOn = compileDist(mn.FailService), true
+		}
 		n.over = mn.Overload
 		n.overOn = mn.Overload.Base > 0 || mn.Overload.Slope > 0
 		switch mn.LoadBalancer {

@@ -98,7 +98,9 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 	}
 	e.m.starts++
 	var d float64
-	if n.svc.kind == sExpMean {
+	if jb.failed && n.failSvcOn {
+		d = n.failSvc.draw(n.svcR.Rand)
+	} else if n.svc.kind == sExpMean {
 		d = n.svcR.Rand.ExpFloat64() * n.svc.a
 	} else {
 		d = n.svc.draw(n.svcR.Rand)

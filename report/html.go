@@ -72,6 +72,7 @@ type rankView struct {
 	Objective string
 	Seeds     string
 	Replay    string
+	Noise     string
 	Baselines []baselineView
 	Rows      []rowView
 	Set       *setView
@@ -295,7 +296,8 @@ func verdictClass(v rank.Verdict) string {
 
 func rankSection(rep *rank.Report) *rankView {
 	v := &rankView{Objective: objectiveTitle(rep.Objective), Seeds: seedRange(rep.Seeds),
-		Replay: fmt.Sprintf("%s simulated per run, tick %s", msText(rep.DurationMS), msText(rep.TickMS))}
+		Replay: fmt.Sprintf("%s simulated per run, tick %s", msText(rep.DurationMS), msText(rep.TickMS)),
+		Noise:  noiseText(rep)}
 	for i, s := range rep.Baseline {
 		regime := s.Scenario
 		if i < len(rep.Regimes) {

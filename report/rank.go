@@ -67,6 +67,12 @@ func objectiveInterval(o rank.Objective, iv rank.Interval) string {
 		objectiveValue(o, iv.Low, true), objectiveValue(o, iv.High, true))
 }
 
+// noiseText is the baseline's seed-to-seed spread of the objective, in
+// the objective's units.
+func noiseText(rep *rank.Report) string {
+	return "±" + strings.TrimPrefix(objectiveValue(rep.Objective, rep.NoiseFloor, true), "+")
+}
+
 func objectiveTitle(o rank.Objective) string {
 	dir := "higher is better"
 	if !o.HigherIsBetter() {
@@ -137,6 +143,7 @@ func rankTable(w io.Writer, d *RankDocument) error {
 	}
 	p("objective\t%s", objectiveTitle(rep.Objective))
 	p("seeds\t%s, the same for every candidate (paired differences, 95%% t-intervals)", seedRange(rep.Seeds))
+	p("noise\t%s: the baseline's seed-to-seed spread; a smaller effect is no measurable effect", noiseText(rep))
 	p("replay\t%s simulated per run, tick %s", msText(rep.DurationMS), msText(rep.TickMS))
 	for i, r := range rep.Regimes {
 		label := ""

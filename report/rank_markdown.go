@@ -35,7 +35,8 @@ func rankMarkdown(w io.Writer, d *RankDocument) error {
 			g4(s.Metric("latency_p99_ms").Mean), g4(s.Metric("amplification").Mean), s.Collapsed, len(s.Seeds))
 	}
 	fmt.Fprintf(w, "\nΔ is candidate − baseline, paired seed by seed, averaged over the traffics, with its 95%% interval; "+
-		"a change whose interval contains zero has no measurable effect and is not ranked.\n\n")
+		"a change whose interval contains zero, or whose effect is within the baseline's seed-to-seed spread (%s), "+
+		"has no measurable effect and is not ranked.\n\n", noiseText(rep))
 	head := "| # | Change | Δ " + string(rep.Objective) + " (95% CI) |"
 	sep := "|---|---|---|"
 	for i := range rep.Regimes {

@@ -63,7 +63,8 @@ capacity knee; one more replica or twice the pool on the busiest node) and
 from --scenario files. Each is replayed over the same --seeds as the baseline
 under the normal traffic and under a surge (×--surge for the middle third of
 the run), and scored by paired differences with 95% intervals: a change whose
-interval on the objective contains zero has no measurable effect and is never
+interval on the objective contains zero, or whose effect is within the baseline's
+seed-to-seed spread (the "noise" line), has no measurable effect and is never
 ranked as a win. The best compatible set of wins is then tried together. A
 sweep of offered load gives the capacity curve, its knee and collapse point,
 and the surge replays say whether the system is metastable and which change

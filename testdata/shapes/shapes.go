@@ -63,6 +63,16 @@ type Config struct {
 	Slow       string
 	SlowFactor float64
 	SlowFrom   float64
+	// Slots changes the lock of a shape that has one (lock-pool) into a
+	// pool of that many slots, or removes it when negative; 0 keeps the
+	// lock. The "after" captures of a lock removed or a pool raised.
+	Slots int
+	// Rate, when positive, replaces the shape's root requests per
+	// second.
+	Rate float64
+	// Attempts, when positive, replaces the max attempts of every edge
+	// that retries: 1 is the "after" capture of retries cut.
+	Attempts int
 }
 
 // Truth is what the generator knows about a capture.
@@ -274,8 +284,9 @@ type gen struct {
 	ids   uint64
 	trace [16]byte
 	slow  bool
-	// lockFree is when orders' lock is next free.
-	lockFree int64
+	// slotFree are when each slot of the locked service is next free
+	// (one slot: a lock); empty when the lock is removed.
+	slotFree []int64
 	et       map[string]*EdgeTruth
 }
 
@@ -302,7 +313,26 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	if cfg.Slow != "" && !slices.Contains(Services, cfg.Slow) {
 		return nil, nil, fmt.Errorf("shapes: unknown service %q", cfg.Slow)
 	}
+	if cfg.Rate > 0 {
+		sh.rate = cfg.Rate
+	}
+	if cfg.Attempts > 0 {
+		edges := map[string]edgeSpec{}
+		for k, e := range sh.edges {
+			if e.maxAttempts > 1 {
+				e.maxAttempts = cfg.Attempts
+			}
+			edges[k] = e
+		}
+		sh.edges = edges
+	}
 	g := &gen{rng: rand.New(rand.NewPCG(cfg.Seed, 0x5ba9e5)), sh: sh, cfg: cfg, et: map[string]*EdgeTruth{}}
+	switch {
+	case cfg.Slots > 0:
+		g.slotFree = make([]int64, cfg.Slots)
+	case cfg.Slots == 0:
+		g.slotFree = make([]int64, 1)
+	}
 	tr := &Truth{Shape: cfg.Shape, Style: sh.style, Doc: sh.doc, Traces: cfg.Traces, Slow: cfg.Slow}
 	for i := 0; i+1 < len(Services); i++ {
 		key := Services[i] + ">" + Services[i+1]
@@ -333,7 +363,10 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	}
 	for _, s := range Services {
 		n := NodeTruth{Name: s}
-		if sh.nodes[s].lock {
+		if sh.nodes[s].lock && len(g.slotFree) == 1 {
+			// One slot, queueing: the traces prove it (serialised). A
+			// pool of more slots is a real limit the traces alone do
+			// not prove.
 			n.Proven, n.Concurrency = true, 1
 		}
 		tr.Nodes = append(tr.Nodes, n)
@@ -381,9 +414,16 @@ func (g *gen) request(svc string, parent [8]byte, kind ptrace.SpanKind, name str
 	}
 	sp := span{trace: g.trace, id: g.id(), parent: parent, svc: svc, name: name, kind: kind, start: start}
 	t := start
-	if ns.lock {
-		// Wait for the lock, then hold it to the end.
-		t = max(t, g.lockFree)
+	slot := -1
+	if ns.lock && len(g.slotFree) > 0 {
+		// Wait for the slot free first, then hold it to the end.
+		slot = 0
+		for k, f := range g.slotFree {
+			if f < g.slotFree[slot] {
+				slot = k
+			}
+		}
+		t = max(t, g.slotFree[slot])
 	}
 	pre := self / 2
 	t += pre
@@ -394,8 +434,8 @@ func (g *gen) request(svc string, parent [8]byte, kind ptrace.SpanKind, name str
 		failed = failed || cf
 	}
 	t += self - pre
-	if ns.lock {
-		g.lockFree = t
+	if slot >= 0 {
+		g.slotFree[slot] = t
 	}
 	sp.end = t
 	if failed {
