@@ -389,10 +389,20 @@ type Tiers struct {
 // Overload is the load-dependent failure probability of a node at load ρ
 // ((in flight + queued) / capacity): Base + Slope·max(0, ρ − Threshold),
 // clamped to [0, 1].
+//
+// Gaps, when set, replaces the independent draw of the Base part by the
+// failure process the node was seen to follow: the number of calls from
+// one of its own failures to the next (1: the very next call) is drawn
+// from Gaps, rounded, at least 1. A failure every Nth call (a constant
+// gap), bursts (many gaps of 1 between long ones) and independent
+// failures (geometric gaps) are all such processes; their failure share
+// is 1/mean gap, which Base keeps. The load-dependent part above Base is
+// still drawn call by call.
 type Overload struct {
 	Base      float64 `json:"base"`
 	Slope     float64 `json:"slope"`
 	Threshold float64 `json:"threshold"`
+	Gaps      *Dist   `json:"failure_gaps,omitempty"`
 }
 
 // At returns the failure probability at load rho.
@@ -501,6 +511,14 @@ type NodeObserved struct {
 	// ZombieShare is the share of the node's busy time spent on calls
 	// whose caller had already given up.
 	ZombieShare float64 `json:"zombie_share,omitempty"`
+	// FailureProcess says how the node's own failures came, read from
+	// their sequence in time: "independent", "regular" (gaps between
+	// failures less spread than independent failures give, down to a
+	// failure every Nth call) or "bursty" (more spread: failures come
+	// together); empty with too few failures to tell. FailureDispersion
+	// is the gaps' variance over an independent process's.
+	FailureProcess    string  `json:"failure_process,omitempty"`
+	FailureDispersion float64 `json:"failure_dispersion,omitempty"`
 }
 
 // EdgeObserved are an edge's measurements from the dataset.
@@ -618,6 +636,9 @@ func (m *Model) Validate() error {
 		}
 		if o := n.Overload; o.Base < 0 || o.Base > 1 || o.Slope < 0 {
 			add(fmt.Errorf("%s.overload: base must be in [0, 1] and slope >= 0", p))
+		}
+		if g := n.Overload.Gaps; g != nil {
+			add(g.Validate(p + ".overload.failure_gaps"))
 		}
 		if b := n.Breaker; b != nil && (b.Window < 1 || b.ErrorRate <= 0 || b.ErrorRate > 1 || b.OpenMS <= 0) {
 			add(fmt.Errorf("%s.breaker: needs window >= 1, error_rate in (0, 1] and open_ms > 0", p))

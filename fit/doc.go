@@ -99,8 +99,14 @@
 // where one is better the best point moves there; these count among the
 // points evaluated. Points are replayed in parallel
 // (Config.Parallel workers, errgroup) into slices pre-sized by position,
-// stored in index order, and the lowest loss wins with ties to the lowest
-// point index, so the result is identical at any parallelism.
+// stored in index order, and the lowest loss wins with ties to the point
+// nearest the model's own values (the axes' centres, in steps), then to
+// the lowest point index, so the result is identical at any parallelism.
+//
+// A propagation or re-activation axis whose profile is flat (the windows
+// cannot see it: HotROD's failures are all absorbed by retries, whatever
+// p) is not calibrated: the calibrated model keeps graph's value and
+// provenance, since any grid value would be a guess.
 //
 // # Report
 //

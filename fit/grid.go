@@ -389,3 +389,25 @@ func edgeRank(target string) int {
 	}
 	return 2
 }
+
+// fromCentre is how far point i lies from the model's own values: the
+// sum over numeric axes with a centre of the distance in steps (in value
+// over the axis's range when it has no step).
+func (g *Grid) fromCentre(i int) float64 {
+	c := g.Coords(i)
+	var d float64
+	for a := range g.Axes {
+		ax := &g.Axes[a]
+		if !ax.Numeric() || !ax.HasCentre || len(ax.Values) < 2 {
+			continue
+		}
+		span := ax.Step
+		if span <= 0 {
+			span = ax.Values[len(ax.Values)-1] - ax.Values[0]
+		}
+		if span > 0 {
+			d += math.Abs(ax.Values[c[a]]-ax.Centre) / span
+		}
+	}
+	return d
+}

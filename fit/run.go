@@ -394,10 +394,18 @@ func moved(g *Grid, best int) []Move {
 func edgeWarnings(g *Grid, best int, surf []SurfaceAxis) []string {
 	c := g.Coords(best)
 	kOff := g.Values(best).Value(ParamK) == "0"
+	flat := map[string]bool{}
+	for _, s := range surf {
+		if !s.Identifiable && (s.Minus != nil || s.Plus != nil || s.Gap != nil) {
+			flat[s.Axis] = true
+		}
+	}
 	var out []string
 	for a := range g.Axes {
 		ax := &g.Axes[a]
-		if !ax.Numeric() || ax.Len() < 2 || (ax.Param == ParamTheta && kOff) {
+		if !ax.Numeric() || ax.Len() < 2 || (ax.Param == ParamTheta && kOff) || flat[ax.Name()] {
+			// A flat axis gets the warning below instead: its edge says
+			// nothing about where a better value lies.
 			continue
 		}
 		switch c[a] {
@@ -431,6 +439,10 @@ func calibrate(base *cascade.Model, g *Grid, best int, rep *Report) (*cascade.Mo
 		}
 		(*p)[key] = cascade.Fitted
 	}
+	flat := map[string]bool{}
+	for _, s := range rep.Surface {
+		flat[s.Axis] = !s.Identifiable && (s.Minus != nil || s.Plus != nil || s.Gap != nil)
+	}
 	c := g.Coords(best)
 	for a := range g.Axes {
 		ax := &g.Axes[a]
@@ -443,6 +455,23 @@ func calibrate(base *cascade.Model, g *Grid, best int, rep *Report) (*cascade.Mo
 			}
 		case ParamP, ParamR, ParamFanOut:
 			if ax.Param == ParamFanOut && ax.Values[c[a]] == 1 {
+				continue
+			}
+			if ax.Param != ParamFanOut && flat[ax.Name()] {
+				// The windows cannot see this parameter: whatever the
+				// grid's value, it would be a guess, so the model keeps
+				// what graph observed (or its default).
+				for i := range out.Edges {
+					e := &out.Edges[i]
+					if !edgeMatches(out, e, ax.Target) {
+						continue
+					}
+					if ax.Param == ParamP {
+						e.Propagation = base.Edges[i].Propagation
+					} else if e.Retry != nil && base.Edges[i].Retry != nil {
+						e.Retry.Reactivation = base.Edges[i].Retry.Reactivation
+					}
+				}
 				continue
 			}
 			key := map[string]string{ParamP: "propagation", ParamR: "retry.reactivation", ParamFanOut: "fan_out"}[ax.Param]

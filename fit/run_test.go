@@ -162,9 +162,12 @@ func TestRunErrors(t *testing.T) {
 }
 
 // TestRunHotROD fits the bundled HotROD capture in 30-second windows with
-// a small grid: the redis failures that the driver absorbs (no dispatch
-// failed) pull p to the bottom of the grid, and the held-out windows are
-// predicted within a few percent of their requests.
+// a small grid. The model's failure process (every 5th GetDriver fails,
+// so the retry, the next call, succeeds) already explains why no dispatch
+// failed: p changes nothing the windows show, its profile is flat, and
+// the fit keeps the grid's value nearest graph's (p = 1 observed: 0.5)
+// instead of the grid's first. The held-out windows are predicted within
+// a few percent of their requests.
 func TestRunHotROD(t *testing.T) {
 	dir := hotrodDataset(t)
 	m := buildModel(t, dir, graph.LevelService).Model
@@ -176,7 +179,16 @@ func TestRunHotROD(t *testing.T) {
 	require.NoError(t, err)
 	rep := res.Report
 	t.Logf("seed %d: best %s loss %g", rep.Seed, rep.Best.Values, rep.Best.Loss)
-	require.Equal(t, "0.01", rep.Best.Value("p"))
+	require.Equal(t, "0.5", rep.Best.Value("p"))
+	for _, sa := range rep.Surface {
+		if sa.Axis == "p" {
+			require.False(t, sa.Identifiable, sa.Verdict)
+		}
+	}
+	// What the windows cannot see, the calibrated model does not change.
+	for i, e := range res.Model.Edges {
+		require.Equal(t, m.Edges[i].Propagation, e.Propagation, "%s->%s", e.From, e.To)
+	}
 	require.Equal(t, "empirical", rep.Best.Value("tier"))
 	require.Len(t, rep.Holdout, 3)
 	require.NotNil(t, rep.Logistic)

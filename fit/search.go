@@ -110,9 +110,16 @@ func objective(l []float64, exclude int) float64 {
 
 // better reports whether point a (loss la) beats point b (loss lb): a
 // lower loss, or an equal one and a lower index.
-func better(la float64, a int, lb float64, b int) bool {
+func (s *searcher) better(la float64, a int, lb float64, b int) bool {
 	if la != lb {
 		return la < lb || math.IsNaN(lb)
+	}
+	// A tie leaves the model as it was where it can: the point nearer
+	// the axes' centres (the model's own values) wins, so an axis the
+	// windows cannot see (a flat profile) keeps what graph observed
+	// instead of taking the grid's first value.
+	if da, db := s.ev.grid.fromCentre(a), s.ev.grid.fromCentre(b); da != db {
+		return da < db
 	}
 	return a < b
 }
@@ -123,7 +130,7 @@ func (s *searcher) bestOf(idxs []int, exclude int) (int, float64) {
 	best, bl := -1, math.Inf(1)
 	for _, i := range idxs {
 		l := objective(s.cache[i], exclude)
-		if best < 0 || better(l, i, bl, best) {
+		if best < 0 || s.better(l, i, bl, best) {
 			best, bl = i, l
 		}
 	}
@@ -214,10 +221,10 @@ func (s *searcher) search(ctx context.Context, exhaustive bool, starts int, excl
 		pts := slices.Clone(groups[k])
 		slices.SortFunc(pts, func(a, b int) int {
 			la, lb := objective(s.cache[a], exclude), objective(s.cache[b], exclude)
-			if better(la, a, lb, b) {
+			if s.better(la, a, lb, b) {
 				return -1
 			}
-			if better(lb, b, la, a) {
+			if s.better(lb, b, la, a) {
 				return 1
 			}
 			return 0

@@ -1,9 +1,13 @@
 package graph
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"time"
+
+	"gonum.org/v1/gonum/stat"
 
 	"cascade"
 )
@@ -29,12 +33,17 @@ type nodeAcc struct {
 	// others'.
 	own             int64
 	ownExcl, okExcl reservoir
-	instances       map[int32]struct{}
-	tl              *timeline
-	selfCall        bool
-	waitNS          int64 // time requests waited for synchronous calls, ns
-	busy            int64 // request time, ns
-	zombie          int64 // request time after the caller gave up, ns
+	// seq holds every request's start and whether it failed on its own,
+	// up to maxSequence, to read the failure process; seqFull says the
+	// cap was passed (the sequence is then a sample, not a sequence).
+	seq       []seqReq
+	seqFull   bool
+	instances map[int32]struct{}
+	tl        *timeline
+	selfCall  bool
+	waitNS    int64 // time requests waited for synchronous calls, ns
+	busy      int64 // request time, ns
+	zombie    int64 // request time after the caller gave up, ns
 }
 
 func newNodeAcc(name, service string, b *Builder) *nodeAcc {
@@ -64,6 +73,11 @@ func (n *nodeAcc) addRequest(b *Builder, start, end int64, failed, own bool, ins
 	} else {
 		n.okExcl.add(b.rng, k, exclMS)
 	}
+	if len(n.seq) < maxSequence {
+		n.seq = append(n.seq, seqReq{start: start, own: own})
+	} else {
+		n.seqFull = true
+	}
 	n.waitNS += max(0, end-start-int64(exclMS*1e6))
 	if inst >= 0 {
 		if _, ok := n.instances[inst]; !ok {
@@ -87,6 +101,60 @@ func serviceDist(sorted []float64, t *cascade.Tiers) cascade.Dist {
 // minShape is the fewest values whose shape becomes an empirical service
 // distribution: enough for a 95% quantile, as minFailSplit.
 const minShape = 20
+
+// seqReq is one request in a node's failure sequence.
+type seqReq struct {
+	start int64
+	own   bool
+}
+
+// maxSequence bounds the requests a node keeps to read its failure
+// process (2 MiB a node).
+const maxSequence = 1 << 17
+
+// failureProcess reads how a node's own failures came. Sorted by start,
+// the gaps between consecutive own failures (in calls: 1 is the next
+// call) have mean 1/p for a share p of failures whatever the process;
+// their variance tells the process apart. Independent failures give
+// geometric gaps, variance (1 − p)/p², and the ratio of the sample
+// variance to it has a standard error of √((κ − 1)/n) for n gaps, κ the
+// geometric law's kurtosis 9 + p²/(1 − p). A ratio more than three
+// standard errors below 1 is a regular process (HotROD's redis fails
+// every 5th GetDriver), above 1 a bursty one; either way the gaps become
+// the model's failure process. It returns the gaps (nil for independent
+// failures or too few to tell), the verdict and the ratio.
+func failureProcess(seq []seqReq, own int64) ([]float64, string, float64) {
+	if own < minFailSplit || int64(len(seq)) <= own {
+		return nil, "", 0
+	}
+	slices.SortStableFunc(seq, func(a, b seqReq) int { return cmp.Compare(a.start, b.start) })
+	var gaps []float64
+	last := -1
+	for i, r := range seq {
+		if !r.own {
+			continue
+		}
+		if last >= 0 {
+			gaps = append(gaps, float64(i-last))
+		}
+		last = i
+	}
+	p := float64(own) / float64(len(seq))
+	varGeo := (1 - p) / (p * p)
+	ratio := stat.Variance(gaps, nil) / varGeo
+	kurt := 9 + p*p/(1-p)
+	se := math.Sqrt((kurt - 1) / float64(len(gaps)))
+	ratio = round6(ratio)
+	switch {
+	case ratio < 1-3*se:
+		slices.Sort(gaps)
+		return gaps, "regular", ratio
+	case ratio > 1+3*se:
+		slices.Sort(gaps)
+		return gaps, "bursty", ratio
+	}
+	return nil, "independent", ratio
+}
 
 // minFailSplit is the fewest own failures whose exclusive times become a
 // node's fail_service_ms: enough for a 95% quantile.
@@ -189,6 +257,22 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 	if n.busy > 0 {
 		obs.ZombieShare = round6(float64(n.zombie) / float64(n.busy))
 	}
+	if !n.seqFull {
+		gaps, verdict, ratio := failureProcess(n.seq, n.own)
+		obs.FailureProcess, obs.FailureDispersion = verdict, ratio
+		if gaps != nil {
+			// Gaps are counts: their frequencies, as fan-out's, keep the
+			// mean (the failure share) where quantiles would not.
+			hist := make([]int64, int(gaps[len(gaps)-1])+1)
+			for _, g := range gaps {
+				hist[int(g)]++
+			}
+			d := fanOutDist(hist)
+			node.Overload.Gaps = &d
+			prov["overload.failure_gaps"] = cascade.Observed
+		}
+	}
+	n.seq = nil
 	if ser {
 		// One at a time, a request holds the node through its own work
 		// and its waits for synchronous calls; replay adds the waits

@@ -86,6 +86,12 @@ type node struct {
 	// the model gives one (failSvcOn).
 	failSvc   sampler
 	failSvcOn bool
+	// gaps draws the calls between own failures when the model gives the
+	// node's failure process (gapsOn); countdown is the calls left until
+	// the next one.
+	gaps      sampler
+	gapsOn    bool
+	countdown int
 	nm        nodeMetrics
 
 	name     string
@@ -338,6 +344,10 @@ func (e *Engine) build() error {
 		}
 		n.over = mn.Overload
 		n.overOn = mn.Overload.Base > 0 || mn.Overload.Slope > 0
+		if g := mn.Overload.Gaps; g != nil {
+			n.gaps, n.gapsOn, n.countdown = compileDist(g), true, 0
+			n.overOn = true
+		}
 		switch mn.LoadBalancer {
 		case "random":
 			n.lb = lbRandom

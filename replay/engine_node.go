@@ -5,6 +5,8 @@ package replay
 // its caller gave up at a node that propagates deadlines, and starts its
 // work, drawing its service time and overload failure.
 
+import "math"
+
 // arrive places job j (whose record is jb) that reached its callee: on
 // a free slot, in a queue, or back to the caller when the queue is full.
 func (e *Engine) arrive(j int32, jb *job) {
@@ -124,7 +126,33 @@ func (e *Engine) overloaded(n *node) bool {
 	if n.capacity > 0 {
 		rho = float64(n.busy+n.queued) / n.capacity
 	}
+	if n.gapsOn {
+		return e.processFails(n, rho)
+	}
 	return n.failR.Float64() < n.over.At(rho)
+}
+
+// processFails is overloaded for a node with a failure process: the base
+// failures come when the countdown of calls runs out, the load-dependent
+// excess over the base call by call. The first countdown is a uniform
+// share of a drawn gap, so a replay starts part-way through a gap as an
+// observation does.
+func (e *Engine) processFails(n *node, rho float64) bool {
+	if n.countdown <= 0 {
+		n.countdown = 1 + n.failR.Rand.IntN(n.drawGap())
+	}
+	n.countdown--
+	if n.countdown == 0 {
+		n.countdown = n.drawGap()
+		return true
+	}
+	excess := n.over.At(rho) - math.Min(1, math.Max(0, n.over.Base))
+	return excess > 0 && n.failR.Float64() < excess
+}
+
+// drawGap draws the calls from one own failure to the next, at least 1.
+func (n *node) drawGap() int {
+	return max(1, int(math.Round(n.gaps.draw(n.failR.Rand))))
 }
 
 // drain starts queued jobs of replica r while it has free slots.
