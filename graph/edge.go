@@ -40,12 +40,12 @@ type edgeAcc struct {
 	// failedAt[a] counts failed attempts that were attempt a of their
 	// call (capped at len−1): those at the longest chain seen could not
 	// be retried, whatever the client's will.
-	failedAt      [16]int64
-	finalFailed   int64 // logical calls whose last attempt failed
-	finalParent   int64 // … and whose caller's request failed
-	maxAttempts   int32
-	gaps          reservoir // backoff gaps, ms
-	gaps1, gaps2  reservoir // … before the first and the second retry
+	failedAt     [16]int64
+	finalFailed  int64 // logical calls whose last attempt failed
+	finalParent  int64 // … and whose caller's request failed
+	maxAttempts  int32
+	gaps         reservoir // backoff gaps, ms
+	gaps1, gaps2 reservoir // … before the first and the second retry
 
 	groups     int64   // caller requests with at least one call
 	hist       []int64 // hist[k]: caller requests with k logical calls

@@ -49,10 +49,10 @@ type tspan struct {
 	// childFinal: a synchronous call of this request failed for good (the
 	// last attempt of some operation on some edge failed), so its own
 	// failure may be that call's, not its own.
-	childFinal bool
-	pidx, first, next   int32
-	nchild, req, node   int32
-	excl                int64
+	childFinal        bool
+	pidx, first, next int32
+	nchild, req, node int32
+	excl              int64
 }
 
 // call is one call between nodes found in a trace.

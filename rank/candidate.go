@@ -235,9 +235,9 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 // shared pools.
 func poolCandidate(m *cascade.Model, b *cascade.Node) Candidate {
 	c := Candidate{
-		Name:        "pool×2 " + b.Name,
-		Kind:        KindPool,
-		Scenario:    &cascade.Scenario{Nodes: nodePatch(b.Name, map[string]any{"concurrency": 2 * b.Concurrency})},
+		Name:     "pool×2 " + b.Name,
+		Kind:     KindPool,
+		Scenario: &cascade.Scenario{Nodes: nodePatch(b.Name, map[string]any{"concurrency": 2 * b.Concurrency})},
 	}
 	for i := range m.Edges {
 		e := &m.Edges[i]
