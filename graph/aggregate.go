@@ -55,7 +55,8 @@ const (
 type histPart uint8
 
 const (
-	partBucket histPart = iota
+	partValue  histPart = iota // a counter, not a histogram
+	partBucket
 	partSum
 	partCount
 )

@@ -1,0 +1,107 @@
+package graph_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"cascade"
+	"cascade/graph"
+	"cascade/ingest"
+	"cascade/internal/testutil"
+)
+
+// connectorDataset writes what the servicegraph and spanmetrics
+// connectors would have exported for the bundled HotROD capture, as
+// Prometheus text, and ingests it into a dataset of metrics only.
+func connectorDataset(tb testing.TB, cfg testutil.ConnectorConfig) string {
+	tb.Helper()
+	f, err := os.Open(filepath.Join(repoData, "hotrod-baseline/traces-otlp.json.gz"))
+	require.NoError(tb, err)
+	defer f.Close()
+	dir := tb.TempDir()
+	var buf bytes.Buffer
+	require.NoError(tb, testutil.ConnectorSeries(&buf, f, cfg))
+	prom := filepath.Join(dir, "connectors.prom")
+	require.NoError(tb, os.WriteFile(prom, buf.Bytes(), 0o644))
+	icfg := ingest.DefaultConfig()
+	icfg.Metrics = []string{prom}
+	icfg.Out = filepath.Join(dir, "dataset")
+	_, err = ingest.Run(context.Background(), icfg)
+	require.NoError(tb, err)
+	return icfg.Out
+}
+
+func readSamples(dir string) graph.SampleSource {
+	return func(fn func(*cascade.Sample) error) error { return ingest.ReadSamples(dir, fn) }
+}
+
+// CompareAggregate returns per-edge and per-node lines comparing an
+// aggregate-built model with a trace-built one, and the largest relative
+// difference of the rates and failure rates both hold.
+func compareModels(traces, agg *cascade.Model) (lines []string, worst float64) {
+	rel := func(a, b float64) float64 {
+		if a == b {
+			return 0
+		}
+		return math.Abs(a-b) / math.Max(math.Abs(a), math.Abs(b))
+	}
+	for _, te := range traces.Edges {
+		var ae *cascade.Edge
+		for i := range agg.Edges {
+			if agg.Edges[i].From == te.From && agg.Edges[i].To == te.To {
+				ae = &agg.Edges[i]
+			}
+		}
+		if ae == nil {
+			lines = append(lines, fmt.Sprintf("edge %s → %s: traces %d calls, aggregates none", te.From, te.To, te.Observed.Calls))
+			continue
+		}
+		tr := float64(te.Observed.Calls) / (float64(traces.Source.EndNS-traces.Source.StartNS) / 1e9)
+		ar := float64(ae.Observed.Calls) / (float64(agg.Source.EndNS-agg.Source.StartNS) / 1e9)
+		worst = max(worst, rel(tr, ar), math.Abs(te.Observed.ErrorRate-ae.Observed.ErrorRate))
+		lines = append(lines, fmt.Sprintf("edge %s → %s: calls %d / %d, rate %.3f / %.3f /s (%.2f%%), errors %.4f / %.4f, fan-out %.3f / %.3f, p50 %.1f / %.1f ms, p99 %.1f / %.1f ms",
+			te.From, te.To, te.Observed.Calls, ae.Observed.Calls, tr, ar, 100*rel(tr, ar), te.Observed.ErrorRate, ae.Observed.ErrorRate,
+			te.FanOut.MeanValue(), ae.FanOut.MeanValue(), te.Observed.LatencyP50MS, ae.Observed.LatencyP50MS, te.Observed.LatencyP99MS, ae.Observed.LatencyP99MS))
+	}
+	for _, ae := range agg.Edges {
+		found := false
+		for _, te := range traces.Edges {
+			found = found || (te.From == ae.From && te.To == ae.To)
+		}
+		if !found {
+			lines = append(lines, fmt.Sprintf("edge %s → %s: aggregates %d calls, traces none", ae.From, ae.To, ae.Observed.Calls))
+		}
+	}
+	for _, tn := range traces.Nodes {
+		an := agg.Node(tn.Name)
+		if an == nil {
+			lines = append(lines, fmt.Sprintf("node %s: aggregates none", tn.Name))
+			continue
+		}
+		worst = max(worst, rel(tn.Observed.RatePerSec, an.Observed.RatePerSec), math.Abs(tn.Observed.ErrorRate-an.Observed.ErrorRate))
+		lines = append(lines, fmt.Sprintf("node %s: requests %d / %d, rate %.3f / %.3f /s (%.2f%%), errors %.4f / %.4f, p50 %.1f / %.1f ms",
+			tn.Name, tn.Observed.Requests, an.Observed.Requests, tn.Observed.RatePerSec, an.Observed.RatePerSec,
+			100*rel(tn.Observed.RatePerSec, an.Observed.RatePerSec), tn.Observed.ErrorRate, an.Observed.ErrorRate, tn.Observed.LatencyP50MS, an.Observed.LatencyP50MS))
+	}
+	return lines, worst
+}
+
+func TestAggregateHotRODAgainstTraces(t *testing.T) {
+	traces := build(t, hotrodDataset(t, "otlp"), graph.LevelService)
+	dir := connectorDataset(t, testutil.ConnectorConfig{})
+	agg, err := graph.BuildAggregates(context.Background(), graph.DefaultConfig(), readSamples(dir))
+	require.NoError(t, err)
+	lines, worst := compareModels(traces.Model, agg.Model)
+	t.Logf("traces / aggregates:\n%s\nworst %.4f", strings.Join(lines, "\n"), worst)
+	var buf bytes.Buffer
+	require.NoError(t, graph.WriteTable(&buf, agg))
+	t.Log(buf.String())
+}
