@@ -38,6 +38,15 @@ const (
 // ...), status_code (STATUS_CODE_ERROR, ...).
 var smPrefixes = []string{"traces_span_metrics_", "traces_spanmetrics_"}
 
+// AggregateQueries are the PromQL selectors that read every series the
+// builder uses from a Prometheus-compatible store, raw (counters and
+// histogram buckets as stored, not rates): cascade graph --from
+// prometheus=URL reads them with query_range.
+var AggregateQueries = []string{
+	`{__name__=~"traces_service_graph_request_(total|failed_total|(server|client|duration)(_seconds|_milliseconds)?_(bucket|sum|count))"}`,
+	`{__name__=~"traces_span_?metrics_(calls_total|(duration|latency)(_seconds|_milliseconds)?_(bucket|sum|count))"}`,
+}
+
 // seriesKind says what one aggregated series counts.
 type seriesKind uint8
 
@@ -55,7 +64,7 @@ const (
 type histPart uint8
 
 const (
-	partValue  histPart = iota // a counter, not a histogram
+	partValue histPart = iota // a counter, not a histogram
 	partBucket
 	partSum
 	partCount
@@ -151,10 +160,10 @@ type aggSeries struct {
 	kind  seriesKind
 	part  histPart
 	unit  unitScale
-	le    float64 // bucket bound, for a bucket series
-	edge  edgeKey // servicegraph series
-	conn  string  // connection_type
-	fail  string  // failed label, "" when absent
+	le    float64    // bucket bound, for a bucket series
+	edge  edgeKey    // servicegraph series
+	conn  string     // connection_type
+	fail  string     // failed label, "" when absent
 	span  spanSeries // spanmetrics series
 	pts   []point
 	inc   float64 // the increase over the range (finish)

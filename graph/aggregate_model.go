@@ -2,6 +2,7 @@ package graph
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -564,7 +565,7 @@ func (a *AggregateBuilder) model(edges map[edgeKey]*aggEdge, services map[string
 		m.Entries = append(m.Entries, en)
 	}
 	if len(m.Entries) == 0 {
-		return nil, fmt.Errorf("%w: no entry node (no calls from \"user\" and no node that serves requests without a caller)", ErrNoAggregates)
+		return nil, errors.New("service-graph series: no entry node (no calls from \"user\" and no node that serves requests without a caller)")
 	}
 	stats.Roots = int64(math.Round(roots))
 	m.Source.Notes = notes

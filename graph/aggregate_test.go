@@ -2,6 +2,8 @@ package graph_test
 
 import (
 	"bytes"
+	"compress/gzip"
+	"io"
 	"context"
 	"fmt"
 	"math"
@@ -104,4 +106,52 @@ func TestAggregateHotRODAgainstTraces(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, graph.WriteTable(&buf, agg))
 	t.Log(buf.String())
+}
+
+// connectorFixture is the committed prom-text fixture: the connectors'
+// series for the one-trace sample of the HotROD capture (span histograms
+// in seconds), gzip-compressed (ingest reads it so), regenerated with
+// -update.
+const connectorFixture = "testdata/connectors-hotrod.prom.gz"
+
+func TestAggregateFixture(t *testing.T) {
+	f, err := os.Open(filepath.Join(repoData, "hotrod-baseline/sample-trace-otlp.json"))
+	require.NoError(t, err)
+	defer f.Close()
+	var buf bytes.Buffer
+	require.NoError(t, testutil.ConnectorSeries(&buf, f, testutil.ConnectorConfig{SpanUnit: "s"}))
+	if testutil.Updating() {
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		_, err := zw.Write(buf.Bytes())
+		require.NoError(t, err)
+		require.NoError(t, zw.Close())
+		require.NoError(t, os.WriteFile(connectorFixture, gz.Bytes(), 0o644))
+	}
+	zf, err := os.Open(connectorFixture)
+	require.NoError(t, err)
+	defer zf.Close()
+	zr, err := gzip.NewReader(zf)
+	require.NoError(t, err)
+	want, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	require.Equal(t, string(want), buf.String(), "%s is stale: run go test ./graph -run TestAggregateFixture -update", connectorFixture)
+
+	icfg := ingest.DefaultConfig()
+	icfg.Metrics = []string{connectorFixture}
+	icfg.Out = filepath.Join(t.TempDir(), "dataset")
+	_, err = ingest.Run(context.Background(), icfg)
+	require.NoError(t, err)
+	cfg := graph.DefaultConfig()
+	cfg.Dataset = connectorFixture
+	res, err := graph.BuildAggregates(context.Background(), cfg, readSamples(icfg.Out))
+	require.NoError(t, err)
+	data, err := cascade.EncodeModel(res.Model)
+	require.NoError(t, err)
+	_, err = cascade.DecodeModel(data)
+	require.NoError(t, err)
+	testutil.Golden(t, "aggregate-hotrod.json", data)
+	var table bytes.Buffer
+	require.NoError(t, graph.WriteTable(&table, res))
+	testutil.Golden(t, "aggregate-hotrod.table", table.Bytes())
 }
