@@ -3,9 +3,9 @@ package graph_test
 import (
 	"bytes"
 	"compress/gzip"
-	"io"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
