@@ -713,6 +713,13 @@ func Refine(traces, aggregates *Result) *Result {
 		src.Notes = append(src.Notes, aggregateNotes[1:4]...)
 	}
 	m.Sort()
+	// analyze writes into the nodes' measurements: give them copies.
+	for i := range m.Nodes {
+		if o := m.Nodes[i].Observed; o != nil {
+			c := *o
+			m.Nodes[i].Observed = &c
+		}
+	}
 	for _, n := range m.Nodes {
 		ni, ok := info[n.Name]
 		if !ok {

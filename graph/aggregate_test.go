@@ -155,3 +155,58 @@ func TestAggregateFixture(t *testing.T) {
 	require.NoError(t, graph.WriteTable(&table, res))
 	testutil.Golden(t, "aggregate-hotrod.table", table.Bytes())
 }
+
+func TestRefineWithAggregates(t *testing.T) {
+	traces := build(t, hotrodDataset(t, "otlp"), graph.LevelService)
+	dir := connectorDataset(t, testutil.ConnectorConfig{})
+	// An edge and a node no trace showed (sampling left them out).
+	extra := []cascade.Sample{
+		{Time: traces.Model.Source.StartNS, Metric: "traces_service_graph_request_total", Labels: `client="route",server="geo"`, Value: 0},
+		{Time: traces.Model.Source.EndNS, Metric: "traces_service_graph_request_total", Labels: `client="route",server="geo"`, Value: 600},
+	}
+	samples := func(fn func(*cascade.Sample) error) error {
+		if err := readSamples(dir)(fn); err != nil {
+			return err
+		}
+		return graph.Samples(extra)(fn)
+	}
+	agg, err := graph.BuildAggregates(context.Background(), graph.DefaultConfig(), samples)
+	require.NoError(t, err)
+	before, err := cascade.EncodeModel(traces.Model)
+	require.NoError(t, err)
+
+	res := graph.Refine(traces, agg)
+	m := res.Model
+	require.Equal(t, cascade.FromBoth, m.Source.From)
+	require.Len(t, m.Edges, len(traces.Model.Edges)+1)
+	for _, te := range traces.Model.Edges {
+		found := false
+		for _, e := range m.Edges {
+			if e.From == te.From && e.To == te.To {
+				found = true
+				require.Equal(t, te.Observed, e.Observed, "traces win on %s → %s", e.From, e.To)
+				require.Equal(t, te.FanOut, e.FanOut)
+			}
+		}
+		require.True(t, found, "%s → %s", te.From, te.To)
+	}
+	geo := m.Node("geo")
+	require.NotNil(t, geo)
+	require.True(t, geo.Virtual)
+	var added *cascade.Edge
+	for i := range m.Edges {
+		if m.Edges[i].To == "geo" {
+			added = &m.Edges[i]
+		}
+	}
+	require.NotNil(t, added)
+	require.Equal(t, cascade.Inferred, added.Provenance["fan_out"])
+	require.InDelta(t, 0.2, added.FanOut.MeanValue(), 1e-9, "600 calls over route's 3000 requests")
+	require.Contains(t, strings.Join(m.Source.Notes, "\n"), "nodes geo; edges route → geo")
+	require.Len(t, res.Nodes, len(m.Nodes))
+	require.NoError(t, m.Validate())
+	// The trace-built result is left as it was.
+	after, err := cascade.EncodeModel(traces.Model)
+	require.NoError(t, err)
+	require.Equal(t, string(before), string(after))
+}
