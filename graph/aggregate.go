@@ -191,6 +191,10 @@ type AggregateBuilder struct {
 	points int64
 	read   int64
 	labels []labelPair // scratch
+	// the last series added to, as points of one series usually come
+	// one after another (a dataset's are sorted by series)
+	last                                      *aggSeries
+	lastMetric, lastSvc, lastInst, lastLabels string
 }
 
 // NewAggregateBuilder returns a builder for cfg. Only LevelService is
@@ -216,6 +220,11 @@ func (a *AggregateBuilder) AddSample(s *cascade.Sample) bool {
 	if kind == kindNone || math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
 		return false
 	}
+	if a.last != nil && s.Metric == a.lastMetric && s.Labels == a.lastLabels && s.Service == a.lastSvc && s.Instance == a.lastInst {
+		a.last.pts = append(a.last.pts, point{s.Time, s.Value})
+		a.points++
+		return true
+	}
 	key := s.Metric + "\x00" + s.Service + "\x00" + s.Instance + "\x00" + s.Labels
 	ser := a.series[key]
 	if ser == nil {
@@ -228,8 +237,10 @@ func (a *AggregateBuilder) AddSample(s *cascade.Sample) bool {
 		if !ser.identify(a.labels, s.Service) {
 			return false
 		}
-		a.series[strings.Clone(key)] = ser
+		a.series[key] = ser
 	}
+	a.last = ser
+	a.lastMetric, a.lastSvc, a.lastInst, a.lastLabels = strings.Clone(s.Metric), strings.Clone(s.Service), strings.Clone(s.Instance), strings.Clone(s.Labels)
 	ser.pts = append(ser.pts, point{s.Time, s.Value})
 	a.points++
 	return true
