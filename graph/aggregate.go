@@ -190,6 +190,9 @@ type AggregateBuilder struct {
 	maxT   int64
 	points int64
 	read   int64
+	// skipped counts connector points left out: labels that do not parse
+	// or lack what the series needs (client and server, a service, le)
+	skipped int64
 	labels []labelPair // scratch
 	// the last series added to, as points of one series usually come
 	// one after another (a dataset's are sorted by series)
@@ -231,10 +234,12 @@ func (a *AggregateBuilder) AddSample(s *cascade.Sample) bool {
 		var err error
 		a.labels, err = parseLabels(a.labels[:0], s.Labels)
 		if err != nil {
+			a.skipped++
 			return false
 		}
 		ser = &aggSeries{kind: kind, part: part, unit: unit}
 		if !ser.identify(a.labels, s.Service) {
+			a.skipped++
 			return false
 		}
 		a.series[key] = ser

@@ -181,7 +181,8 @@ func TestAggregateEdgeCases(t *testing.T) {
 	require.Equal(t, "api", m.Entries[0].Node)
 	require.Equal(t, "GET /", m.Entries[0].Operation)
 	require.InDelta(t, 1.0, m.Entries[0].RatePerSec, 1e-9)
-	require.Contains(t, res.Warnings[0], "entries are the nodes")
+	require.Contains(t, res.Warnings[0], "6 points of service-graph or span-metrics series left out")
+	require.Contains(t, res.Warnings[1], "entries are the nodes")
 	require.Len(t, m.Edges, 2)
 	db, worker := m.Edges[0], m.Edges[1]
 	require.Equal(t, "db", db.To)

@@ -567,6 +567,9 @@ func (a *AggregateBuilder) model(edges map[edgeKey]*aggEdge, services map[string
 	if len(m.Entries) == 0 {
 		return nil, errors.New("service-graph series: no entry node (no calls from \"user\" and no node that serves requests without a caller)")
 	}
+	if a.skipped > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d points of service-graph or span-metrics series left out: labels that do not parse, or no client and server, service or le label", a.skipped))
+	}
 	stats.Roots = int64(math.Round(roots))
 	m.Source.Notes = notes
 	m.Sort()

@@ -32,6 +32,8 @@ const (
 	graphFlagStart      = "start"
 	graphFlagEnd        = "end"
 	graphFlagStep       = "step"
+	graphFlagTimeout    = "timeout"
+	graphFlagAttempts   = "attempts"
 )
 
 var errDatasetAndFiles = errors.New("give one dataset directory or raw source files, not both")
@@ -42,7 +44,9 @@ func newGraphCmd() *cobra.Command {
 		level, output, out, format string
 		metrics                    []string
 		from, start, end           string
-		step                       = collect.DefaultConfig().Pull.Step
+		pullDefaults               = collect.DefaultConfig().Pull
+		step, timeout              = pullDefaults.Step, pullDefaults.Timeout
+		attempts                   = pullDefaults.Attempts
 	)
 	cmd := &cobra.Command{
 		Use:   "graph [DATASET|PATH...] [--metrics PATH...] [--from prometheus=URL]",
@@ -111,6 +115,7 @@ where both hold a node or an edge, and what only the series hold is added.`,
 				}
 				pc := collect.DefaultConfig().Pull
 				pc.Prometheus, pc.Queries, pc.Step = u, graph.AggregateQueries, step
+				pc.Timeout, pc.Attempts = timeout, attempts
 				t := time.Now()
 				if pc.End, err = parseTime(end, t); err != nil {
 					return usageError{fmt.Errorf("--%s: %w", graphFlagEnd, err)}
@@ -121,8 +126,8 @@ where both hold a node or an edge, and what only the series hold is added.`,
 				pull = &pc
 				cfg.SeriesStart = pc.Start
 				cfg.Dataset = strings.TrimSpace(cfg.Dataset + " " + from)
-			} else if f := cmd.Flags(); f.Changed(graphFlagStart) || f.Changed(graphFlagEnd) || f.Changed(graphFlagStep) {
-				return usageError{fmt.Errorf("--%s, --%s and --%s apply to --%s only", graphFlagStart, graphFlagEnd, graphFlagStep, graphFlagFrom)}
+			} else if f := cmd.Flags(); f.Changed(graphFlagStart) || f.Changed(graphFlagEnd) || f.Changed(graphFlagStep) || f.Changed(graphFlagTimeout) || f.Changed(graphFlagAttempts) {
+				return usageError{fmt.Errorf("--%s, --%s, --%s, --%s and --%s apply to --%s only", graphFlagStart, graphFlagEnd, graphFlagStep, graphFlagTimeout, graphFlagAttempts, graphFlagFrom)}
 			}
 			dirs, cleanup, err := graphSources(cmd, args, metrics, format, pull)
 			if err != nil {
@@ -169,6 +174,8 @@ where both hold a node or an edge, and what only the series hold is added.`,
 	f.StringVar(&start, graphFlagStart, "now-1h", "with --from: start of the range read: RFC 3339, Unix seconds, now or now-DURATION (relative to --end)")
 	f.StringVar(&end, graphFlagEnd, "now", "with --from: end of the range read: RFC 3339, Unix seconds, now or now-DURATION")
 	f.DurationVar(&step, graphFlagStep, step, "with --from: query_range resolution")
+	f.DurationVar(&timeout, graphFlagTimeout, timeout, "with --from: timeout of one HTTP request")
+	f.IntVar(&attempts, graphFlagAttempts, attempts, "with --from: attempts per request on connection errors, timeouts, 429 and 5xx")
 	cmd.RegisterFlagCompletionFunc(graphFlagOutput, fixedCompletions("table", "json", "dot", "mermaid"))
 	cmd.RegisterFlagCompletionFunc(graphFlagLevel, fixedCompletions(string(graph.LevelService), string(graph.LevelOperation)))
 	cmd.RegisterFlagCompletionFunc(graphFlagFormat, fixedCompletions(formatNames(ingest.TraceFormats)...))
