@@ -193,7 +193,7 @@ type AggregateBuilder struct {
 	// skipped counts connector points left out: labels that do not parse
 	// or lack what the series needs (client and server, a service, le)
 	skipped int64
-	labels []labelPair // scratch
+	labels  []labelPair // scratch
 	// the last series added to, as points of one series usually come
 	// one after another (a dataset's are sorted by series)
 	last                                      *aggSeries

@@ -33,8 +33,8 @@ var aggregateNotes = []string{
 	"built from aggregated series (servicegraph and spanmetrics connectors): counts, failure counts and latency histograms, nothing per request",
 	"fan_out is the edge's request rate ÷ the caller's request rate, a mean drawn as a mix of the two nearest counts: aggregates hold no fan-out per request",
 	"no retries: aggregates count a re-sent call as another request, so retry, timeout_ms and propagation are defaults",
-	"parallelism, stage and concurrency are not observable from aggregates: calls run one after another in one stage, nodes are unbounded",
-	"service_ms of a node with callees is its latency less its callees' (fan-out × their mean latency, as if called in sequence), at least 0",
+	"parallelism and stages are read from the latency budget: a caller's calls run one after another (each edge its own stage, by callee name; parallelism 1) when its mean latency covers its callees' in sequence, else all at once (stage 0, parallelism 0); concurrency is not observable (nodes are unbounded)",
+	"service_ms of a node with callees is its latency less the wait for them (fan-out × their mean latency in sequence, or the longest callee when its calls overlap), at least 0",
 	"the load's shape is not observable from aggregates: replay sends Poisson arrivals at the entries' rates",
 }
 
@@ -386,6 +386,7 @@ func (a *AggregateBuilder) model(edges map[edgeKey]*aggEdge, services map[string
 		meanMS           float64
 	}
 	facts := map[string]*nodeFacts{}
+	concurrent := map[string]bool{} // callers whose calls overlap
 	for _, name := range nodeNames {
 		f := &nodeFacts{}
 		s := services[name]
@@ -458,14 +459,22 @@ func (a *AggregateBuilder) model(edges map[edgeKey]*aggEdge, services map[string
 			"overload.threshold": cascade.Default,
 			"service_ms":         cascade.Aggregated,
 		}
-		// Service time: the latency, less the callees' for a caller.
+		// Service time: the latency, less the time spent waiting for the
+		// callees, as they were called one after another when the latency
+		// leaves room for that, else all at once.
 		scale := 1.0
 		if out := outgoing[name]; len(out) > 0 {
-			wait := 0.0
+			var seq, conc float64
 			for _, e := range out {
 				if f.requests > 0 {
-					wait += e.requests / f.requests * e.clientSide().mean()
+					seq += e.requests / f.requests * e.clientSide().mean()
 				}
+				conc = max(conc, e.clientSide().mean())
+			}
+			wait := seq
+			if f.meanMS < seq {
+				wait = conc
+				concurrent[name] = true
 			}
 			if f.meanMS > 0 {
 				scale = max(0, f.meanMS-wait) / f.meanMS
@@ -510,9 +519,9 @@ func (a *AggregateBuilder) model(edges map[edgeKey]*aggEdge, services map[string
 		}
 		prov := map[string]cascade.Provenance{
 			"fan_out":     cascade.Inferred,
-			"parallelism": cascade.Default,
+			"parallelism": cascade.Inferred,
 			"shared_pool": cascade.Default,
-			"stage":       cascade.Default,
+			"stage":       cascade.Inferred,
 			"timeout_ms":  cascade.Default,
 			"retry":       cascade.Default,
 			"propagation": cascade.Default,
@@ -530,7 +539,7 @@ func (a *AggregateBuilder) model(edges map[edgeKey]*aggEdge, services map[string
 			To:          e.key.server,
 			Async:       e.async,
 			FanOut:      fan,
-			Parallelism: 1,
+			Parallelism: parallelism(concurrent[e.key.client]),
 			Propagation: 1,
 			Observed:    obs,
 			Provenance:  prov,
@@ -572,6 +581,14 @@ func (a *AggregateBuilder) model(edges map[edgeKey]*aggEdge, services map[string
 	}
 	stats.Roots = int64(math.Round(roots))
 	m.Source.Notes = notes
+	// One call after another: each of a caller's edges its own stage, in
+	// callee order (the edges are in client, server order); calls that
+	// overlap all in stage 0.
+	for i := range m.Edges {
+		if i > 0 && m.Edges[i].From == m.Edges[i-1].From && !concurrent[m.Edges[i].From] {
+			m.Edges[i].Stage = m.Edges[i-1].Stage + 1
+		}
+	}
 	m.Sort()
 
 	res := &Result{Model: m, Stats: stats, Seed: a.cfg.Seed}
@@ -582,6 +599,15 @@ func (a *AggregateBuilder) model(edges map[edgeKey]*aggEdge, services map[string
 	slices.Sort(warnings)
 	res.Warnings = warnings
 	return res, nil
+}
+
+// parallelism is an aggregate edge's: 1 (one call after another), or 0
+// (all at once) for a caller whose calls overlap.
+func parallelism(concurrent bool) int {
+	if concurrent {
+		return 0
+	}
+	return 1
 }
 
 // failed returns the edge's failed requests: request_failed_total when
