@@ -126,8 +126,13 @@ where both hold a node or an edge, and what only the series hold is added.`,
 				pull = &pc
 				cfg.SeriesStart = pc.Start
 				cfg.Dataset = strings.TrimSpace(cfg.Dataset + " " + from)
-			} else if f := cmd.Flags(); f.Changed(graphFlagStart) || f.Changed(graphFlagEnd) || f.Changed(graphFlagStep) || f.Changed(graphFlagTimeout) || f.Changed(graphFlagAttempts) {
-				return usageError{fmt.Errorf("--%s, --%s, --%s, --%s and --%s apply to --%s only", graphFlagStart, graphFlagEnd, graphFlagStep, graphFlagTimeout, graphFlagAttempts, graphFlagFrom)}
+			} else if f := cmd.Flags(); f.Changed(graphFlagEnd) || f.Changed(graphFlagStep) || f.Changed(graphFlagTimeout) || f.Changed(graphFlagAttempts) {
+				return usageError{fmt.Errorf("--%s, --%s, --%s and --%s apply to --%s only", graphFlagEnd, graphFlagStep, graphFlagTimeout, graphFlagAttempts, graphFlagFrom)}
+			} else if f.Changed(graphFlagStart) {
+				// Series from files: where their range began.
+				if cfg.SeriesStart, err = parseTime(start, time.Now()); err != nil {
+					return usageError{fmt.Errorf("--%s: %w", graphFlagStart, err)}
+				}
 			}
 			dirs, cleanup, err := graphSources(cmd, args, metrics, format, pull)
 			if err != nil {
@@ -171,7 +176,7 @@ where both hold a node or an edge, and what only the series hold is added.`,
 	f.StringSliceVar(&metrics, graphFlagMetrics, nil, "metric files or directories to ingest with raw trace files (repeatable)")
 	f.StringVar(&format, graphFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
 	f.StringVar(&from, graphFlagFrom, "", "read servicegraph and spanmetrics series from prometheus=URL (any server of the Prometheus HTTP API)")
-	f.StringVar(&start, graphFlagStart, "now-1h", "with --from: start of the range read: RFC 3339, Unix seconds, now or now-DURATION (relative to --end)")
+	f.StringVar(&start, graphFlagStart, "now-1h", "start of the range read with --from: RFC 3339, Unix seconds, now or now-DURATION (relative to --end); with series from files, the time they were read from (a series first seen after it counts from zero; default the earliest point)")
 	f.StringVar(&end, graphFlagEnd, "now", "with --from: end of the range read: RFC 3339, Unix seconds, now or now-DURATION")
 	f.DurationVar(&step, graphFlagStep, step, "with --from: query_range resolution")
 	f.DurationVar(&timeout, graphFlagTimeout, timeout, "with --from: timeout of one HTTP request")

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -86,21 +87,13 @@ func TestGraphFromPrometheusAPI(t *testing.T) {
 		s.values = append(s.values, [2]string{fmt.Sprintf("%d.%03d", ms/1000, ms%1000), fields[0]})
 	}
 	sort.Strings(keys)
-	var queries atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/v1/query_range" {
-			http.NotFound(w, r)
-			return
-		}
-		queries.Add(1)
-		want := "traces_span"
-		if strings.Contains(r.URL.Query().Get("query"), "service_graph") {
-			want = "traces_service_graph"
-		}
+	// answer is a query_range answer holding the series whose names
+	// start with prefix.
+	answer := func(prefix string) []byte {
 		var result []map[string]any
 		for _, k := range keys {
 			s := byKey[k]
-			if !strings.HasPrefix(s.labels["__name__"], want) {
+			if !strings.HasPrefix(s.labels["__name__"], prefix) {
 				continue
 			}
 			vals := make([][]any, len(s.values))
@@ -109,7 +102,23 @@ func TestGraphFromPrometheusAPI(t *testing.T) {
 			}
 			result = append(result, map[string]any{"metric": s.labels, "values": vals})
 		}
-		json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{"resultType": "matrix", "result": result}})
+		b, err := json.Marshal(result)
+		require.NoError(t, err)
+		// In Prometheus' own key order.
+		return fmt.Appendf(nil, `{"status":"success","data":{"resultType":"matrix","result":%s}}`, b)
+	}
+	var queries atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/query_range" {
+			http.NotFound(w, r)
+			return
+		}
+		queries.Add(1)
+		prefix := "traces_span"
+		if strings.Contains(r.URL.Query().Get("query"), "service_graph") {
+			prefix = "traces_service_graph"
+		}
+		w.Write(answer(prefix))
 	}))
 	defer srv.Close()
 
@@ -128,6 +137,22 @@ func TestGraphFromPrometheusAPI(t *testing.T) {
 	require.Equal(t, len(mf.Edges), len(m.Edges))
 	for i := range m.Edges {
 		require.Equal(t, mf.Edges[i].Observed.Calls, m.Edges[i].Observed.Calls)
+	}
+
+	// The same answers saved as prom-api files.
+	dir := t.TempDir()
+	sg, sm := filepath.Join(dir, "servicegraph.json"), filepath.Join(dir, "spanmetrics.json")
+	require.NoError(t, os.WriteFile(sg, answer("traces_service_graph"), 0o644))
+	require.NoError(t, os.WriteFile(sm, answer("traces_span"), 0o644))
+	// A query_range answer does not say where its range began: --start
+	// does, so that series first seen later count from zero.
+	code, stdout, stderr = runCLI(t, "graph", "--metrics", sg, "--metrics", sm, "--start", "2026-12-02T11:48:16Z", "--output", "json")
+	require.Equal(t, exitOK, code, stderr)
+	ma, err := cascade.DecodeModel([]byte(stdout))
+	require.NoError(t, err)
+	require.Equal(t, len(mf.Edges), len(ma.Edges))
+	for i := range ma.Edges {
+		require.Equal(t, mf.Edges[i].Observed.Calls, ma.Edges[i].Observed.Calls)
 	}
 
 	// An unreachable server fails naming it.
