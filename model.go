@@ -253,8 +253,10 @@ type Edge struct {
 //	             0.99, P99 + (P99 − P95) at 1)
 //
 // After the draw, a spike adds SpikeMS with probability SpikeProb (the
-// "exp(10ms) + 60ms with 5%" mixture), then Floor and Cap clamp the
-// result (Cap 0 means none).
+// "exp(10ms) + 60ms with 5%" mixture), Scale multiplies (absent: 1) and
+// ShiftMS adds, then Floor and Cap clamp the result (Cap 0 means none) and
+// a negative value becomes 0. Scale and ShiftMS are the what-if knobs
+// "service time ×F" and "+D ms" over whatever distribution was fitted.
 type Dist struct {
 	Kind      string    `json:"kind"`
 	Value     float64   `json:"value,omitempty"`
@@ -269,8 +271,18 @@ type Dist struct {
 	Points    []float64 `json:"points,omitempty"`
 	SpikeProb float64   `json:"spike_prob,omitempty"`
 	SpikeMS   float64   `json:"spike,omitempty"`
+	Scale     *float64  `json:"scale,omitempty"`
+	ShiftMS   float64   `json:"shift_ms,omitempty"`
 	Floor     float64   `json:"floor,omitempty"`
 	Cap       float64   `json:"cap,omitempty"`
+}
+
+// ScaleValue returns Scale, or 1 when it is absent.
+func (d *Dist) ScaleValue() float64 {
+	if d.Scale == nil {
+		return 1
+	}
+	return *d.Scale
 }
 
 // Distribution kinds.
@@ -287,8 +299,9 @@ const (
 // Const returns a constant distribution.
 func Const(v float64) Dist { return Dist{Kind: DistConst, Value: v} }
 
-// MeanValue returns the distribution's mean before spike, floor and cap
-// (for empirical, the sample mean; for tiers, an approximation).
+// MeanValue returns the distribution's mean with its spike, Scale and
+// ShiftMS, before floor and cap (for empirical, the sample mean; for
+// tiers, an approximation).
 func (d *Dist) MeanValue() float64 {
 	var m float64
 	switch d.Kind {
@@ -313,7 +326,7 @@ func (d *Dist) MeanValue() float64 {
 			m += (q[i][0] - q[i-1][0]) * (q[i][1] + q[i-1][1]) / 2
 		}
 	}
-	return m + d.SpikeProb*d.SpikeMS
+	return (m+d.SpikeProb*d.SpikeMS)*d.ScaleValue() + d.ShiftMS
 }
 
 // TierKnots returns the (quantile, value) knots of a tiers distribution.
@@ -368,6 +381,12 @@ func (d *Dist) Validate(path string) error {
 	}
 	if d.Cap != 0 && d.Cap < d.Floor {
 		return bad("cap %g is below floor %g", d.Cap, d.Floor)
+	}
+	if f := d.ScaleValue(); f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		return bad("scale %g is not a finite non-negative factor", f)
+	}
+	if math.IsNaN(d.ShiftMS) || math.IsInf(d.ShiftMS, 0) {
+		return bad("shift_ms %g is not finite", d.ShiftMS)
 	}
 	return nil
 }
@@ -516,7 +535,8 @@ type EdgeObserved struct {
 	// working (counted as failed timeouts of the edge).
 	Cut int64 `json:"cut,omitempty"`
 	// TimeoutEvidence says how TimeoutMS was found: "timeout errors",
-	// "cut-off durations", "callee outlived caller" or "none".
+	// "cut-off durations", "callee outlived caller", "slow failures" or
+	// "none".
 	TimeoutEvidence string `json:"timeout_evidence,omitempty"`
 	Retries         int64  `json:"retries"`
 	// RetryEvidence says how retries were told from fan-out:

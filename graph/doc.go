@@ -19,27 +19,34 @@
 // Nodes are services, or service:operation of the request span at
 // LevelOperation.
 //
-// A request with a parent is a call from the parent's request. The call is
-// timed by the caller's client (or producer) span when the parent is one,
-// by the parent when it is a kindless span whose only child is this one,
-// else by the request span itself. A client or producer span with no
-// request below it calls the node its Peer names (peer.service,
-// server.address, db.system/db.name, messaging.destination.name): a virtual
-// node unless an instrumented service of that name exists. Producer and
-// consumer calls are asynchronous. A call to the caller's own node is a
-// self-call: kept, and marked on the edge and the node.
+// A request with a parent is a call from the parent's request. The span
+// that timed the call gives its latency and status: the caller's client
+// (or producer) span when the parent is one that is not itself a request,
+// the parent when it is a kindless span whose only child is this one, else
+// the request span itself (SERVER-only captures, and client spans written
+// under the callee's service, time the callee's own work). A client or
+// producer span with no request below it calls the node its Peer names
+// (peer.service, server.address, db.system/db.name,
+// messaging.destination.name): a virtual node unless an instrumented
+// service of that name exists. Producer and consumer calls are
+// asynchronous. A call to the caller's own node is a self-call: kept, and
+// marked on the edge and the node. A synchronous call whose callee
+// outlived its caller was cut off: failed at the caller's give-up whatever
+// the callee's status, a timeout of the edge, and zombie work at the
+// callee.
 //
 // # Statistics
 //
 // Per edge, per caller request: the calls and their concurrency (the most
-// open at once), retries, the first start and last end. A call is a retry
-// when it repeats the operation of a failed call on the same edge under the
-// same request and starts after that failure ended; where spans carry
-// resend counts, those decide instead. Fan-out counts logical calls (first
-// attempts). A failed attempt is a timeout when its error type names one
-// ("timeout", "timed out", "deadline"), its status code is HTTP 408 or 504
-// or gRPC 4, or it took at least as long as 99% of the edge's successful
-// attempts.
+// open at once), retries, the first start and last end. Where spans carry
+// resend counts, those link retries to their attempts; otherwise a call is
+// a retry when it repeats the operation of a failed or cut-off call on the
+// same edge under the same request and starts after that attempt ended (a
+// staggered sibling); siblings that start together are fan-out. Fan-out
+// counts logical calls (first attempts). Each edge's timeout comes from its
+// own attempts, strongest evidence first: timeout errors, failures cut at a
+// common duration, callees that outlived the caller, slow failures; else it
+// is unknown (0). EdgeObserved.RetryEvidence and TimeoutEvidence say which.
 //
 // Per node: requests, errors, latency, exclusive time (duration minus the
 // union of its synchronous calls' intervals, so parallel calls count once),
@@ -47,6 +54,12 @@
 // Config.Resolution (10 ms): each bin holds the time-averaged number of
 // requests in flight, accumulated in any order and merged pairwise when a
 // node's bins exceed Config.MaxBins.
+//
+// A node's concurrency is set only where the data proves a limit (a
+// pool_size metric, or departures that stay regular while requests queue:
+// serialised, capacity 1). The peak in flight alone is what the load or a
+// limit upstream let through: such a node is unbounded, provenance
+// observed-peak, and NodeObserved.CapacityProven is false.
 //
 // Quantiles come from reservoirs of Config.Reservoir values (4096): exact
 // below that, estimated from a uniform sample above. Sampling draws from a

@@ -28,11 +28,14 @@ func TestShapes(t *testing.T) {
 				e := edge(t, m, want.From, want.To)
 				o := e.Observed
 				what := want.From + " → " + want.To
-				require.InEpsilon(t, want.FanOutMean, o.FanOutMean, 0.05, "%s fan-out", what)
 				attempts := 1
 				if e.Retry != nil {
 					attempts = e.Retry.MaxAttempts
 				}
+				t.Logf("%-16s fan-out %.3f (truth %.3f)  attempts %d (%d)  retry share %.4f (%.4f) by %s  timeout %g ms (%g, seen %v) by %s",
+					what, o.FanOutMean, want.FanOutMean, attempts, want.MaxAttempts, o.RetryShare, want.RetryShare,
+					o.RetryEvidence, e.TimeoutMS, want.TimeoutMS, want.TimeoutSeen, o.TimeoutEvidence)
+				require.InEpsilon(t, want.FanOutMean, o.FanOutMean, 0.05, "%s fan-out", what)
 				require.Equal(t, want.MaxAttempts, attempts, "%s max attempts", what)
 				require.InDelta(t, want.RetryShare, o.RetryShare, 0.02, "%s retry share", what)
 				if want.RetryShare > 0 {
@@ -56,6 +59,8 @@ func TestShapes(t *testing.T) {
 			for _, want := range truth.Nodes {
 				n := m.Node(want.Name)
 				require.NotNil(t, n, want.Name)
+				t.Logf("%-16s capacity %d proven %v (truth %d, %v) from %s", want.Name, n.Concurrency,
+					n.Observed.CapacityProven, want.Concurrency, want.Proven, n.Observed.CapacitySource)
 				require.Equal(t, want.Proven, n.Observed.CapacityProven, "%s capacity proven (%s)", want.Name, n.Observed.CapacitySource)
 				require.Equal(t, want.Concurrency, n.Concurrency, "%s concurrency", want.Name)
 				if !want.Proven {

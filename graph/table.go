@@ -98,12 +98,14 @@ func WriteTable(w io.Writer, res *Result) error {
 			capacity = "unbounded"
 		}
 		switch {
+		case o.CapacityProven && o.CapacitySource != "":
+			capacity += " proven (" + o.CapacitySource + ")"
 		case o.CapacityProven:
 			capacity += " proven"
+		case o.CapacitySource == CapacityPeak:
+			// The peak is in its own column.
+			capacity += " (no limit proven)"
 		case o.CapacitySource != "":
-			capacity += " (" + o.CapacitySource + ")"
-		}
-		if o.CapacityProven && o.CapacitySource != "" {
 			capacity += " (" + o.CapacitySource + ")"
 		}
 		self := n.Tiers

@@ -206,20 +206,51 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 	// Capacity on the bottleneck: the busiest node.
 	if b := bottleneck(m, ev); b != nil {
 		u := ev.Utilisation[b.Name]
-		add(Candidate{
-			Name:        "replicas+1 " + b.Name,
-			Description: fmt.Sprintf("%s (bottleneck, %.0f%% busy): replicas %d→%d", b.Name, 100*u, b.Replicas, b.Replicas+1),
-			Kind:        KindReplicas,
-			Scenario:    &cascade.Scenario{Nodes: nodePatch(b.Name, map[string]any{"replicas": b.Replicas + 1})},
-		})
-		add(Candidate{
-			Name:        "pool×2 " + b.Name,
-			Description: fmt.Sprintf("%s (bottleneck, %.0f%% busy): pool %d→%d slots per replica", b.Name, 100*u, b.Concurrency, 2*b.Concurrency),
-			Kind:        KindPool,
-			Scenario:    &cascade.Scenario{Nodes: nodePatch(b.Name, map[string]any{"concurrency": 2 * b.Concurrency})},
-		})
+		pool := poolCandidate(m, b)
+		if b.Replicas == 1 {
+			// One replica: a second one and a pool twice the size are
+			// the same slots, one change in effect, ranked once.
+			pool.Description = fmt.Sprintf("%s (bottleneck, %.0f%% busy): %d→%d slots (pool %d→%d; a second replica is the same capacity)%s",
+				b.Name, 100*u, b.Concurrency, 2*b.Concurrency, b.Concurrency, 2*b.Concurrency, pool.Description)
+		} else {
+			pool.Description = fmt.Sprintf("%s (bottleneck, %.0f%% busy): pool %d→%d slots per replica%s",
+				b.Name, 100*u, b.Concurrency, 2*b.Concurrency, pool.Description)
+			add(Candidate{
+				Name:        "replicas+1 " + b.Name,
+				Description: fmt.Sprintf("%s (bottleneck, %.0f%% busy): replicas %d→%d", b.Name, 100*u, b.Replicas, b.Replicas+1),
+				Kind:        KindReplicas,
+				Scenario:    &cascade.Scenario{Nodes: nodePatch(b.Name, map[string]any{"replicas": b.Replicas + 1})},
+			})
+		}
+		add(pool)
 	}
 	return out
+}
+
+// poolCandidate doubles the pool the node's work waits in: its slots per
+// replica and, when a caller's shared pool into it holds the same limit
+// (a worker pool seen both as the callee's concurrency and as the edge's
+// parallelism), that pool too, so the change is not held back by the
+// copy it leaves. Its Description holds only what it says of those
+// shared pools.
+func poolCandidate(m *cascade.Model, b *cascade.Node) Candidate {
+	c := Candidate{
+		Name:        "pool×2 " + b.Name,
+		Kind:        KindPool,
+		Scenario:    &cascade.Scenario{Nodes: nodePatch(b.Name, map[string]any{"concurrency": 2 * b.Concurrency})},
+	}
+	for i := range m.Edges {
+		e := &m.Edges[i]
+		if e.To != b.Name || !e.SharedPool || e.Parallelism <= 0 || e.Parallelism > b.Concurrency*b.Replicas {
+			continue
+		}
+		if c.Scenario.Edges == nil {
+			c.Scenario.Edges = map[string]json.RawMessage{}
+		}
+		c.Scenario.Edges[e.From+"->"+e.To] = raw(map[string]any{"parallelism": 2 * e.Parallelism})
+		c.Description += fmt.Sprintf(", and %s→%s's shared pool %d→%d", e.From, e.To, e.Parallelism, 2*e.Parallelism)
+	}
+	return c
 }
 
 // retryCandidates adds fewer attempts, backoff with full jitter and a
@@ -306,9 +337,11 @@ func fanOutCandidates(m *cascade.Model, e *cascade.Edge, key, label string, call
 		})
 	}
 	// Batching, when this edge is the callee's only caller (the callee's
-	// service time changes for every caller).
+	// service time changes for every caller) and there are at least two
+	// calls to batch: a mean below 2 is mostly single calls (or retries
+	// read as repeats), and "batch 1.2 calls into 1" changes nothing real.
 	callee := m.Node(e.To)
-	if callee == nil || len(callers) != 1 {
+	if callee == nil || len(callers) != 1 || mean < 2 {
 		return
 	}
 	k := min(maxBatch, int(math.Ceil(mean)))

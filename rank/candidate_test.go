@@ -118,6 +118,45 @@ func TestDeriveDetails(t *testing.T) {
 	require.False(t, names["rate-limit api"] || names["replicas+1 db"])
 }
 
+// TestDeriveSensible holds Derive to candidates that make sense: no
+// batching of a fan-out below 2 (often retries read as repeats), one
+// capacity change for a single-replica bottleneck (a second replica and a
+// pool twice the size are the same slots), and a pool candidate that
+// raises a caller's shared pool holding the same limit with it.
+func TestDeriveSensible(t *testing.T) {
+	m := &cascade.Model{
+		Version: cascade.ModelVersion,
+		Entries: []cascade.Entry{{Node: "front", RatePerSec: 10, Share: 1}},
+		Nodes: []cascade.Node{
+			{Name: "front", Replicas: 1, Service: cascade.Const(1)},
+			{Name: "redis", Replicas: 1, Service: cascade.Const(1)},
+			{Name: "route", Replicas: 1, Concurrency: 3, Service: cascade.Const(5)},
+		},
+		Edges: []cascade.Edge{
+			{From: "front", To: "redis", FanOut: cascade.Dist{Kind: cascade.DistEmpirical, Points: []float64{1, 1, 1, 1, 2}}, Propagation: 1,
+				Observed: &cascade.EdgeObserved{FanOutMean: 1.2}},
+			{From: "front", To: "route", FanOut: cascade.Const(10), Parallelism: 3, SharedPool: true, Propagation: 1},
+		},
+	}
+	ev := &Evidence{Utilisation: map[string]float64{"route": 0.9}}
+	byKind := map[string][]Candidate{}
+	for _, c := range Derive(m, ev, 0) {
+		byKind[c.Kind] = append(byKind[c.Kind], c)
+	}
+	for _, c := range byKind[KindBatching] {
+		require.NotContains(t, c.Name, "front->redis", "batching a fan-out of 1.2")
+	}
+	require.Len(t, byKind[KindBatching], 1, "front->route's 10 calls can batch")
+	require.Empty(t, byKind[KindReplicas], "one replica: replicas+1 is the pool candidate's twin")
+	require.Len(t, byKind[KindPool], 1)
+	p := byKind[KindPool][0]
+	require.Equal(t, "route (bottleneck, 90% busy): 3→6 slots (pool 3→6; a second replica is the same capacity), and front→route's shared pool 3→6", p.Description)
+	out, _, err := replay.Apply(m, p.Scenario)
+	require.NoError(t, err)
+	require.Equal(t, 6, out.Node("route").Concurrency)
+	require.Equal(t, 6, out.Edges[1].Parallelism)
+}
+
 func TestFieldsAndConflicts(t *testing.T) {
 	s := &cascade.Scenario{
 		Nodes:   nodePatch("db", map[string]any{"queue_cap": 3, "breaker": map[string]any{"window": 5}}),

@@ -64,7 +64,12 @@ type CapacityPoint struct {
 	Success       Interval `json:"success_rate"`
 	P99MS         Interval `json:"latency_p99_ms"`
 	Amplification Interval `json:"amplification"`
-	// Collapsed counts the seeds whose replay collapsed.
+	// Collapsed counts the seeds whose goodput collapsed at this load by
+	// the rule of CapacityCurve.Collapse (past the knee, under 20% of the
+	// seed's offered load or under 90% of the best mean goodput at a lower
+	// load), so that the count and the words agree. A saturated system
+	// whose goodput holds at its capacity has not collapsed, however far
+	// the offered load runs past it.
 	Collapsed int `json:"collapsed"`
 	// Little checks L = λW at the node where it is furthest off.
 	Little LittleCheck `json:"little"`
@@ -136,7 +141,7 @@ func capacity(ctx context.Context, rn *runner, m *cascade.Model, cfg Config) (*C
 	for i, rs := range res {
 		c.Points = append(c.Points, capacityPoint(factors[i], rs))
 	}
-	c.findKnee()
+	c.findKnee(res)
 	return c, res[0], nil
 }
 
@@ -156,11 +161,6 @@ func capacityPoint(f float64, rs []*replay.Result) CapacityPoint {
 	p.Amplification = get(func(r *replay.Result) float64 { return r.Amplification })
 	if p.Offered.Mean > 0 {
 		p.Ratio = p.Goodput.Mean / p.Offered.Mean
-	}
-	for _, r := range rs {
-		if r.CollapseAtMS >= 0 {
-			p.Collapsed++
-		}
 	}
 	p.Little = little(rs)
 	return p
@@ -216,8 +216,9 @@ func little(rs []*replay.Result) LittleCheck {
 // findKnee sets the knee (goodput/offered below 95% of its low-load
 // value, interpolated), the safe rate (the last point before it) and
 // the collapse (past the knee, goodput under 20% of offered or under 90%
-// of the best goodput at a lower load).
-func (c *CapacityCurve) findKnee() {
+// of the best goodput at a lower load), and counts the seeds of each point
+// (res, the replays by point) that collapsed by the same rule.
+func (c *CapacityCurve) findKnee(res [][]*replay.Result) {
 	ps := c.Points
 	ref := ps[0].Ratio
 	knee := -1
@@ -242,18 +243,36 @@ func (c *CapacityCurve) findKnee() {
 	if knee < 0 {
 		return
 	}
+	collapsed := func(goodput, offered, best float64) bool {
+		return goodput < collapseShare*offered || goodput < collapseDrop*best
+	}
 	best := 0.0
+	first, seedsFirst := -1, -1
 	for i := range ps {
 		p := &ps[i]
-		if i >= knee && (p.Goodput.Mean < collapseShare*p.Offered.Mean || p.Goodput.Mean < collapseDrop*best) {
+		if i >= knee && i < len(res) {
+			for _, r := range res[i] {
+				if collapsed(r.Goodput, r.OfferedRate, best) {
+					p.Collapsed++
+				}
+			}
+			if seedsFirst < 0 && p.Collapsed > 0 {
+				seedsFirst = i
+			}
+		}
+		if first < 0 && i >= knee && collapsed(p.Goodput.Mean, p.Offered.Mean, best) {
+			first = i
 			c.CollapsePerSec = round3(p.Offered.Mean)
 			why := fmt.Sprintf("goodput %s/s is under %.0f%% of offered", num(round3(p.Goodput.Mean)), 100*collapseShare)
 			if p.Goodput.Mean >= collapseShare*p.Offered.Mean {
 				why = fmt.Sprintf("goodput falls to %s/s from %s/s at lower load", num(round3(p.Goodput.Mean)), num(round3(best)))
 			}
 			c.Collapse = fmt.Sprintf("%s/s offered: %s", num(c.CollapsePerSec), why)
-			return
 		}
 		best = math.Max(best, p.Goodput.Mean)
+	}
+	if seedsFirst >= 0 && (first < 0 || seedsFirst < first) {
+		p := &ps[seedsFirst]
+		c.Collapse += fmt.Sprintf(" (on average; %d of %d seeds collapsed at %s/s)", p.Collapsed, len(res[seedsFirst]), num(round3(p.Offered.Mean)))
 	}
 }

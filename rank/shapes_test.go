@@ -23,6 +23,7 @@ func TestShapesIncident(t *testing.T) {
 			n := int(shapes.Rate(name) * 120)
 			dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: name, Traces: n, Slow: "stock", SlowFactor: 3})
 			inc := shapeIncident(t, dir)
+			t.Logf("origins %v", inc.Origins)
 			require.NotEmpty(t, inc.Origins, "%+v", inc.Nodes)
 			require.Equal(t, "stock", inc.Origins[0], "origins %v; nodes %+v", inc.Origins, brief(inc))
 		})

@@ -49,7 +49,14 @@ func costOf(effs []Effect) Cost {
 		parts = append(parts, fmt.Sprintf("sheds %.1f%% of calls", 100*c.RejectedShare))
 	}
 	if c.SuccessDrop > 0 {
-		parts = append(parts, fmt.Sprintf("success −%.1f pp", 100*c.SuccessDrop))
+		s := fmt.Sprintf("success −%.1f pp", 100*c.SuccessDrop)
+		if c.RejectedShare >= 0.0005 {
+			// A rejected request is a failed one: under closed-loop
+			// clients, who ask again after each answer, success falls
+			// far more than goodput.
+			s += " (shed requests count as failures)"
+		}
+		parts = append(parts, s)
 	}
 	if c.ExtraP50MS >= 0.5 {
 		parts = append(parts, "+"+ms(round3(c.ExtraP50MS))+" p50")

@@ -17,6 +17,10 @@ type sampler struct {
 	spikeMS   float64
 	floor     float64
 	cap       float64
+	// scale and shift transform the draw (after the spike, before the
+	// clamp) when xform is set: the what-if knobs over a fitted shape.
+	xform        bool
+	scale, shift float64
 }
 
 const (
@@ -36,7 +40,9 @@ const (
 
 // compileDist turns a validated distribution into a sampler.
 func compileDist(d *cascade.Dist) sampler {
-	s := sampler{spikeProb: d.SpikeProb, spikeMS: d.SpikeMS, floor: d.Floor, cap: d.Cap}
+	s := sampler{spikeProb: d.SpikeProb, spikeMS: d.SpikeMS, floor: d.Floor, cap: d.Cap,
+		scale: d.ScaleValue(), shift: d.ShiftMS}
+	s.xform = s.scale != 1 || s.shift != 0
 	switch d.Kind {
 	case cascade.DistConst:
 		s.kind, s.a = sConst, d.Value
@@ -55,8 +61,10 @@ func compileDist(d *cascade.Dist) sampler {
 	}
 	switch {
 	case s.kind == sConst && s.spikeProb == 0:
-		s.kind, s.a = sFixed, s.clamp(s.a)
+		s.kind, s.a = sFixed, s.clamp(s.transform(s.a))
 		s.n = int(math.Round(s.a))
+	case s.xform:
+		// The general path transforms every draw.
 	case s.kind == sExp && s.spikeProb == 0 && s.floor <= 0 && s.cap == 0 && s.a >= 0 && !math.IsInf(s.a, 1):
 		// The draw is finite and non-negative: clamp keeps it.
 		s.kind = sExpMean
@@ -127,7 +135,15 @@ func (s *sampler) drawAny(r *rng) float64 {
 	if s.spikeProb > 0 && r.Float64() < s.spikeProb {
 		x += s.spikeMS
 	}
-	return s.clamp(x)
+	return s.clamp(s.transform(x))
+}
+
+// transform applies the scale and shift knobs.
+func (s *sampler) transform(x float64) float64 {
+	if !s.xform {
+		return x
+	}
+	return x*s.scale + s.shift
 }
 
 func (s *sampler) clamp(x float64) float64 {

@@ -113,8 +113,14 @@
 //	traffic: {kind: poisson, rate_per_sec: 50,
 //	          surges: [{at_ms: 10000, for_ms: 60000, factor: 2}]}
 //
-// Node and entry keys are names or "*"; edge keys are FROM->TO with "*"
-// allowed on either side. Wildcards apply before names. A key that names
+// Node and entry keys are names or patterns ("*", "stock:*"; path.Match
+// syntax); edge keys are FROM->TO with a pattern allowed on either side.
+// Patterns apply before names. Besides the model's own fields a node
+// patch takes one knob, pool: N (0 or null: unbounded), which sets the
+// pool the node's work waits in — a caller's shared pool into it when the
+// model has one, else the node's concurrency — so that one value changes
+// the real limit. service_ms.scale and service_ms.shift_ms transform the
+// fitted distribution (×F, then +D ms). A key that names
 // nothing, a misspelt field and a model that no longer validates are
 // errors. ParseSet turns `--set node.NAME.FIELD.PATH=VALUE` (and edge.,
 // entry., traffic.) into the same patches.

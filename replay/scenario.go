@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"path"
 	"sort"
 	"strings"
 
@@ -151,11 +153,18 @@ func ParseSet(m *cascade.Model, sets []string) (*cascade.Scenario, error) {
 	return s, nil
 }
 
-// matchName splits "NAME.PATH" at the longest known name.
+// matchName splits "NAME.PATH" at the longest known name, else at the
+// end of a pattern ("stock:*.service_ms.scale": the first dot after the
+// pattern's first *, ? or [).
 func matchName(s string, names []string) (name, path string) {
 	for _, n := range names {
 		if strings.HasPrefix(s, n+".") {
 			return n, s[len(n)+1:]
+		}
+	}
+	if i := strings.IndexAny(s, "*?["); i >= 0 {
+		if j := strings.IndexByte(s[i:], '.'); j > 0 {
+			return s[:i+j], s[i+j+1:]
 		}
 	}
 	return "", ""
@@ -259,18 +268,21 @@ func Apply(m *cascade.Model, scenarios ...*cascade.Scenario) (*cascade.Model, *c
 func applyOne(m *cascade.Model, s *cascade.Scenario) error {
 	var errs []error
 	// Nodes.
-	for _, key := range orderedKeys(s.Nodes, func(k string) int {
-		if k == "*" {
-			return 0
-		}
-		return 1
-	}) {
+	for _, key := range orderedKeys(s.Nodes, nameRank) {
 		hit := false
+		patch, pool, err := takePool(s.Nodes[key])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("nodes[%q]: %w", key, err))
+			continue
+		}
 		for i := range m.Nodes {
-			if key == "*" || key == m.Nodes[i].Name {
+			if matches(key, m.Nodes[i].Name) {
 				hit = true
-				if err := patchValue(&m.Nodes[i], s.Nodes[key]); err != nil {
+				if err := patchValue(&m.Nodes[i], patch); err != nil {
 					errs = append(errs, fmt.Errorf("nodes[%q]: %w", key, err))
+				}
+				if pool >= 0 {
+					setPool(m, i, pool)
 				}
 			}
 		}
@@ -281,14 +293,7 @@ func applyOne(m *cascade.Model, s *cascade.Scenario) error {
 	// Edges.
 	for _, key := range orderedKeys(s.Edges, func(k string) int {
 		from, to, _ := strings.Cut(k, "->")
-		n := 0
-		if from != "*" {
-			n++
-		}
-		if to != "*" {
-			n++
-		}
-		return n
+		return nameRank(from) + nameRank(to)
 	}) {
 		from, to, ok := strings.Cut(key, "->")
 		if !ok {
@@ -298,7 +303,7 @@ func applyOne(m *cascade.Model, s *cascade.Scenario) error {
 		hit := false
 		for i := range m.Edges {
 			e := &m.Edges[i]
-			if (from == "*" || from == e.From) && (to == "*" || to == e.To) {
+			if matches(from, e.From) && matches(to, e.To) {
 				hit = true
 				if err := patchValue(e, s.Edges[key]); err != nil {
 					errs = append(errs, fmt.Errorf("edges[%q]: %w", key, err))
@@ -310,15 +315,10 @@ func applyOne(m *cascade.Model, s *cascade.Scenario) error {
 		}
 	}
 	// Entries.
-	for _, key := range orderedKeys(s.Entries, func(k string) int {
-		if k == "*" {
-			return 0
-		}
-		return 1
-	}) {
+	for _, key := range orderedKeys(s.Entries, nameRank) {
 		hit := false
 		for i := range m.Entries {
-			if key == "*" || key == m.Entries[i].Node {
+			if matches(key, m.Entries[i].Node) {
 				hit = true
 				if err := patchValue(&m.Entries[i], s.Entries[key]); err != nil {
 					errs = append(errs, fmt.Errorf("entries[%q]: %w", key, err))
@@ -330,6 +330,79 @@ func applyOne(m *cascade.Model, s *cascade.Scenario) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// matches reports whether a scenario key names name: the name itself, or
+// a pattern with *, ? or [...] (path.Match syntax: "stock:*" is every
+// operation of stock in an operation-level model).
+func matches(key, name string) bool {
+	if key == name {
+		return true
+	}
+	if !strings.ContainsAny(key, "*?[") {
+		return false
+	}
+	ok, err := path.Match(key, name)
+	return ok && err == nil
+}
+
+// nameRank orders keys: "*" first, then other patterns, then names.
+func nameRank(k string) int {
+	switch {
+	case k == "*":
+		return 0
+	case strings.ContainsAny(k, "*?["):
+		return 1
+	}
+	return 2
+}
+
+// takePool takes the "pool" knob out of a node patch: the size of the
+// pool the node's work waits in (see setPool), or 0 (or null) for none.
+// pool is -1 when the patch does not set it.
+func takePool(raw json.RawMessage) (json.RawMessage, int, error) {
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, -1, errors.New("a patch must be an object")
+	}
+	v, ok := p["pool"]
+	if !ok {
+		return raw, -1, nil
+	}
+	delete(p, "pool")
+	n := 0
+	if string(v) != "null" {
+		var f float64
+		if err := json.Unmarshal(v, &f); err != nil || f < 0 || f != math.Trunc(f) || f > math.MaxInt32 {
+			return nil, -1, fmt.Errorf("pool: want a whole number of slots >= 0 (0 or null: unbounded), got %s", v)
+		}
+		n = int(f)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, -1, err
+	}
+	return b, n, nil
+}
+
+// setPool sets the pool of node i to n slots where the model keeps it: a
+// caller's shared pool for its calls into the node (the edge's
+// parallelism with shared_pool, HotROD's frontend→route workers) when
+// there is one, else the node's own concurrency per replica. One knob
+// then changes the limit the work really waits in, and never leaves a
+// second copy of it behind.
+func setPool(m *cascade.Model, i, n int) {
+	name := m.Nodes[i].Name
+	shared := false
+	for k := range m.Edges {
+		if e := &m.Edges[k]; e.To == name && e.SharedPool {
+			e.Parallelism = n
+			shared = true
+		}
+	}
+	if !shared {
+		m.Nodes[i].Concurrency = n
+	}
 }
 
 // orderedKeys sorts keys by rank, then by name.
