@@ -100,7 +100,8 @@ func (h *hist) quantile(q float64) float64 {
 	if total <= 0 {
 		return 0
 	}
-	rank := q * total
+	// The 0% quantile is where the first non-empty bucket begins.
+	rank := max(q*total, total*1e-12)
 	i, _ := slices.BinarySearchFunc(cum, rank, func(c, r float64) int {
 		if c >= r {
 			return 1

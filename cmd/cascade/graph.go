@@ -272,6 +272,16 @@ func buildGraph(cmd *cobra.Command, cfg graph.Config, dirs []string) (*graph.Res
 		if traces == nil {
 			return nil, usageError{fmt.Errorf("--%s %s: without spans the model comes from service-graph series, which name services only", graphFlagLevel, cfg.Level)}
 		}
+		svc := cfg
+		svc.Level = graph.LevelService
+		if a, err := graph.NewAggregateBuilder(svc); err == nil && sampleSource != nil {
+			if err := sampleSource(func(s *cascade.Sample) error { a.AddSample(s); return nil }); err != nil {
+				return nil, err
+			}
+			if n := a.Series(); n > 0 {
+				traces.Warnings = append(traces.Warnings, fmt.Sprintf("%d service-graph and span-metrics series left out: they name services, and the graph is at %s level", n, cfg.Level))
+			}
+		}
 		return traces, nil
 	}
 	aggs, aerr := graph.BuildAggregates(ctx, cfg, sampleSource)
