@@ -444,6 +444,7 @@ func (a *AggregateBuilder) model(edges map[edgeKey]*aggEdge, services map[string
 			LatencyP95MS:   roundMS(f.lat.quantile(0.95)),
 			LatencyP99MS:   roundMS(f.lat.quantile(0.99)),
 			CapacitySource: CapacityAggregate,
+			SelfCall:       edges[edgeKey{name, name}] != nil && slices.Contains(model, edges[edgeKey{name, name}]),
 		}
 		obs.LittleL = round6(rate(f.requests) * f.meanMS / 1e3)
 		obs.MeanInFlight = obs.LittleL
