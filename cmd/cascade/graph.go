@@ -173,7 +173,7 @@ where both hold a node or an edge, and what only the series hold is added.`,
 	f.DurationVar(&cfg.Window, graphFlagWindow, cfg.Window, "window of the per-node time series (request and error rate, in-flight)")
 	f.DurationVar(&cfg.Resolution, graphFlagResolution, cfg.Resolution, "width of the bins in which in-flight requests are counted")
 	f.Uint64Var(&cfg.Seed, graphFlagSeed, cfg.Seed, "seed of the reservoir sampling behind quantiles of large inputs")
-	f.StringSliceVar(&metrics, graphFlagMetrics, nil, "metric files or directories to ingest with raw trace files (repeatable)")
+	f.StringSliceVar(&metrics, graphFlagMetrics, nil, "metric files or directories to ingest: with raw trace files, or service-graph series alone (repeatable)")
 	f.StringVar(&format, graphFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
 	f.StringVar(&from, graphFlagFrom, "", "read servicegraph and spanmetrics series from prometheus=URL (any server of the Prometheus HTTP API)")
 	f.StringVar(&start, graphFlagStart, "now-1h", "start of the range read with --from: RFC 3339, Unix seconds, now or now-DURATION (relative to --end); with series from files, the time they were read from (a series first seen after it counts from zero; default the earliest point)")
