@@ -28,6 +28,11 @@ const (
 	// may have set. graph leaves such a node unbounded (concurrency 0)
 	// and keeps the peak in observed.peak_in_flight.
 	ObservedPeak Provenance = "observed-peak"
+	// Aggregated marks a value read from aggregated series (the
+	// OpenTelemetry Collector's servicegraph and spanmetrics connectors)
+	// rather than from spans: counts, rates and histogram quantiles, with
+	// nothing per request behind them.
+	Aggregated Provenance = "aggregate"
 )
 
 // Model is the document model.json: the call graph with everything the
@@ -72,7 +77,23 @@ type ModelSource struct {
 	// StartNS and EndNS bound the observed time, Unix nanoseconds.
 	StartNS int64 `json:"start_ns,omitempty"`
 	EndNS   int64 `json:"end_ns,omitempty"`
+	// From says what the graph was built from: "traces" (also when
+	// empty), "aggregates" (service-graph and span-metrics series) or
+	// "traces+aggregates" (traces, with what only the series hold added).
+	From string `json:"from,omitempty"`
+	// Series counts the aggregated series read.
+	Series int64 `json:"series,omitempty"`
+	// Notes say what the inputs could not show (aggregates carry no
+	// fan-out per request and no retries) and how it was filled in.
+	Notes []string `json:"notes,omitempty"`
 }
+
+// What a model was built from (ModelSource.From).
+const (
+	FromTraces     = "traces"
+	FromAggregates = "aggregates"
+	FromBoth       = "traces+aggregates"
+)
 
 // Load shapes.
 const (

@@ -4,7 +4,11 @@
 # a bounded load on 127.0.0.1, and a real Prometheus scraping HotROD, read
 # back with cascade collect --from prometheus. The recorded dataset must
 # hold HotROD's six services, its fan-out and its retries
-# (collect/e2e_test.go counts them from the spans).
+# (collect/e2e_test.go counts them from the spans). Then the series the
+# servicegraph and spanmetrics connectors would make of the bundled HotROD
+# capture are backfilled into a Prometheus (promtool) and cascade graph
+# --from prometheus must agree with the trace-built model
+# (cmd/cascade/graph_e2e_test.go).
 #
 # Called by .ci/run; runs alone too. HotROD and Prometheus are cached in
 # $CASCADE_E2E_CACHE (default ~/.cache/cascade-e2e), keyed by version.
@@ -72,12 +76,20 @@ else
 		dpkg-deb -x "$tmp"/deb/prometheus_*.deb "$cache/prometheus-deb"
 	fi
 fi
+promtool="$(dirname "$prometheus")/promtool"
+if [ ! -x "$promtool" ]; then
+	promtool="$(command -v promtool)"
+fi
 echo "e2e: $("$prometheus" --version 2>&1 | head -1)"
 echo "e2e: HotROD $hotrod_version at $hotrod"
 
 # The test, in its own process group.
-export CASCADE_E2E=1 CASCADE_E2E_HOTROD="$hotrod" CASCADE_E2E_PROMETHEUS="$prometheus"
+export CASCADE_E2E=1 CASCADE_E2E_HOTROD="$hotrod" CASCADE_E2E_PROMETHEUS="$prometheus" CASCADE_E2E_PROMTOOL="$promtool"
 setsid go test ./collect -run '^TestE2EHotROD$' -count=1 -v -timeout 10m &
+group=$!
+wait "$group"
+group=""
+setsid go test ./cmd/cascade -run '^TestE2EServiceGraph$' -count=1 -v -timeout 5m &
 group=$!
 wait "$group"
 group=""

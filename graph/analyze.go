@@ -49,8 +49,8 @@ func byID(ns []gonumgraph.Node) {
 // betweenness (network.Betweenness), and breadth-first depth from the
 // entry nodes; it writes the component and betweenness into each node's
 // Observed and fills res.Order, res.Cycles and the infos' Depth and
-// Amplification.
-func analyze(res *Result, b *Builder) {
+// Amplification (requests per root request, given roots).
+func analyze(res *Result, roots int64) {
 	m := res.Model
 	g := directed(res)
 	sorted, err := topo.SortStabilized(g, byID)
@@ -82,8 +82,8 @@ func analyze(res *Result, b *Builder) {
 
 	for i := range res.Nodes {
 		res.Nodes[i].Depth = -1
-		if b.stats.Roots > 0 {
-			res.Nodes[i].Amplification = round6(float64(m.Nodes[i].Observed.Requests) / float64(b.stats.Roots))
+		if roots > 0 {
+			res.Nodes[i].Amplification = round6(float64(m.Nodes[i].Observed.Requests) / float64(roots))
 		}
 	}
 	ids := make(map[string]int64, len(m.Nodes))

@@ -63,6 +63,11 @@ type Config struct {
 	Dataset string
 	// Name is recorded as the model's name. Default empty.
 	Name string
+	// SeriesStart is the start of the time range aggregated series were
+	// read over (the --start of cascade graph --from): a connector series
+	// whose first point is later was created in the range, so its first
+	// value counts as increase. Zero means the earliest point read.
+	SeriesStart time.Time
 }
 
 // Defaults of Config.

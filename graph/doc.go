@@ -70,6 +70,15 @@
 // a stable topological order (topo.SortStabilized), betweenness centrality
 // (network.Betweenness), and breadth-first depth from the entry nodes.
 //
+// At scale, where spans are not all kept, BuildAggregates (an
+// AggregateBuilder) builds a service-level model from the series the
+// OpenTelemetry Collector's servicegraph and spanmetrics connectors make of
+// spans: edges, call and failure rates, latency tiers. Those hold no
+// fan-out per request and no retries; the model's provenance (aggregate,
+// inferred, default) and ModelSource.Notes say so. Refine adds what only
+// the series hold to a model built from a sample of traces, which wins
+// where both hold a node or an edge.
+//
 // docs/model.md documents every field of the model and where its value
 // comes from.
 package graph

@@ -47,3 +47,40 @@ func ExampleBuild() {
 	// edge catalog → postgres: fan-out 1, parallelism 1, retries 1, timeout 20 ms
 	// edge frontend → catalog: fan-out 2, parallelism 0, retries 0, timeout 0 ms
 }
+
+// ExampleBuildAggregates builds a model from service-graph and span-metrics
+// series read over ten seconds: 20 requests from outside ("user") to a
+// frontend, which made 60 calls to a catalog, 3 of them failed.
+func ExampleBuildAggregates() {
+	t0 := int64(1_700_000_000) * 1e9
+	point := func(metric, service, labels string, at, v float64) cascade.Sample {
+		return cascade.Sample{Time: t0 + int64(at*1e9), Service: service, Metric: metric, Labels: labels, Value: v}
+	}
+	var samples []cascade.Sample
+	for _, at := range []float64{0, 10} {
+		f := at / 10 // the counters rise from 0 to their totals
+		samples = append(samples,
+			point("traces_service_graph_request_total", "", `client="user",connection_type="virtual_node",server="frontend"`, at, 20*f),
+			point("traces_service_graph_request_total", "", `client="frontend",failed="false",server="catalog"`, at, 57*f),
+			point("traces_service_graph_request_total", "", `client="frontend",failed="true",server="catalog"`, at, 3*f),
+			point("traces_service_graph_request_failed_total", "", `client="frontend",failed="true",server="catalog"`, at, 3*f),
+			point("traces_span_metrics_calls_total", "frontend", `span_kind="SPAN_KIND_SERVER",span_name="GET /",status_code="STATUS_CODE_UNSET"`, at, 20*f),
+			point("traces_span_metrics_calls_total", "catalog", `span_kind="SPAN_KIND_SERVER",span_name="/list",status_code="STATUS_CODE_UNSET"`, at, 57*f),
+			point("traces_span_metrics_calls_total", "catalog", `span_kind="SPAN_KIND_SERVER",span_name="/list",status_code="STATUS_CODE_ERROR"`, at, 3*f),
+		)
+	}
+	res, err := graph.BuildAggregates(context.Background(), graph.DefaultConfig(), graph.Samples(samples))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m := res.Model
+	fmt.Printf("from %s; entry %s %s at %g/s\n", m.Source.From, m.Entries[0].Node, m.Entries[0].Operation, m.Entries[0].RatePerSec)
+	for _, e := range m.Edges {
+		fmt.Printf("edge %s → %s: %d calls, %g failed, fan-out %g (%s), retry %v (%s)\n",
+			e.From, e.To, e.Observed.Calls, e.Observed.ErrorRate, e.FanOut.MeanValue(), e.Provenance["fan_out"], e.Retry, e.Provenance["retry"])
+	}
+	// Output:
+	// from aggregates; entry frontend GET / at 2/s
+	// edge frontend → catalog: 60 calls, 0.05 failed, fan-out 3 (inferred), retry <nil> (default)
+}

@@ -54,7 +54,14 @@ func WriteTable(w io.Writer, res *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
 	if s := m.Source; s != nil {
-		p("model\t%s level, %d spans, %d traces", s.Level, s.Spans, s.Traces)
+		switch s.From {
+		case cascade.FromAggregates:
+			p("model\t%s level, %d aggregated series", s.Level, s.Series)
+		case cascade.FromBoth:
+			p("model\t%s level, %d spans, %d traces, %d aggregated series", s.Level, s.Spans, s.Traces, s.Series)
+		default:
+			p("model\t%s level, %d spans, %d traces", s.Level, s.Spans, s.Traces)
+		}
 		if s.EndNS > s.StartNS {
 			p(", %s from %s", time.Duration(s.EndNS-s.StartNS).Round(time.Millisecond),
 				time.Unix(0, s.StartNS).UTC().Format(time.RFC3339Nano))
@@ -164,6 +171,12 @@ func WriteTable(w io.Writer, res *Result) error {
 			pct(o.ErrorRate), o.Timeouts, timeout, num(e.Propagation),
 			num(o.LatencyP50MS), num(o.LatencyP95MS), num(o.LatencyP99MS),
 			dash(o.RetryEvidence), dash(o.TimeoutEvidence), dash(strings.Join(flags, ",")))
+	}
+	if s := m.Source; s != nil && len(s.Notes) > 0 {
+		p("\nNOTES\n")
+		for _, n := range s.Notes {
+			p("%s\n", n)
+		}
 	}
 	if len(res.Warnings) > 0 {
 		p("\nWARNINGS\n")

@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"cascade"
+	"cascade/collect"
 	"cascade/graph"
 	"cascade/ingest"
 	"cascade/internal/atomicfile"
@@ -26,6 +28,12 @@ const (
 	graphFlagMetrics    = "metrics"
 	graphFlagFormat     = "format"
 	graphFlagSeed       = "seed"
+	graphFlagFrom       = "from"
+	graphFlagStart      = "start"
+	graphFlagEnd        = "end"
+	graphFlagStep       = "step"
+	graphFlagTimeout    = "timeout"
+	graphFlagAttempts   = "attempts"
 )
 
 var errDatasetAndFiles = errors.New("give one dataset directory or raw source files, not both")
@@ -35,9 +43,13 @@ func newGraphCmd() *cobra.Command {
 	var (
 		level, output, out, format string
 		metrics                    []string
+		from, start, end           string
+		pullDefaults               = collect.DefaultConfig().Pull
+		step, timeout              = pullDefaults.Step, pullDefaults.Timeout
+		attempts                   = pullDefaults.Attempts
 	)
 	cmd := &cobra.Command{
-		Use:   "graph DATASET|PATH...",
+		Use:   "graph [DATASET|PATH...] [--metrics PATH...] [--from prometheus=URL]",
 		Short: "Build the call graph and the uncalibrated model",
 		Long: `graph reads a dataset (a directory holding spans.parquet, as ingest writes
 it) or raw trace files, which it ingests on the fly into a temporary dataset,
@@ -49,7 +61,20 @@ timeouts, retries, re-activation, backoff, propagation and latency.
 It prints the graph as a table (edges with the worst amplifiers first), as
 the model document (json), or as Graphviz DOT or Mermaid, and with -o writes
 the model document (model.json) that fit and replay read. The document's
-schema is in docs/model.md.`,
+schema is in docs/model.md.
+
+Without spans, graph builds the model from the series the OpenTelemetry
+Collector's servicegraph and spanmetrics connectors make of spans
+(traces_service_graph_request_total, _failed_total, the _server_seconds
+and _client_seconds histograms; traces_span_metrics_calls_total and
+_duration histograms, or the older traces_spanmetrics_* names), read from
+--metrics files (prom-text, prom-api), a dataset ingested from them, or a
+Prometheus-compatible server with --from prometheus=URL (query_range over
+--start..--end at --step). Those give nodes, edges, call and failure rates
+and latency tiers per edge, but no fan-out per request (it is estimated as
+the edge's rate over the caller's) and no retries; the model's provenance
+and source notes say so. Given traces and series together, the traces win
+where both hold a node or an edge, and what only the series hold is added.`,
 		Example: `  # the model of a dataset written by cascade ingest
   cascade graph /tmp/hotrod -o model.json
 
@@ -57,10 +82,16 @@ schema is in docs/model.md.`,
   cascade graph testdata/hotrod-baseline/traces-otlp.json.gz --level operation --output dot | dot -Tsvg > hotrod.svg
 
   # Nezha span CSVs as a Mermaid flowchart
-  cascade graph testdata/nezha-onlineboutique/trace --output mermaid`,
+  cascade graph testdata/nezha-onlineboutique/trace --output mermaid
+
+  # the service graph of the last hour from servicegraph/spanmetrics series
+  cascade graph --from prometheus=http://127.0.0.1:9090 --start now-1h -o model.json
+
+  # the same series from a file, refined by a sample of traces
+  cascade graph sampled-traces.json --metrics servicegraph.prom`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageError{errors.New("give a DATASET directory or trace files")}
+			if len(args) == 0 && !cmd.Flags().Changed(graphFlagMetrics) && !cmd.Flags().Changed(graphFlagFrom) {
+				return usageError{errors.New("give a DATASET directory, trace or metric files, or --from prometheus=URL")}
 			}
 			return nil
 		},
@@ -76,12 +107,39 @@ schema is in docs/model.md.`,
 				return usageError{err}
 			}
 			cfg.Dataset = strings.Join(args, " ")
-			dir, cleanup, err := graphInput(cmd, args, metrics, format)
+			var pull *collect.PullConfig
+			if from != "" {
+				kind, u, ok := strings.Cut(from, "=")
+				if !ok || kind != "prometheus" || u == "" {
+					return usageError{fmt.Errorf("--%s %q: want prometheus=URL", graphFlagFrom, from)}
+				}
+				pc := collect.DefaultConfig().Pull
+				pc.Prometheus, pc.Queries, pc.Step = u, graph.AggregateQueries, step
+				pc.Timeout, pc.Attempts = timeout, attempts
+				t := time.Now()
+				if pc.End, err = parseTime(end, t); err != nil {
+					return usageError{fmt.Errorf("--%s: %w", graphFlagEnd, err)}
+				}
+				if pc.Start, err = parseTime(start, pc.End); err != nil {
+					return usageError{fmt.Errorf("--%s: %w", graphFlagStart, err)}
+				}
+				pull = &pc
+				cfg.SeriesStart = pc.Start
+				cfg.Dataset = strings.TrimSpace(cfg.Dataset + " " + from)
+			} else if f := cmd.Flags(); f.Changed(graphFlagEnd) || f.Changed(graphFlagStep) || f.Changed(graphFlagTimeout) || f.Changed(graphFlagAttempts) {
+				return usageError{fmt.Errorf("--%s, --%s, --%s and --%s apply to --%s only", graphFlagEnd, graphFlagStep, graphFlagTimeout, graphFlagAttempts, graphFlagFrom)}
+			} else if f.Changed(graphFlagStart) {
+				// Series from files: where their range began.
+				if cfg.SeriesStart, err = parseTime(start, time.Now()); err != nil {
+					return usageError{fmt.Errorf("--%s: %w", graphFlagStart, err)}
+				}
+			}
+			dirs, cleanup, err := graphSources(cmd, args, metrics, format, pull)
 			if err != nil {
 				return err
 			}
 			defer cleanup()
-			res, err := graph.Build(cmd.Context(), cfg, spansOf(dir), samplesOf(dir))
+			res, err := buildGraph(cmd, cfg, dirs)
 			if err != nil {
 				return err
 			}
@@ -115,12 +173,129 @@ schema is in docs/model.md.`,
 	f.DurationVar(&cfg.Window, graphFlagWindow, cfg.Window, "window of the per-node time series (request and error rate, in-flight)")
 	f.DurationVar(&cfg.Resolution, graphFlagResolution, cfg.Resolution, "width of the bins in which in-flight requests are counted")
 	f.Uint64Var(&cfg.Seed, graphFlagSeed, cfg.Seed, "seed of the reservoir sampling behind quantiles of large inputs")
-	f.StringSliceVar(&metrics, graphFlagMetrics, nil, "metric files or directories to ingest with raw trace files (repeatable)")
+	f.StringSliceVar(&metrics, graphFlagMetrics, nil, "metric files or directories to ingest: with raw trace files, or service-graph series alone (repeatable)")
 	f.StringVar(&format, graphFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
+	f.StringVar(&from, graphFlagFrom, "", "read servicegraph and spanmetrics series from prometheus=URL (any server of the Prometheus HTTP API)")
+	f.StringVar(&start, graphFlagStart, "now-1h", "start of the range read with --from: RFC 3339, Unix seconds, now or now-DURATION (relative to --end); with series from files, the time they were read from (a series first seen after it counts from zero; default the earliest point)")
+	f.StringVar(&end, graphFlagEnd, "now", "with --from: end of the range read: RFC 3339, Unix seconds, now or now-DURATION")
+	f.DurationVar(&step, graphFlagStep, step, "with --from: query_range resolution")
+	f.DurationVar(&timeout, graphFlagTimeout, timeout, "with --from: timeout of one HTTP request")
+	f.IntVar(&attempts, graphFlagAttempts, attempts, "with --from: attempts per request on connection errors, timeouts, 429 and 5xx")
 	cmd.RegisterFlagCompletionFunc(graphFlagOutput, fixedCompletions("table", "json", "dot", "mermaid"))
 	cmd.RegisterFlagCompletionFunc(graphFlagLevel, fixedCompletions(string(graph.LevelService), string(graph.LevelOperation)))
 	cmd.RegisterFlagCompletionFunc(graphFlagFormat, fixedCompletions(formatNames(ingest.TraceFormats)...))
 	return cmd
+}
+
+// graphSources returns the dataset directories to read: the input (a
+// dataset, or raw files ingested into a temporary one), when there is one,
+// and the series pulled from Prometheus into a temporary dataset, when
+// pull is set. cleanup removes the temporary ones.
+func graphSources(cmd *cobra.Command, args, metrics []string, format string, pull *collect.PullConfig) (dirs []string, cleanup func(), err error) {
+	var cleanups []func()
+	cleanup = func() {
+		for _, c := range cleanups {
+			c()
+		}
+	}
+	if len(args) > 0 || len(metrics) > 0 {
+		dir, c, err := graphInput(cmd, args, metrics, format)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		cleanups = append(cleanups, c)
+		dirs = append(dirs, dir)
+	}
+	if pull != nil {
+		tmp, err := os.MkdirTemp("", "cascade-graph-prom-")
+		if err != nil {
+			cleanup()
+			return nil, func() {}, err
+		}
+		cleanups = append(cleanups, func() { os.RemoveAll(tmp) })
+		ccfg := collect.DefaultConfig()
+		ccfg.Pull = *pull
+		ccfg.Out = filepath.Join(tmp, "dataset")
+		ccfg.Log = cmd.ErrOrStderr()
+		if err := ccfg.Validate(); err != nil {
+			cleanup()
+			return nil, func() {}, usageError{err}
+		}
+		if _, err := collect.Run(cmd.Context(), ccfg); err != nil {
+			cleanup()
+			return nil, func() {}, err
+		}
+		dirs = append(dirs, ccfg.Out)
+	}
+	return dirs, cleanup, nil
+}
+
+// buildGraph builds the model from the spans of dirs and, when they hold
+// servicegraph or spanmetrics series, from those: the trace-built model
+// refined with what only the series hold, or the aggregate-built model
+// alone when there are no spans.
+func buildGraph(cmd *cobra.Command, cfg graph.Config, dirs []string) (*graph.Result, error) {
+	ctx := cmd.Context()
+	var spans []graph.SpanSource
+	var samples []graph.SampleSource
+	for _, d := range dirs {
+		spans = append(spans, spansOf(d))
+		if s := samplesOf(d); s != nil {
+			samples = append(samples, s)
+		}
+	}
+	allSamples := func(fn func(*cascade.Sample) error) error {
+		for _, s := range samples {
+			if err := s(fn); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	allSpans := func(fn func(*cascade.Span) error) error {
+		for _, s := range spans {
+			if err := s(fn); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var sampleSource graph.SampleSource
+	if len(samples) > 0 {
+		sampleSource = allSamples
+	}
+	traces, err := graph.Build(ctx, cfg, allSpans, sampleSource)
+	if err != nil && !errors.Is(err, graph.ErrNoSpans) {
+		return nil, err
+	}
+	if cfg.Level != graph.LevelService {
+		if traces == nil {
+			return nil, usageError{fmt.Errorf("--%s %s: without spans the model comes from service-graph series, which name services only", graphFlagLevel, cfg.Level)}
+		}
+		svc := cfg
+		svc.Level = graph.LevelService
+		if a, err := graph.NewAggregateBuilder(svc); err == nil && sampleSource != nil {
+			if err := sampleSource(func(s *cascade.Sample) error { a.AddSample(s); return nil }); err != nil {
+				return nil, err
+			}
+			if n := a.Series(); n > 0 {
+				traces.Warnings = append(traces.Warnings, fmt.Sprintf("%d service-graph and span-metrics series left out: they name services, and the graph is at %s level", n, cfg.Level))
+			}
+		}
+		return traces, nil
+	}
+	aggs, aerr := graph.BuildAggregates(ctx, cfg, sampleSource)
+	switch {
+	case aerr != nil && !errors.Is(aerr, graph.ErrNoAggregates):
+		return nil, aerr
+	case traces == nil && aggs == nil:
+		return nil, fmt.Errorf("%w and %w", graph.ErrNoSpans, graph.ErrNoAggregates)
+	case aggs == nil:
+		return traces, nil
+	case traces == nil:
+		return aggs, nil
+	}
+	return graph.Refine(traces, aggs), nil
 }
 
 // isDataset reports whether path is a dataset directory.

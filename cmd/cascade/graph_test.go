@@ -73,7 +73,12 @@ func TestGraphCommandErrors(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{"no input", []string{"graph"}, exitUsage, "cascade: give a DATASET directory or trace files\n"},
+		{"no input", []string{"graph"}, exitUsage, "cascade: give a DATASET directory, trace or metric files, or --from prometheus=URL\n"},
+		{"bad from", []string{"graph", "--from", "jaeger=http://127.0.0.1:1"}, exitUsage, "cascade: --from \"jaeger=http://127.0.0.1:1\": want prometheus=URL\n"},
+		{"end without from", []string{"graph", ds, "--end", "now-5m"}, exitUsage, "cascade: --end, --step, --timeout and --attempts apply to --from only\n"},
+		{"bad start", []string{"graph", ds, "--start", "yesterday"}, exitUsage, "cascade: --start: \"yesterday\": want RFC 3339, Unix seconds, now or now-DURATION\n"},
+		{"no spans, no series", []string{"graph", "--metrics", "../../testdata/hotrod-baseline/hotrod-metrics.prom"}, exitFailure, "cascade: no spans and no service-graph or span-metrics series\n"},
+		{"series at operation level", []string{"graph", "--metrics", "../../graph/testdata/connectors-hotrod.prom.gz", "--level", "operation"}, exitUsage, "cascade: --level operation: without spans the model comes from service-graph series, which name services only\n"},
 		{"bad output", []string{"graph", ds, "--output", "yaml"}, exitUsage, "cascade: --output \"yaml\": want one of [table json dot mermaid]\n"},
 		{"bad level", []string{"graph", ds, "--level", "pod"}, exitUsage, "cascade: level \"pod\": want service or operation\n"},
 		{"bad window", []string{"graph", ds, "--window", "1ms"}, exitUsage, "cascade: window: 1ms is shorter than the resolution 10ms\n"},
