@@ -82,11 +82,11 @@ type node struct {
 	// reps are the replicas' slots and queues: the shared pool of
 	// replica r at r, then those of each bulkhead (Edge.Bulkhead) into
 	// the node, replicas at a time (route.base).
-	reps     []replica
-	poolv    []pool    // pools of replica r at [r·pools, (r+1)·pools)
-	stages   [][]int32 // outgoing edges by stage, in stage order
-	svcR     stream
-	svc      sampler
+	reps   []replica
+	poolv  []pool    // pools of replica r at [r·pools, (r+1)·pools)
+	stages [][]int32 // outgoing edges by stage, in stage order
+	svcR   stream
+	svc    sampler
 	// failSvc is the self time of a call that failed on its own, when
 	// the model gives one (failSvcOn).
 	failSvc   sampler

@@ -274,7 +274,7 @@ func (e *Engine) result() *Result {
 		nc := NodeCounts{
 			Name: n.name, InFlightMax: n.nm.inflightMax, QueueMaxReplica: n.nm.queueMaxRep,
 			Timeouts: n.nm.timeouts, Zombies: n.nm.zombies, Cancelled: n.nm.cancelled,
-			Degraded: n.nm.degraded,
+			Degraded:      n.nm.degraded,
 			LatencyMeanMS: e.ms1(n.nm.latency.mean()),
 		}
 		if n.brkOn {
