@@ -383,12 +383,12 @@ func (e *Engine) build() error {
 	// Bulkheads: each edge with one gets slots of its own at every
 	// replica of the callee, after the shared ones.
 	parts := make([]int32, len(m.Nodes))
-	bulk := make([]int32, len(m.Nodes)) // bulkhead slots per replica
+	bulk := make([]float64, len(m.Nodes)) // bulkhead slots per replica
 	for i := range m.Edges {
 		if b := m.Edges[i].Bulkhead; b > 0 {
 			to := index[m.Edges[i].To]
 			parts[to]++
-			bulk[to] += int32(min(b, math.MaxInt32/4))
+			bulk[to] += float64(min(b, math.MaxInt32))
 		}
 	}
 	for i := range m.Nodes {
@@ -398,7 +398,7 @@ func (e *Engine) build() error {
 			n.reps[r].conc = n.conc
 		}
 		if n.conc > 0 {
-			n.capacity = float64(n.replicas) * float64(n.conc+bulk[i])
+			n.capacity = float64(n.replicas) * (float64(n.conc) + bulk[i])
 		}
 	}
 	clear(parts)
@@ -443,7 +443,7 @@ func (e *Engine) build() error {
 			parts[ed.to]++
 			r.base = parts[ed.to] * callee.replicas
 			for k := range callee.replicas {
-				callee.reps[r.base+k].conc = int32(min(me.Bulkhead, math.MaxInt32/4))
+				callee.reps[r.base+k].conc = int32(min(me.Bulkhead, math.MaxInt32))
 			}
 		}
 		n := &e.nodes[ed.from]
