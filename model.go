@@ -160,6 +160,11 @@ type Entry struct {
 	NetworkMS *Dist `json:"network_ms,omitempty"`
 	// RateLimit is an entry token bucket; nil means none.
 	RateLimit *RateLimit `json:"rate_limit,omitempty"`
+	// LowPriority is the share of this entry's root requests that are
+	// low priority (a priority split: two classes of requests, the low
+	// one shed first, Node.ShedLowAt). Every call a request makes has its
+	// class. 0 means all are high priority, 1 all low.
+	LowPriority float64 `json:"low_priority,omitempty"`
 }
 
 // Node is one service (or service+operation) of the model.
@@ -177,6 +182,11 @@ type Node struct {
 	// QueueCap bounds the queue per replica: a call that finds it full is
 	// rejected at once (backpressure). 0 means unbounded.
 	QueueCap int `json:"queue_cap,omitempty"`
+	// ShedLowAt, when positive, turns away a low-priority call (see
+	// Entry.LowPriority) that finds this many calls queued at its
+	// replica, so that the low class is shed before the queue fills for
+	// the high one. 0 means none.
+	ShedLowAt int `json:"shed_low_at,omitempty"`
 	// Service is the node's own (exclusive) service time per call: the
 	// time a slot is busy excluding waits for children.
 	Service Dist `json:"service_ms"`
@@ -236,6 +246,18 @@ type Edge struct {
 	// Propagation is p_uv: the probability that a failed call fails the
 	// caller's request (1 hard dependency, less with a fallback).
 	Propagation float64 `json:"propagation"`
+	// Fallback is a fallback to add: of the failed calls that would fail
+	// the caller (drawn with Propagation), the caller answers Probability
+	// of them degraded instead; nil means none. Propagation is what the
+	// system was seen to do; Fallback is a change to it, so a failed call
+	// fails its caller with probability Propagation × (1 − Probability).
+	Fallback *Fallback `json:"fallback,omitempty"`
+	// Bulkhead, when positive, gives the calls on this edge a pool of
+	// their own at the callee: Bulkhead slots per callee replica, with
+	// their own queue (bounded by the callee's QueueCap), instead of the
+	// callee's shared Concurrency slots, so that this caller cannot take
+	// the slots the callee's other callers need. 0 means the shared pool.
+	Bulkhead int `json:"bulkhead,omitempty"`
 	// Availability is the fraction of time the edge is up, or a schedule
 	// of partitions; nil means always up.
 	Availability *Availability `json:"availability,omitempty"`
@@ -487,6 +509,14 @@ type Breaker struct {
 	HalfOpenProbes int     `json:"half_open_probes"`
 }
 
+// Fallback is how a caller answers when a call fails: degraded (a
+// default, a cached or partial answer) instead of failing.
+type Fallback struct {
+	// Probability is q: the share of the failures that would fail the
+	// caller that the fallback answers instead, in [0, 1].
+	Probability float64 `json:"probability"`
+}
+
 // RateLimit is a token bucket: RatePerSec tokens a second, up to Burst.
 type RateLimit struct {
 	RatePerSec float64 `json:"rate_per_sec"`
@@ -646,6 +676,9 @@ func (m *Model) Validate() error {
 		if n.Concurrency < 0 || n.QueueCap < 0 {
 			add(fmt.Errorf("%s: concurrency and queue_cap must not be negative", p))
 		}
+		if n.ShedLowAt < 0 {
+			add(fmt.Errorf("%s.shed_low_at: %d is negative", p, n.ShedLowAt))
+		}
 		add(n.Service.Validate(p + ".service_ms"))
 		if n.FailService != nil {
 			add(n.FailService.Validate(p + ".fail_service_ms"))
@@ -685,6 +718,12 @@ func (m *Model) Validate() error {
 			add(fmt.Errorf("%s: parallelism and timeout_ms must not be negative", p))
 		}
 		add(validateRetry(p+".retry", e.Retry))
+		if f := e.Fallback; f != nil && !(f.Probability >= 0 && f.Probability <= 1) {
+			add(fmt.Errorf("%s.fallback.probability: %g is outside [0, 1]", p, f.Probability))
+		}
+		if e.Bulkhead < 0 {
+			add(fmt.Errorf("%s.bulkhead: %d is negative", p, e.Bulkhead))
+		}
 	}
 	if len(m.Entries) == 0 {
 		add(errors.New("entries: none; a model needs at least one entry node"))
@@ -697,6 +736,9 @@ func (m *Model) Validate() error {
 		}
 		if en.RatePerSec < 0 || en.Share < 0 {
 			add(fmt.Errorf("%s: rate_per_sec and share must not be negative", p))
+		}
+		if !(en.LowPriority >= 0 && en.LowPriority <= 1) {
+			add(fmt.Errorf("%s.low_priority: %g is outside [0, 1]", p, en.LowPriority))
 		}
 		add(validateRetry(p+".retry", en.Retry))
 		if en.NetworkMS != nil {

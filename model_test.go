@@ -37,3 +37,41 @@ func TestLoadValidateAndTraffic(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateRemediations checks the remediation fields' bounds, each
+// error with its path.
+func TestValidateRemediations(t *testing.T) {
+	base := func() *Model {
+		return &Model{Version: ModelVersion,
+			Entries: []Entry{{Node: "api", RatePerSec: 1, Share: 1}},
+			Nodes:   []Node{{Name: "api", Replicas: 1, Service: Const(1)}, {Name: "db", Replicas: 1, Concurrency: 2, Service: Const(1)}},
+			Edges:   []Edge{{From: "api", To: "db", FanOut: Const(1), Propagation: 1}}}
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(m *Model)
+		err  string
+	}{
+		{"all set", func(m *Model) {
+			m.Entries[0].LowPriority = 0.5
+			m.Nodes[1].ShedLowAt = 3
+			m.Edges[0].Fallback = &Fallback{Probability: 1}
+			m.Edges[0].Bulkhead = 1
+		}, ""},
+		{"low priority share", func(m *Model) { m.Entries[0].LowPriority = 1.5 }, "entries[0].low_priority: 1.5 is outside [0, 1]"},
+		{"shed threshold", func(m *Model) { m.Nodes[1].ShedLowAt = -1 }, "nodes[1].shed_low_at: -1 is negative"},
+		{"fallback", func(m *Model) { m.Edges[0].Fallback = &Fallback{Probability: -0.1} }, "edges[0].fallback.probability: -0.1 is outside [0, 1]"},
+		{"bulkhead", func(m *Model) { m.Edges[0].Bulkhead = -2 }, "edges[0].bulkhead: -2 is negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := base()
+			tc.edit(m)
+			err := m.Validate()
+			if tc.err == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, tc.err)
+		})
+	}
+}

@@ -19,8 +19,8 @@ type Candidate struct {
 	Description string `json:"description"`
 	// Kind is the mechanism: attempts, backoff, retry-budget,
 	// concurrency-cap, batching, bounded-queue, breaker, deadline,
-	// load-balancer, rate-limit, replicas, pool, or scenario for the
-	// user's own.
+	// load-balancer, rate-limit, replicas, pool, async, fallback,
+	// bulkhead, priority, or scenario for the user's own.
 	Kind string `json:"kind"`
 	// Fields are the model fields the change patches, as
 	// "edge:FROM->TO/retry.max_attempts" or "node:NAME/queue_cap"; two
@@ -73,6 +73,9 @@ type Evidence struct {
 	// values.
 	RatePerSec map[string]float64
 	P99MS      map[string]float64
+	// LatencyMS is each node's mean time per call (queue and work, its
+	// waits for its own calls included) under the normal traffic.
+	LatencyMS map[string]float64
 	// KneePerSec is the offered root rate at the capacity knee; 0 means
 	// unknown (no rate-limit candidate).
 	KneePerSec float64
@@ -120,6 +123,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 			return &cascade.Scenario{Edges: map[string]json.RawMessage{key: raw(p)}}
 		}, add)
 		fanOutCandidates(m, e, key, label, callers[e.To], add)
+		edgeRemedies(m, ev, e, key, label, add)
 	}
 
 	// Per node.
@@ -156,6 +160,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 				Scenario:    &cascade.Scenario{Nodes: nodePatch(n.Name, map[string]any{"deadline_propagation": true})},
 			})
 		}
+		nodeRemedies(m, ev, n, latencyTargetMS, add)
 		if n.Replicas > 1 {
 			cur := n.LoadBalancer
 			if cur == "" {

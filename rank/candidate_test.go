@@ -53,6 +53,7 @@ func TestDeriveHandModel(t *testing.T) {
 		{"attempts=1 api->db", "api→db: max attempts 2→1 (no retries)", KindAttempts},
 		{"backoff api->db", "api→db: exponential backoff 100 ms + full jitter, capped at 1 s (was none)", KindBackoff},
 		{"budget api->db", "api→db: retry budget of 10% of calls (was unlimited)", KindBudget},
+		{"fallback api->db", "api→db: a fallback, api answers degraded (a default or cached answer) for 90% of the failed calls instead of failing (degraded answers count as successes)", KindFallback},
 		{"deadline cache", "cache: deadline propagation (drop work whose caller gave up)", KindDeadline},
 		{"lb=random cache", "cache: load balancing random (was round-robin)", KindBalancer},
 		{"lb=least-loaded cache", "cache: load balancing least-loaded (was round-robin)", KindBalancer},

@@ -38,6 +38,28 @@
 //   - each node that ran zombie work: deadline propagation;
 //   - each node with more than one replica: every other load-balancing
 //     policy;
+//   - seed 002's remediations beside those (§5.3, §6.2), each where the
+//     evidence calls for it: sync→async for a synchronous edge whose
+//     propagation the data measured at 0.2 or less (not a default, nor a
+//     fit's, which moves p freely where no call failed for good) and
+//     whose wait takes at least 10% of the caller's mean latency (the
+//     caller rarely needs its result, and waits for it); a fallback
+//     (q = 0.9: a default or cached answer that is there for 9 failures
+//     in 10) on an edge of propagation 0.5 or more whose callee fails on
+//     its own (its overload curve) or whose calls can time out or go
+//     down, where the baseline saw the callee fail; a bulkhead at a node
+//     of 2 or more slots with 2 or more calling edges, where calls
+//     queued: the caller sending the most calls gets its share of the
+//     slots (rounded, at least 1, leaving at least 1) as a pool of its
+//     own, and the node keeps the rest — the same capacity, split; and,
+//     where the entries declare a low-priority class (Entry.LowPriority),
+//     a priority split at each node with a slot limit where calls
+//     queued: shed low-priority calls at half the queue bound, or at the
+//     Little's-law queue below when the queue is unbounded. The
+//     bulkhead and the priority split protect one class of requests from
+//     another, which the root-level objectives below do not separate;
+//     their replays show it per node (latency, queue) and in the shed
+//     counts;
 //   - each entry: a rate limit at the capacity knee (the highest swept load
 //     still before it, split by share, with a burst of 100 ms of it rounded
 //     up);

@@ -331,6 +331,7 @@ func evidence(bres [][]*replay.Result, curve *CapacityCurve, low []*replay.Resul
 	ev := &Evidence{
 		Queued: map[string]bool{}, Failing: map[string]bool{}, Zombies: map[string]bool{},
 		Utilisation: map[string]float64{}, RatePerSec: map[string]float64{}, P99MS: map[string]float64{},
+		LatencyMS: map[string]float64{},
 	}
 	for r, rs := range bres {
 		for _, res := range rs {
@@ -348,6 +349,9 @@ func evidence(bres [][]*replay.Result, curve *CapacityCurve, low []*replay.Resul
 			for i := range res.NodeCounts {
 				nc := &res.NodeCounts[i]
 				ev.Zombies[nc.Name] = ev.Zombies[nc.Name] || nc.Zombies > 0
+				if r == 0 {
+					ev.LatencyMS[nc.Name] += nc.LatencyMeanMS / k
+				}
 			}
 		}
 	}

@@ -45,6 +45,23 @@
 // flight multiply past 4,194,304 (fan-out on a cycle) stops with
 // ErrRunaway.
 //
+// A failed call that would fail its caller (drawn with Propagation) is
+// answered by the caller's fallback instead with probability
+// Fallback.Probability: the caller goes on, degraded (Counts.Degraded,
+// NodeCounts.Degraded of the caller), so a failed call fails it with
+// probability p × (1 − q). An edge with a Bulkhead of N takes N slots
+// per callee replica of its own, each with its own FIFO queue bounded by
+// QueueCap, instead of the replica's Concurrency slots; the load
+// balancer compares replicas by the load in those slots, and the
+// callee's capacity (ρ, utilisation) counts them when its concurrency is
+// bounded. An entry's LowPriority share of root requests is low
+// priority (drawn per request from a stream of its own), and so is every
+// call they make: at a node with ShedLowAt, a low-priority call that
+// finds that many calls queued at its replica is turned away at once
+// (Counts.Shed), so the low class is shed before the queue fills for the
+// high one; Counts.LowRoots, LowSucceeded and LowFailed count the low
+// class's root requests.
+//
 // The caller waits TimeoutMS per attempt (Entry.TimeoutMS for root
 // requests). When it gives up the callee's work goes on as zombie work —
 // and so does the work of every call that work sends — unless the callee

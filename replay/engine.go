@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"cascade"
@@ -71,17 +72,21 @@ type node struct {
 	busy     int32 // jobs holding a slot, all replicas
 	queued   int32 // jobs queued, all replicas
 	qcap     int32 // queue bound per replica; 0 unbounded
+	shedLow  int32 // queue length that turns low-priority calls away; MaxInt32 none
 	rr       int32
 	lb       uint8
 	overOn   bool
 	deadline bool
 	brkOn    bool
 	pools    int32 // shared pools per replica
-	reps     []replica
-	poolv    []pool    // pools of replica r at [r·pools, (r+1)·pools)
-	stages   [][]int32 // outgoing edges by stage, in stage order
-	svcR     stream
-	svc      sampler
+	// reps are the replicas' slots and queues: the shared pool of
+	// replica r at r, then those of each bulkhead (Edge.Bulkhead) into
+	// the node, replicas at a time (route.base).
+	reps   []replica
+	poolv  []pool    // pools of replica r at [r·pools, (r+1)·pools)
+	stages [][]int32 // outgoing edges by stage, in stage order
+	svcR   stream
+	svc    sampler
 	// failSvc is the self time of a call that failed on its own, when
 	// the model gives one (failSvcOn).
 	failSvc   sampler
@@ -111,14 +116,22 @@ const (
 )
 
 type replica struct {
+	conc  int32 // slots; 0 unlimited
 	busy  int32
 	qhead int32 // FIFO of queued jobs through job.qnext
 	qtail int32
 	qlen  int32
 }
 
-// pool returns pool p of replica r.
-func (n *node) pool(r, p int32) *pool { return &n.poolv[r*n.pools+p] }
+// pool returns pool p of replica r (the index of a job's slots in reps:
+// a bulkhead's slots are at a replica's index plus a multiple of
+// replicas).
+func (n *node) pool(r, p int32) *pool {
+	if r >= n.replicas {
+		r %= n.replicas
+	}
+	return &n.poolv[r*n.pools+p]
+}
 
 // pool is a per-replica pool of calls shared by all requests of the
 // caller on one edge (Edge.SharedPool).
@@ -136,6 +149,9 @@ type route struct {
 	netOn   bool
 	netR    stream
 	timeout int64 // ticks; 0 none
+	// base is where the slots its calls take begin in the callee's
+	// reps: 0 for the shared pool, else its bulkhead's.
+	base int32
 	// timers are the deadlines of attempts sent on this route, in send
 	// order (the timeout is the same for all, so also in deadline order):
 	// one event at a time waits for the earliest live one.
@@ -176,6 +192,10 @@ type edge struct {
 	availOn bool
 	availR  stream
 	propR   stream
+	// fb is the fallback's probability (Edge.Fallback), when fbOn.
+	fb   float64
+	fbOn bool
+	fbR  stream
 }
 
 type entry struct {
@@ -184,6 +204,8 @@ type entry struct {
 	rate  float64 // per second
 	rl    tokenBucket
 	rlOn  bool
+	low   float64 // share of low-priority roots (Entry.LowPriority)
+	lowR  stream
 }
 
 // job is one attempt at its callee: network, queue, work, children.
@@ -193,6 +215,7 @@ type job struct {
 	failed    bool
 	abandoned bool
 	childFail bool
+	low       bool  // a call of a low-priority request
 	link      int32 // the caller's link
 	linkSeq   uint32
 	lk        *link  // the caller's link record (valid while linkSeq matches)
@@ -231,6 +254,7 @@ type link struct {
 	seq       uint32 // bumped at every attempt and at the end: stale events carry an old one
 	live      bool
 	waiting   bool // an attempt is out and its answer not yet in
+	low       bool // for a low-priority request
 	route     int32
 	rt        *route // &routes[route]
 	parent    int32  // the calling job, or -1 for roots and async calls
@@ -333,6 +357,10 @@ func (e *Engine) build() error {
 		n.replicas = int32(mn.Replicas)
 		n.conc = int32(mn.Concurrency)
 		n.qcap = int32(mn.QueueCap)
+		n.shedLow = math.MaxInt32
+		if mn.ShedLowAt > 0 {
+			n.shedLow = int32(min(mn.ShedLowAt, math.MaxInt32))
+		}
 		n.capacity = float64(mn.Replicas * mn.Concurrency)
 		svc, err := e.serviceDist(mn)
 		if err != nil {
@@ -361,8 +389,29 @@ func (e *Engine) build() error {
 			n.brkOn = true
 			n.brk.init(b, e)
 		}
-		n.reps = make([]replica, mn.Replicas)
 	}
+	// Bulkheads: each edge with one gets slots of its own at every
+	// replica of the callee, after the shared ones.
+	parts := make([]int32, len(m.Nodes))
+	bulk := make([]float64, len(m.Nodes)) // bulkhead slots per replica
+	for i := range m.Edges {
+		if b := m.Edges[i].Bulkhead; b > 0 {
+			to := index[m.Edges[i].To]
+			parts[to]++
+			bulk[to] += float64(min(b, math.MaxInt32))
+		}
+	}
+	for i := range m.Nodes {
+		n := &e.nodes[i]
+		n.reps = make([]replica, m.Nodes[i].Replicas*int(1+parts[i]))
+		for r := range n.reps[:n.replicas] {
+			n.reps[r].conc = n.conc
+		}
+		if n.conc > 0 {
+			n.capacity = float64(n.replicas) * (float64(n.conc) + bulk[i])
+		}
+	}
+	clear(parts)
 	// Edges, grouped per caller by stage (Model.Sort order is not
 	// assumed: sort a copy of the indices).
 	e.edges = make([]edge, len(m.Edges))
@@ -387,6 +436,9 @@ func (e *Engine) build() error {
 		ed.fan = compileDist(&me.FanOut)
 		ed.par = int32(me.Parallelism)
 		ed.shared = me.SharedPool && me.Parallelism > 0 && !me.Async
+		if f := me.Fallback; f != nil && f.Probability > 0 {
+			ed.fb, ed.fbOn = f.Probability, true
+		}
 		if me.Availability != nil {
 			ed.availOn = true
 			ed.avail.init(me.Availability, e)
@@ -396,6 +448,14 @@ func (e *Engine) build() error {
 		r.edge, r.entry = int32(i), -1
 		e.initRoute(r, me.NetworkMS, me.TimeoutMS, me.Retry)
 		r.prop = me.Propagation
+		if me.Bulkhead > 0 {
+			callee := &e.nodes[ed.to]
+			parts[ed.to]++
+			r.base = parts[ed.to] * callee.replicas
+			for k := range callee.replicas {
+				callee.reps[r.base+k].conc = int32(min(me.Bulkhead, math.MaxInt32))
+			}
+		}
 		n := &e.nodes[ed.from]
 		if ed.shared {
 			ed.pool = n.pools
@@ -409,7 +469,7 @@ func (e *Engine) build() error {
 	}
 	for i := range e.nodes {
 		n := &e.nodes[i]
-		n.poolv = make([]pool, int(n.pools)*len(n.reps))
+		n.poolv = make([]pool, int(n.pools*n.replicas))
 	}
 	e.entries = make([]entry, len(m.Entries))
 	var shares, rates float64
@@ -438,6 +498,7 @@ func (e *Engine) build() error {
 			en.rlOn = true
 			en.rl.init(rl.RatePerSec, rl.Burst, e)
 		}
+		en.low = me.LowPriority
 		r := &e.routes[len(m.Edges)+i]
 		r.to = en.node
 		r.edge, r.entry = -1, int32(i)
@@ -456,7 +517,9 @@ func (e *Engine) build() error {
 		// A call fails when it is turned away, or (below) its callee
 		// fails it; it is abandoned only when its caller times out.
 		e.kids = e.kids || r.guarded || r.timeout > 0
-		r.plain = !r.guarded && r.timeout == 0 && !r.netOn && !r.retry.budgetOn
+		// Engine.call takes the shared pool's slots: a bulkhead's calls
+		// go through send and arrive.
+		r.plain = !r.guarded && r.timeout == 0 && !r.netOn && !r.retry.budgetOn && r.base == 0
 		if ed := r.ed; ed != nil {
 			ed.rt = r
 			ed.direct = r.plain && !ed.async && !ed.shared && ed.fan.kind == sFixed &&
@@ -549,10 +612,13 @@ func (e *Engine) reset(seed uint64) {
 		reseed(&ed.fanR, streamFanOut, uint64(i))
 		reseed(&ed.availR, streamAvailability, uint64(i))
 		reseed(&ed.propR, streamFailure, 1<<20|uint64(i))
+		if ed.fbOn {
+			reseed(&ed.fbR, streamFailure, 2<<20|uint64(i))
+		}
 		if ed.shared {
 			n := &e.nodes[ed.from]
-			for r := range n.reps {
-				n.pool(int32(r), ed.pool).free = ed.par
+			for r := range n.replicas {
+				n.pool(r, ed.pool).free = ed.par
 			}
 		}
 		if ed.availOn {
@@ -569,6 +635,9 @@ func (e *Engine) reset(seed uint64) {
 	for i := range e.entries {
 		if e.entries[i].rlOn {
 			e.entries[i].rl.reset()
+		}
+		if e.entries[i].low > 0 {
+			reseed(&e.entries[i].lowR, streamPriority, uint64(i))
 		}
 	}
 	e.m.reset(e)

@@ -130,6 +130,9 @@ func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 	r := lk.rt
 	if r.entry >= 0 {
 		e.m.rootDone(e, ok, e.now-lk.first)
+		if lk.low {
+			e.m.lowDone(ok)
+		}
 		u := lk.user
 		e.freeLink(l, lk)
 		if u >= 0 {
@@ -156,7 +159,15 @@ func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 	jb.pending--
 	ed := r.ed
 	if !ok && r.prop > 0 && (r.prop >= 1 || ed.propR.Float64() < r.prop) {
-		jb.childFail = true
+		// A failure that fails the caller, unless a fallback answers
+		// for it (drawn after the propagation, from a stream of its own,
+		// so that the draws of models without one stay as they were).
+		if ed.fbOn && (ed.fb >= 1 || ed.fbR.Float64() < ed.fb) {
+			e.m.degraded++
+			jb.nd.nm.degraded++
+		} else {
+			jb.childFail = true
+		}
 	}
 	if is >= 0 || ed.shared || jb.childFail {
 		e.childDone(p, jb, is, ed)

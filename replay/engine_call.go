@@ -99,6 +99,10 @@ func (e *Engine) loop() {
 func (e *Engine) newRoot(en int32, u int32) {
 	e.m.rootOffered(e)
 	l, lk := e.newLink(int32(len(e.edges))+en, -1, 0, nil, -1, u)
+	if ent := &e.entries[en]; ent.low > 0 && (ent.low >= 1 || ent.lowR.Float64() < ent.low) {
+		lk.low = true
+		e.m.lowRoots++
+	}
 	e.send(l, lk)
 }
 
@@ -119,6 +123,7 @@ func (e *Engine) newLink(r, p int32, pgen uint32, jb *job, is int32, u int32) (i
 	lk.attempt, lk.job, lk.prev, lk.next = 0, -1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = jb
+	lk.low = jb != nil && jb.low
 	if p >= 0 && e.kids {
 		e.linkKid(l, lk, jb)
 	}
@@ -154,6 +159,7 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	lk.attempt, lk.prev, lk.next = 1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = pj
+	lk.low = pj.low
 	if e.kids {
 		e.linkKid(l, lk, pj)
 	}
@@ -165,6 +171,7 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	jb.failed, jb.abandoned, jb.childFail = false, false, false
 	jb.link, jb.linkSeq, jb.lk, jb.rt, jb.nd = l, seq, lk, r, n
 	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
+	jb.low = lk.low
 	lk.job, lk.jobGen = j, jb.gen
 	jb.depth = pj.depth + 1
 	if pj.abandoned {
@@ -183,12 +190,12 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 				n.rr = 0
 			}
 		} else {
-			rep = e.pickReplica(n)
+			rep = e.pickReplica(n, 0)
 		}
 	}
 	jb.rep = rep
 	rp := &n.reps[rep]
-	if n.conc != 0 && rp.busy >= n.conc {
+	if rp.conc != 0 && rp.busy >= rp.conc {
 		e.enqueue(j, jb, n)
 		return
 	}
@@ -283,6 +290,7 @@ func (e *Engine) send(l int32, lk *link) {
 	jb.failed, jb.abandoned, jb.childFail = false, false, false
 	jb.link, jb.linkSeq, jb.lk, jb.rt, jb.nd = l, seq, lk, r, r.callee
 	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
+	jb.low = lk.low
 	lk.job, lk.jobGen = j, gen
 	jb.depth = lk.depth
 	if pj := lk.pj; pj != nil {
@@ -363,7 +371,7 @@ func (e *Engine) runStages(j int32, jb *job) {
 			if ed.async {
 				for k := int32(0); k < c; k++ {
 					l, lk := e.newLink(ei, -1, 0, nil, -1, -1)
-					lk.depth = jb.depth + 1
+					lk.depth, lk.low = jb.depth+1, jb.low
 					e.send(l, lk)
 				}
 				continue

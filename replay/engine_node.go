@@ -13,20 +13,20 @@ func (e *Engine) arrive(j int32, jb *job) {
 	n := jb.nd
 	jb.arrive = e.now
 	e.nodeCall(n)
-	var rep int32
+	rep := jb.rt.base // the replica's shared slots, or its bulkhead's
 	if n.replicas > 1 {
 		if n.lb == lbRoundRobin {
 			// pickReplica's default, inline.
-			rep = n.rr
+			rep += n.rr
 			if n.rr++; n.rr == n.replicas {
 				n.rr = 0
 			}
 		} else {
-			rep = e.pickReplica(n)
+			rep = e.pickReplica(n, rep)
 		}
 	}
 	jb.rep = rep
-	if rp := &n.reps[rep]; n.conc == 0 || rp.busy < n.conc {
+	if rp := &n.reps[rep]; rp.conc == 0 || rp.busy < rp.conc {
 		e.start(j, jb, rp)
 		return
 	}
@@ -37,8 +37,13 @@ func (e *Engine) arrive(j int32, jb *job) {
 // queue is full.
 func (e *Engine) enqueue(j int32, jb *job, n *node) {
 	rp := &n.reps[jb.rep]
-	if n.qcap > 0 && rp.qlen >= n.qcap {
-		e.m.rejectedQueue++
+	if full, shed := n.qcap > 0 && rp.qlen >= n.qcap, jb.low && rp.qlen >= n.shedLow; full || shed {
+		if shed && !full {
+			// A priority split turns the low class away first.
+			e.m.shed++
+		} else {
+			e.m.rejectedQueue++
+		}
 		e.nodeReject(n)
 		l, seq, r, lk := jb.link, jb.linkSeq, jb.rt, jb.lk
 		e.freeJob(j, jb)
@@ -158,7 +163,7 @@ func (n *node) drawGap() int {
 // drain starts queued jobs of replica r while it has free slots.
 func (e *Engine) drain(n *node, r int32) {
 	rp := &n.reps[r]
-	for rp.qlen > 0 && (n.conc == 0 || rp.busy < n.conc) {
+	for rp.qlen > 0 && (rp.conc == 0 || rp.busy < rp.conc) {
 		j := rp.qhead
 		jb := e.jobs.at(j)
 		rp.qhead = jb.qnext

@@ -18,6 +18,8 @@ func FuzzParseScenario(f *testing.F) {
 	f.Add([]byte(`nodes: {"*": {concurrency: 2}}`))
 	f.Add([]byte(`edges: {"api->db.primary": {retry: null}}`))
 	f.Add([]byte(`traffic: {kind: closed, users: 3, think_ms: 10}`))
+	f.Add([]byte(`edges: {"*": {bulkhead: 2, fallback: {probability: 0.5}}}`))
+	f.Add([]byte(`{entries: {"*": {low_priority: 0.3}}, nodes: {"*": {shed_low_at: 2}}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > 64<<10 {
 			t.Skip()

@@ -7,22 +7,26 @@ import (
 	"cascade"
 )
 
-// pickReplica chooses a replica of n for a new call.
-func (e *Engine) pickReplica(n *node) int32 {
+// pickReplica chooses a replica of n for a new call whose slots begin at
+// base in n.reps (0 for the shared pool, else a bulkhead's), and
+// returns the index of the replica's slots there. Least-loaded and p2c
+// compare the replicas' load in those slots.
+func (e *Engine) pickReplica(n *node, base int32) int32 {
 	k := n.replicas
 	if k == 1 {
-		return 0
+		return base
 	}
+	reps := n.reps[base : base+k]
 	switch n.lb {
 	case lbRandom:
-		return int32(n.lbR.IntN(int(k)))
+		return base + int32(n.lbR.IntN(int(k)))
 	case lbLeastLoaded:
 		// Fewest outstanding calls (in service and queued); ties go
 		// round-robin, so an idle fleet is not loaded from replica 0.
 		best, bestLoad := int32(-1), int32(math.MaxInt32)
 		r := n.rr
 		for i := int32(0); i < k; i++ {
-			if l := n.reps[r].busy + n.reps[r].qlen; l < bestLoad {
+			if l := reps[r].busy + reps[r].qlen; l < bestLoad {
 				best, bestLoad = r, l
 			}
 			if r++; r == k {
@@ -32,23 +36,23 @@ func (e *Engine) pickReplica(n *node) int32 {
 		if n.rr++; n.rr == k {
 			n.rr = 0
 		}
-		return best
+		return base + best
 	case lbP2C:
 		a := int32(n.lbR.IntN(int(k)))
 		b := int32(n.lbR.IntN(int(k - 1)))
 		if b >= a {
 			b++
 		}
-		if n.reps[b].busy+n.reps[b].qlen < n.reps[a].busy+n.reps[a].qlen {
-			return b
+		if reps[b].busy+reps[b].qlen < reps[a].busy+reps[a].qlen {
+			return base + b
 		}
-		return a
+		return base + a
 	}
 	r := n.rr
 	if n.rr++; n.rr == k {
 		n.rr = 0
 	}
-	return r
+	return base + r
 }
 
 // breaker is a circuit breaker in front of a node, shared by all its

@@ -34,6 +34,28 @@ func TestInvariants(t *testing.T) {
 		pool.Nodes[i].Concurrency = 2
 		pool.Nodes[i].DeadlinePropagation = i%2 == 0
 	}
+	// The same graph with bulkheads on every other edge, two replicas
+	// (least-loaded) per node, a fallback, and a priority split.
+	remedies := fanout30()
+	for i := range remedies.Edges {
+		e := &remedies.Edges[i]
+		e.SharedPool = e.Parallelism > 0
+		e.TimeoutMS = 3
+		e.Retry = &cascade.Retry{Reactivation: 1, MaxAttempts: 2}
+		if i%2 == 0 {
+			e.Bulkhead = 1
+		}
+		e.Fallback = &cascade.Fallback{Probability: 0.5}
+	}
+	for i := range remedies.Nodes {
+		n := &remedies.Nodes[i]
+		n.Concurrency, n.Replicas, n.LoadBalancer = 2, 2, "least-loaded"
+		n.QueueCap, n.ShedLowAt = 4, 1
+		n.DeadlinePropagation = i%2 == 0
+	}
+	for i := range remedies.Entries {
+		remedies.Entries[i].LowPriority = 0.5
+	}
 	tests := []struct {
 		name    string
 		m       *cascade.Model
@@ -42,6 +64,7 @@ func TestInvariants(t *testing.T) {
 		{"seed002 capped queue under a surge", capped, &cascade.Traffic{RatePerSec: 1200, Surges: []cascade.Surge{{AtMS: 1000, ForMS: 1000, Factor: 1.5}}}},
 		{"seed000 storm with cancellation, cap and breaker", storm, &cascade.Traffic{RatePerSec: 150}},
 		{"fan-out graph with pools, timeouts and retries", pool, &cascade.Traffic{RatePerSec: 100}},
+		{"the same with bulkheads, replicas, fallbacks and a priority split", remedies, &cascade.Traffic{RatePerSec: 100}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,7 +91,7 @@ func TestInvariants(t *testing.T) {
 								t.Fatalf("seed 1, event %d %+v: node %s: queued job %d has state %d", events, ev, n.name, j, st)
 							}
 						}
-						if c != rp.qlen || rp.busy < 0 || (n.conc > 0 && rp.busy > n.conc) {
+						if c != rp.qlen || rp.busy < 0 || (rp.conc > 0 && rp.busy > rp.conc) {
 							t.Fatalf("seed 1, event %d %+v: node %s replica %d: qlen %d, list %d, busy %d", events, ev, n.name, r, rp.qlen, c, rp.busy)
 						}
 						busy += rp.busy
@@ -82,6 +105,9 @@ func TestInvariants(t *testing.T) {
 			r := e.Run(1)
 			if r.Counts.Calls == 0 || events == 0 {
 				t.Fatal("nothing happened")
+			}
+			if tc.m == remedies && (r.Counts.Shed == 0 || r.Counts.Degraded == 0 || r.Counts.LowRoots == 0) {
+				t.Fatalf("the remedies did not act: %+v", r.Counts)
 			}
 		})
 	}

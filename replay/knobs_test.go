@@ -110,6 +110,40 @@ func TestKnobs(t *testing.T) {
 				require.Equal(t, &cascade.RateLimit{RatePerSec: 5, Burst: 2}, m.Entries[0].RateLimit)
 			},
 		},
+		{
+			name: "bulkhead",
+			sets: []string{"edge.worker:run->db:query.bulkhead=1", "node.db:query.concurrency=2"},
+			yaml: `{edges: {"worker:run->db:query": {bulkhead: 1}}, nodes: {"db:query": {concurrency: 2}}}`,
+			check: func(t *testing.T, m *cascade.Model) {
+				require.Equal(t, 1, m.Edges[2].Bulkhead)
+				require.Equal(t, 2, m.Node("db:query").Concurrency)
+			},
+		},
+		{
+			name: "sync→async",
+			sets: []string{"edge.gw:/->worker:check.async=true"},
+			yaml: `edges: {"gw:/->worker:check": {async: true}}`,
+			check: func(t *testing.T, m *cascade.Model) {
+				require.True(t, m.Edges[1].Async)
+			},
+		},
+		{
+			name: "fallback",
+			sets: []string{"edge.worker:run->db:query.fallback.probability=0.9"},
+			yaml: `edges: {"worker:run->db:query": {fallback: {probability: 0.9}}}`,
+			check: func(t *testing.T, m *cascade.Model) {
+				require.Equal(t, &cascade.Fallback{Probability: 0.9}, m.Edges[2].Fallback)
+			},
+		},
+		{
+			name: "priority split",
+			sets: []string{"entry.gw:/.low_priority=0.3", "node.db:query.shed_low_at=5"},
+			yaml: `{entries: {"gw:/": {low_priority: 0.3}}, nodes: {"db:query": {shed_low_at: 5}}}`,
+			check: func(t *testing.T, m *cascade.Model) {
+				require.Equal(t, 0.3, m.Entries[0].LowPriority)
+				require.Equal(t, 5, m.Node("db:query").ShedLowAt)
+			},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -36,6 +36,11 @@ type metrics struct {
 	cancelled         int64
 	late              int64
 	truncated         int64
+	degraded          int64
+	shed              int64
+	lowRoots          int64
+	lowSucceeded      int64
+	lowFailed         int64
 	aborted           bool
 	slotTicks         int64
 	zombieTicks       int64
@@ -57,7 +62,7 @@ type nodeMetrics struct {
 
 	calls, failures, rejected int64
 	timeouts, zombies         int64
-	cancelled                 int64
+	cancelled, degraded       int64
 	queueMax, queueMaxRep     int
 	inflightMax               int
 	latency                   hist
@@ -134,6 +139,15 @@ func (m *metrics) rootDone(e *Engine, ok bool, lat int64) {
 	}
 	m.failed++
 	m.failW[w]++
+}
+
+// lowDone records the end of a low-priority root request.
+func (m *metrics) lowDone(ok bool) {
+	if ok {
+		m.lowSucceeded++
+		return
+	}
+	m.lowFailed++
 }
 
 // busyAdd changes n.busy (all replicas) by d at e.now.
@@ -218,7 +232,7 @@ func (e *Engine) result() *Result {
 	o.Amplification = ratio(m.calls, m.roots)
 	o.RetryShare = ratio(m.retries, m.calls)
 	o.ZombieShare = ratio(m.zombieTicks, m.slotTicks)
-	o.RejectedShare = ratio(m.rejectedQueue+m.rejectedBreaker+m.rejectedLimit, m.calls)
+	o.RejectedShare = ratio(m.rejectedQueue+m.shed+m.rejectedBreaker+m.rejectedLimit, m.calls)
 	res.Counts = Counts{
 		Roots: m.roots, Succeeded: m.succeeded, Failed: m.failed,
 		InFlight: m.roots - m.succeeded - m.failed,
@@ -226,7 +240,9 @@ func (e *Engine) result() *Result {
 		RejectedQueue: m.rejectedQueue, RejectedBreaker: m.rejectedBreaker,
 		RejectedLimit: m.rejectedLimit, Unavailable: m.unavailable,
 		Executions: m.starts, Zombies: m.zombies, Cancelled: m.cancelled,
-		Late: m.late, Truncated: m.truncated, Events: e.q.count, Aborted: m.aborted,
+		Late: m.late, Truncated: m.truncated, Degraded: m.degraded, Shed: m.shed,
+		LowRoots: m.lowRoots, LowSucceeded: m.lowSucceeded, LowFailed: m.lowFailed,
+		Events: e.q.count, Aborted: m.aborted,
 	}
 	winMS := e.ms(m.win)
 	res.Series = RootSeries{
@@ -258,6 +274,7 @@ func (e *Engine) result() *Result {
 		nc := NodeCounts{
 			Name: n.name, InFlightMax: n.nm.inflightMax, QueueMaxReplica: n.nm.queueMaxRep,
 			Timeouts: n.nm.timeouts, Zombies: n.nm.zombies, Cancelled: n.nm.cancelled,
+			Degraded:      n.nm.degraded,
 			LatencyMeanMS: e.ms1(n.nm.latency.mean()),
 		}
 		if n.brkOn {

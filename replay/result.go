@@ -49,6 +49,18 @@ type Counts struct {
 	// Truncated counts calls that did not call their children because
 	// they were 64 calls deep (a cycle in the graph).
 	Truncated int64 `json:"truncated"`
+	// Shed counts low-priority calls turned away by a priority split
+	// (Node.ShedLowAt) before the queue was full; they count in the
+	// rejected share too.
+	Shed int64 `json:"shed,omitempty"`
+	// LowRoots, LowSucceeded and LowFailed count the low-priority root
+	// requests (Entry.LowPriority) among Roots, Succeeded and Failed.
+	LowRoots     int64 `json:"low_roots,omitempty"`
+	LowSucceeded int64 `json:"low_succeeded,omitempty"`
+	LowFailed    int64 `json:"low_failed,omitempty"`
+	// Degraded counts failed calls a fallback answered for
+	// (Edge.Fallback): the caller went on, degraded, instead of failing.
+	Degraded int64 `json:"degraded,omitempty"`
 	// Events counts scheduled events.
 	Events int64 `json:"events"`
 	// Aborted reports a replay stopped early because it had more than
@@ -69,6 +81,9 @@ type NodeCounts struct {
 	Timeouts  int64 `json:"timeouts"`
 	Zombies   int64 `json:"zombies"`
 	Cancelled int64 `json:"cancelled"`
+	// Degraded counts the failed calls of this node's that a fallback
+	// answered for (the node is the caller).
+	Degraded int64 `json:"degraded,omitempty"`
 	// BreakerOpened counts how often the node's breaker opened.
 	BreakerOpened int64 `json:"breaker_opened,omitempty"`
 	// MeanLoad is the mean of ρ = (in flight + queued) / capacity; 0 for

@@ -20,6 +20,7 @@ const (
 	streamRetry
 	streamBalance
 	streamAvailability
+	streamPriority
 )
 
 // splitmix64 is the SplitMix64 finaliser, used to derive stream seeds.

@@ -321,6 +321,7 @@ func msOrNone(x float64) string {
 }
 
 func replayTable(w io.Writer, model string, cfg replay.Config, r *replay.Result) error {
+	c := &r.Counts
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "model\t%s\n", model)
 	fmt.Fprintf(tw, "scenario\t%s\n", r.Scenario)
@@ -335,8 +336,21 @@ func replayTable(w io.Writer, model string, cfg replay.Config, r *replay.Result)
 	fmt.Fprintf(tw, "amplification\t%.3f calls per root\n", r.Amplification)
 	fmt.Fprintf(tw, "retry share\t%s\n", pct(r.RetryShare))
 	fmt.Fprintf(tw, "zombie share\t%s (%d zombie, %d cancelled attempts)\n", pct(r.ZombieShare), r.Counts.Zombies, r.Counts.Cancelled)
-	fmt.Fprintf(tw, "rejected share\t%s (queue %d, breaker %d, rate limit %d)\n", pct(r.RejectedShare),
-		r.Counts.RejectedQueue, r.Counts.RejectedBreaker, r.Counts.RejectedLimit)
+	shed := ""
+	if c.Shed > 0 {
+		shed = fmt.Sprintf(", low priority shed %d", c.Shed)
+	}
+	fmt.Fprintf(tw, "rejected share\t%s (queue %d, breaker %d, rate limit %d%s)\n", pct(r.RejectedShare),
+		c.RejectedQueue, c.RejectedBreaker, c.RejectedLimit, shed)
+	if c.LowRoots > 0 {
+		// A priority split's classes; the high class is the rest.
+		hs, hf := c.Succeeded-c.LowSucceeded, c.Failed-c.LowFailed
+		fmt.Fprintf(tw, "priority\thigh %s success of %d roots, low %s of %d\n",
+			pct(ratio(hs, hs+hf)), c.Roots-c.LowRoots, pct(ratio(c.LowSucceeded, c.LowSucceeded+c.LowFailed)), c.LowRoots)
+	}
+	if c.Degraded > 0 {
+		fmt.Fprintf(tw, "degraded\t%d failed calls answered by a fallback (counted as successes)\n", c.Degraded)
+	}
 	fmt.Fprintf(tw, "collapse\t%s\n", msOrNone(r.CollapseAtMS))
 	fmt.Fprintf(tw, "recover\t%s\n", msOrNone(r.RecoverMS))
 	if err := tw.Flush(); err != nil {
@@ -373,4 +387,12 @@ func summaryTable(w io.Writer, model string, cfg replay.Config, s *replay.Summar
 		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.4g\t%.4g\t\n", m.Name, m.Mean, m.Low, m.High, m.StdDev)
 	}
 	return tw.Flush()
+}
+
+// ratio is a/b, or 0 when b is 0.
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }
