@@ -74,7 +74,7 @@ func (n *nodeAcc) addRequest(b *Builder, start, end int64, failed, own bool, ins
 		n.okExcl.add(b.rng, k, exclMS)
 	}
 	if len(n.seq) < maxSequence {
-		n.seq = append(n.seq, seqReq{start: start, own: own})
+		n.seq = append(n.seq, seqReq{start: start, end: end, own: own})
 	} else {
 		n.seqFull = true
 	}
@@ -104,8 +104,8 @@ const minShape = 20
 
 // seqReq is one request in a node's failure sequence.
 type seqReq struct {
-	start int64
-	own   bool
+	start, end int64
+	own        bool
 }
 
 // maxSequence bounds the requests a node keeps to read its failure
@@ -171,11 +171,57 @@ func ownRate(own, requests int64) float64 {
 	return round6(float64(own) / float64(requests))
 }
 
+// departureGaps samples the gaps between consecutive request ends of a
+// node while at least two of its requests were in flight after the
+// earlier end (one served, one waiting), exactly, from its requests'
+// starts and ends.
+func departureGaps(seq []seqReq, b *Builder) *reservoir {
+	type ev struct {
+		t   int64
+		end bool
+	}
+	evs := make([]ev, 0, 2*len(seq))
+	for _, r := range seq {
+		evs = append(evs, ev{r.start, false}, ev{r.end, true})
+	}
+	// Ends before starts at one instant: a request that starts as
+	// another ends did not overlap it.
+	slices.SortFunc(evs, func(a, b ev) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		if a.end == b.end {
+			return 0
+		}
+		if a.end {
+			return -1
+		}
+		return 1
+	})
+	g := &reservoir{}
+	inflight := 0
+	var prevEnd int64
+	after := 0 // in flight just after the previous end; 0 before the first
+	for _, e := range evs {
+		if !e.end {
+			inflight++
+			continue
+		}
+		if after >= 2 {
+			g.add(b.rng, b.cfg.Reservoir, float64(e.t-prevEnd))
+		}
+		inflight--
+		prevEnd, after = e.t, inflight
+	}
+	return g
+}
+
 // serialised reports whether departure gaps show a node that serves one
 // request at a time: while two or more requests were in flight, requests
 // still finished one by one at regular intervals (the 5% quantile of the
 // gaps is at least half their median); the gaps are long enough for the
-// bins to resolve (median at least two bins); and the node's own exclusive
+// bins to resolve (median at least two bins of width, when they come from
+// bins; width 0 for exact gaps); and the node's own exclusive
 // time covers them (median exclusive time at least 90% of the median gap),
 // so the regularity is the node's own and not that of a serialised callee
 // it waits for. Many concurrent workers would let completions bunch
@@ -234,7 +280,13 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 	svcMean := n.exclusive.mean()
 	prov["service_ms"] = cascade.Observed
 	m := b.metrics.forService(n.service)
-	ser := len(n.instances) <= 1 && serialised(&tls.gaps, tls.width, quantile(svc, 0.5))
+	// Departure gaps: exact from the request sequence when the node kept
+	// it whole, else from the bins (which must then resolve them).
+	gaps, width := &tls.gaps, tls.width
+	if !n.seqFull {
+		gaps, width = departureGaps(n.seq, b), 0
+	}
+	ser := len(n.instances) <= 1 && serialised(gaps, width, quantile(svc, 0.5))
 	switch {
 	case m != nil && m.poolSize > 0:
 		node.Concurrency = int(math.Round(m.poolSize))
@@ -281,7 +333,7 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 		if n.requests > 0 {
 			wait = float64(n.waitNS) / float64(n.requests)
 		}
-		svc = tls.gaps.sorted()
+		svc = gaps.sorted()
 		for i := range svc {
 			svc[i] = nsToMS(max(0, svc[i]-wait))
 		}

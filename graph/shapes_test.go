@@ -105,3 +105,16 @@ func TestShapesSlowdown(t *testing.T) {
 		})
 	}
 }
+
+// TestShapesLongCapture checks that a capture longer than the node's
+// bins hold (24,000 requests over 11 minutes: the 10 ms bins merge to
+// 20 ms) still proves the lock: departure gaps come from the requests'
+// own ends, not from the bins.
+func TestShapesLongCapture(t *testing.T) {
+	dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "lock-pool", Traces: 24000})
+	m := build(t, dir, graph.LevelService).Model
+	orders := m.Node("orders")
+	require.True(t, orders.Observed.CapacityProven, orders.Observed.CapacitySource)
+	require.Equal(t, 1, orders.Concurrency)
+	require.InEpsilon(t, 12, orders.Service.MeanValue(), 0.05, "the lock's hold less its calls: orders' own 12 ms")
+}
