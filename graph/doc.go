@@ -55,6 +55,16 @@
 // requests in flight, accumulated in any order and merged pairwise when a
 // node's bins exceed Config.MaxBins.
 //
+// A node's own failures (failed with no call of theirs failed for good)
+// make its overload base; their exclusive times its fail_service_ms (20
+// or more), the others' its service_ms, each as the observed shape (101
+// equiprobable points). Sorted by start, the gaps between own failures
+// tell independent failures from regular or bursty ones (a variance
+// three standard errors off a geometric law's); those become the node's
+// failure process (Overload.Gaps). Exclusive time leaves out backoff waits
+// between a failed attempt and its retry, and half the gap between a
+// client span and the callee's span is the edge's network_ms.
+//
 // A node's concurrency is set only where the data proves a limit (a
 // pool_size metric, or departures that stay regular while requests queue:
 // serialised, capacity 1). The peak in flight alone is what the load or a
