@@ -125,8 +125,11 @@ func (nb *normal) judge(w *winAcc, threshold, minChange float64, minCount int) j
 			return
 		}
 		m := quantile(vals, 0.5)
-		z := (m - med) / (medianSE * sigma / math.Sqrt(float64(len(vals))))
-		consider(metric, z, med, m, len(vals), math.Abs(m-med) >= minChange*math.Abs(med))
+		// Only a rise is a fault: a service that got faster is not
+		// where an incident began (a drop is what a slow or failing
+		// callee's callers see when their requests end early).
+		z := math.Max(0, (m-med)/(medianSE*sigma/math.Sqrt(float64(len(vals)))))
+		consider(metric, z, med, m, len(vals), m-med >= minChange*math.Abs(med))
 	}
 	shift("latency", w.lat.vals, nb.latMed, nb.latSigma)
 	shift("self_time", w.self.vals, nb.selfMed, nb.selfSigm)
@@ -139,13 +142,13 @@ func (nb *normal) judge(w *winAcc, threshold, minChange float64, minCount int) j
 		}
 		q := float64(slow) / float64(n)
 		p := 1 - slowQuantile
-		z := (q - p) / math.Sqrt(p*(1-p)/float64(n))
+		z := math.Max(0, (q-p)/math.Sqrt(p*(1-p)/float64(n)))
 		consider("slow_share", z, p, q, n, q >= slowShareMin)
 	}
 	pb := nb.errRate
 	pw := float64(w.errs) / float64(w.n)
 	pv := math.Max(pb, 1/float64(nb.n+1))
-	z := (pw - pb) / math.Sqrt(pv*(1-pv)/float64(w.n))
+	z := math.Max(0, (pw-pb)/math.Sqrt(pv*(1-pv)/float64(w.n)))
 	consider("error_rate", z, pb, pw, int(w.n), pw-pb >= errorRiseMin)
 	return j
 }

@@ -64,6 +64,11 @@ const maxSerialReqs = 1 << 20
 type edgeWin struct {
 	calls, retries int64
 	lat            reservoir
+	// srv samples the same calls' latency as the callee served them
+	// (its request span): where lat rises and srv does not, the time
+	// was added between the two — the network, or the caller's own
+	// starved client.
+	srv reservoir
 }
 
 // spanAcc accumulates per-node and per-edge windows from spans grouped
@@ -303,6 +308,8 @@ func (a *spanAcc) flush() {
 		e := a.edgeWin(caller.service, ss[c.callee].service, floorDiv(caller.start, a.width))
 		e.calls++
 		e.lat.add(float64(t.end-t.start)/1e6, a.cap, a.rng)
+		cs := &ss[c.callee]
+		e.srv.add(float64(cs.end-cs.start)/1e6, a.cap, a.rng)
 		if retry[x] {
 			e.retries++
 		}

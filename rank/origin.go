@@ -240,17 +240,22 @@ func accounts(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, st *nod
 
 // attributeCalls judges each call edge's latency as the caller sees it
 // (its client span) against the edge's normal range, and gives a window
-// out of range to one end: to the caller when at least two of its judged
-// calls in that window are out and they are at least half of them (a
-// delay on all of a caller's calls is the caller's: a starved CPU, a
-// full connection pool), else to the callee (its queue, its network).
-// The node keeps whichever of its own judgement and the calls' is out
-// and louder.
+// out of range to one end. When the callee served those calls slower
+// (the median of its request spans on the edge rose by at least half as
+// much), the time is the callee's. Otherwise it was added between the
+// two ends: to the caller when at least two of its judged calls in that
+// window are out and they are at least half of them (a delay on all of
+// a caller's calls is the caller's: a starved CPU, a full connection
+// pool), or when the callee's other callers, judged in that window, see
+// no change (only this caller's calls are slow); else to the callee (its
+// network). The node keeps whichever of its own judgement and the
+// calls' is out and louder.
 func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, nw, scan int, cfg IncidentConfig) map[[2]string]normal {
 	normals := map[[2]string]normal{}
 	type ej struct {
 		from, to string
 		js       []judgement
+		srv      normal
 	}
 	keys := make([][2]string, 0, len(acc.edges))
 	for k := range acc.edges {
@@ -270,19 +275,30 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 		}
 		return &winAcc{n: e.calls, lat: e.lat}
 	}
+	asSrv := func(e *edgeWin) *winAcc {
+		if e == nil {
+			return nil
+		}
+		return &winAcc{n: e.calls, lat: e.srv}
+	}
 	var edges []ej
 	for _, k := range keys {
-		var base []*winAcc
+		var base, srvBase []*winAcc
 		if ref != nil {
-			for w, e := range ref.edges[k] {
-				_ = w
-				base = append(base, asWin(e))
+			ws := make([]int64, 0, len(ref.edges[k]))
+			for w := range ref.edges[k] {
+				ws = append(ws, w)
 			}
-			sort.Slice(base, func(i, j int) bool { return base[i].n < base[j].n })
+			sort.Slice(ws, func(i, j int) bool { return ws[i] < ws[j] })
+			for _, w := range ws {
+				base = append(base, asWin(ref.edges[k][w]))
+				srvBase = append(srvBase, asSrv(ref.edges[k][w]))
+			}
 		} else {
 			for w := lo; w < lo+int64(cfg.BaselineWindows); w++ {
 				if e := acc.edges[k][w]; e != nil {
 					base = append(base, asWin(e))
+					srvBase = append(srvBase, asSrv(e))
 				}
 			}
 		}
@@ -291,7 +307,7 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 			continue
 		}
 		normals[k] = nb
-		e := ej{from: k[0], to: k[1], js: make([]judgement, nw)}
+		e := ej{from: k[0], to: k[1], js: make([]judgement, nw), srv: normalOf(srvBase)}
 		for i := scan; i < nw; i++ {
 			j := nb.judge(asWin(acc.edges[k][lo+int64(i)]), cfg.Threshold, cfg.MinChange, cfg.MinCount)
 			j.metric = "call_" + j.metric
@@ -301,11 +317,14 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 	}
 	for i := scan; i < nw; i++ {
 		judged, out := map[string]int{}, map[string]int{}
+		inJudged, inOut := map[string]int{}, map[string]int{}
 		for _, e := range edges {
 			if e.js[i].judged {
 				judged[e.from]++
+				inJudged[e.to]++
 				if e.js[i].out {
 					out[e.from]++
+					inOut[e.to]++
 				}
 			}
 		}
@@ -315,9 +334,20 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 				continue
 			}
 			target := e.to
-			if out[e.from] >= 2 && 2*out[e.from] >= judged[e.from] {
+			served := false
+			if x := acc.edges[[2]string{e.from, e.to}][lo+int64(i)]; x != nil && len(x.srv.vals) > 0 && len(x.lat.vals) > 0 {
+				rise := quantile(x.lat.vals, 0.5) - normals[[2]string{e.from, e.to}].latMed
+				srvRise := quantile(x.srv.vals, 0.5) - e.srv.latMed
+				served = rise > 0 && srvRise >= 0.5*rise
+			}
+			switch {
+			case served:
+			case out[e.from] >= 2 && 2*out[e.from] >= judged[e.from]:
 				target = e.from
-			} else if acc.serial[e.to] {
+			case inJudged[e.to] > 1 && inOut[e.to] == 1:
+				target = e.from
+			}
+			if target == e.to && acc.serial[e.to] {
 				// A serialised callee is judged by the time it holds its
 				// slot; the wait in its queue is not a change of its own.
 				continue
