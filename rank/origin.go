@@ -18,7 +18,7 @@ type nodeState struct {
 
 // analyse finds every node's change point, orders the origins and
 // traces the path.
-func analyse(acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig) *Incident {
+func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg IncidentConfig) (*Incident, error) {
 	lo, hi := acc.windowRange()
 	width := acc.width
 	nw := int(hi - lo + 1)
@@ -101,8 +101,21 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig) *Incident 
 		changes[i] = nc
 	}
 	edgeNormals := attributeCalls(acc, ref, byName, lo, nw, scan, cfg)
+	present := map[string]bool{}
+	for _, name := range names {
+		present[name] = true
+	}
+	mjs, err := metricJudgements(metrics, present, lo, width, nw, scan, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("read metrics: %w", err)
+	}
 	for i, st := range states {
 		nc := &changes[i]
+		for k, j := range mjs[st.name] {
+			if cur := st.js[k]; j.judged && (!cur.judged || j.out && (!cur.out || j.z > cur.z)) {
+				st.js[k] = j
+			}
+		}
 		for k := range st.js {
 			nc.Series[k].Z, nc.Series[k].Out = round3(st.js[k].z), st.js[k].out
 		}
@@ -148,7 +161,14 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig) *Incident 
 			mags[i] = magnitudeAt(acc, edgeNormals, nodeNormals[st.name], st.name, lo+int64(st.change))
 		}
 	}
-	magnitude := func(i int) float64 { return mags[i] }
+	scores := make([]float64, len(states))
+	for i, st := range states {
+		if st.change >= 0 {
+			scores[i] = round3(persistence(st.js, st.change) * (mags[i] + metricRise(mjs[st.name], st.change)))
+			changes[i].Score = scores[i]
+			changes[i].Evidence = evidenceOf(st.js, st.change, lo, width, cfg.Threshold)
+		}
+	}
 	sort.SliceStable(order, func(a, b int) bool {
 		x, y := order[a], order[b]
 		sx, sy := states[x], states[y]
@@ -162,14 +182,19 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig) *Incident 
 		if (ex == 0) != (ey == 0) {
 			return ex == 0
 		}
+		if byScore {
+			if scores[x] != scores[y] {
+				return scores[x] > scores[y]
+			}
+		}
 		if sx.change != sy.change {
 			return sx.change < sy.change
 		}
 		if ex != ey {
 			return ex < ey
 		}
-		if mx, my := magnitude(x), magnitude(y); mx != my {
-			return mx > my
+		if scores[x] != scores[y] {
+			return scores[x] > scores[y]
 		}
 		return sx.name < sy.name
 	})
@@ -181,8 +206,89 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig) *Incident 
 	}
 	if len(inc.Origins) > 0 {
 		inc.Path = climb(inc.Origins[0], byName, callees, acc, lo, scan, ref, cfg)
+		inc.Confidence = confidence(inc.Nodes)
 	}
-	return inc
+	return inc, nil
+}
+
+// byScore ranks the unexplained nodes by score before change time (an
+// experiment of TestNezhaHitRate; false: change time first).
+var byScore = false
+
+// persistence is the share of the judged windows from c on that are out
+// of range: a fault lasts, a blip does not.
+func persistence(js []judgement, c int) float64 {
+	var judged, out int
+	for _, j := range js[c:] {
+		if j.judged {
+			judged++
+			if j.out {
+				out++
+			}
+		}
+	}
+	if judged == 0 {
+		return 0
+	}
+	return float64(out) / float64(judged)
+}
+
+// metricRise is the largest log ratio of a saturation metric to its
+// normal median among the metric's out points from window c on.
+func metricRise(js []judgement, c int) float64 {
+	var r float64
+	for k := c; k < len(js); k++ {
+		if j := js[k]; j.out && j.base > 0 && j.value > j.base {
+			r = math.Max(r, math.Log(j.value/j.base))
+		}
+	}
+	return r
+}
+
+// evidenceOf lists, per metric, the first window from c on where it was
+// the node's loudest out-of-range metric, with its largest z.
+func evidenceOf(js []judgement, c int, lo, width int64, threshold float64) []ChangeEvidence {
+	var ev []ChangeEvidence
+	at := map[string]int{}
+	for k := c; k < len(js); k++ {
+		j := js[k]
+		if !j.out {
+			continue
+		}
+		if i, ok := at[j.metric]; ok {
+			if j.z > ev[i].Z {
+				ev[i].Z = round3(j.z)
+			}
+			continue
+		}
+		spread := 0.0
+		if j.z > 0 {
+			spread = (j.value - j.base) / j.z
+		}
+		at[j.metric] = len(ev)
+		ev = append(ev, ChangeEvidence{Metric: j.metric, Normal: round3(j.base),
+			NormalHigh: round3(j.base + threshold*spread), Value: round3(j.value),
+			AtNS: (lo + int64(k)) * width, Z: round3(j.z)})
+	}
+	return ev
+}
+
+// confidence is how far the first origin is ahead of the second: the
+// first's share of their two scores (1 with no rival, 0.5 a tie).
+func confidence(nodes []NodeChange) float64 {
+	var s []float64
+	for _, n := range nodes {
+		if n.Changed && len(n.ExplainedBy) == 0 && len(s) < 2 {
+			s = append(s, n.Score)
+		}
+	}
+	switch {
+	case len(s) == 0:
+		return 0
+	case len(s) == 1 || s[0]+s[1] <= 0:
+		return 1
+	}
+	return round3(s[0] / (s[0] + s[1]))
 }
 
 // magnitudeAt measures a node's change in window w (see analyse).

@@ -1,0 +1,147 @@
+package rank
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// nezhaMode is one way of running the incident pass on a fault.
+type nezhaMode struct {
+	name    string
+	ref     bool // the fault-free capture as the normal range
+	metrics bool // the day's per-pod metric files beside the traces
+}
+
+var nezhaModes = []nezhaMode{
+	{"first 30 s", false, false},
+	{"first 30 s + metrics", false, true},
+	{"reference", true, false},
+	{"reference + metrics", true, true},
+}
+
+// TestNezhaOrigin runs the incident pass as `cascade analyze` does —
+// the fault's trace minutes (and the day's metric files) ingested into
+// one dataset, the model graph builds from it, rank.Investigate with
+// the samples, the reference capture as --baseline where asked — on
+// every Nezha fault, and prints per fault the ranked top 3 with their
+// scores, the confidence and the injected service's rank, per system
+// and mode:
+//
+//	CASCADE_NEZHA=/work/shared/realdata go test ./rank -run TestNezhaOrigin -v
+//
+// The TrainTicket snapshot has metric files only for the injected pods
+// and the gateway: a pod with metrics is almost surely a root cause
+// there, so its "+ metrics" rows measure that leak, not the method.
+func TestNezhaOrigin(t *testing.T) {
+	root := os.Getenv(envNezha)
+	if root == "" {
+		t.Skipf("set %s to the directory of the Nezha captures to measure the hit rate", envNezha)
+	}
+	cfg := DefaultIncidentConfig()
+	cfg.Slowdown = 0
+	ev := newOriginEval(t, root)
+	t.Log("\n" + ev.table(t, cfg))
+}
+
+type originEval struct {
+	plain, withMetrics, refs []nezhaData
+}
+
+func newOriginEval(t *testing.T, root string) *originEval {
+	ev := &originEval{}
+	refs := map[string]nezhaData{}
+	for _, f := range nezhaFaults {
+		dir := filepath.Join(root, f.system)
+		var files []string
+		for _, m := range f.minutes {
+			files = append(files, filepath.Join(dir, "rca_data", f.day, "trace", m+"_trace.csv"))
+		}
+		ev.plain = append(ev.plain, nezhaIngest(t, files, nil))
+		ev.withMetrics = append(ev.withMetrics, nezhaIngest(t, files, []string{filepath.Join(dir, "rca_data", f.day, "metric")}))
+		refPath := filepath.Join(dir, "construct_data", f.ref+"_trace.csv")
+		r, ok := refs[refPath]
+		if !ok {
+			r = nezhaIngest(t, []string{refPath}, nil)
+			refs[refPath] = r
+		}
+		ev.refs = append(ev.refs, r)
+	}
+	return ev
+}
+
+// ranks runs every fault in one mode and returns the injected
+// service's rank among the changed nodes (0: not changed) and the rows.
+func (ev *originEval) ranks(t *testing.T, cfg IncidentConfig, mode nezhaMode) ([]int, []string) {
+	var ranks []int
+	var rows []string
+	for i, f := range nezhaFaults {
+		d := ev.plain[i]
+		if mode.metrics {
+			d = ev.withMetrics[i]
+		}
+		in := IncidentInput{Spans: d.spans, Samples: d.samples, Model: d.model}
+		if mode.ref {
+			in.Reference = ev.refs[i].spans
+		}
+		inc, err := Investigate(context.Background(), in, cfg)
+		require.NoError(t, err, f.at)
+		o := outcomeOf(inc, f.service, utc(f.at))
+		ranks = append(ranks, o.rank)
+		var top []string
+		for _, n := range inc.Nodes {
+			if n.Changed && len(top) < 3 {
+				top = append(top, fmt.Sprintf("%s %.2f", strings.TrimPrefix(strings.TrimSuffix(n.Node, "-service"), "ts-"), n.Score))
+			}
+		}
+		rk := "—"
+		if o.rank > 0 {
+			rk = fmt.Sprint(o.rank)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %.2f | %s | %s |", mode.name, f.at, f.service, f.kind,
+			strings.Join(top, ", "), inc.Confidence, rk, o.at))
+	}
+	return ranks, rows
+}
+
+func (ev *originEval) table(t *testing.T, cfg IncidentConfig) string {
+	var b, sum strings.Builder
+	fmt.Fprintln(&b, "| mode | fault (UTC) | service | type | top 3 (score) | confidence | rank | at |")
+	fmt.Fprintln(&b, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(&sum, "| mode | OnlineBoutique hit@1 | hit@3 | TrainTicket hit@1 | hit@3 | all hit@1 | hit@3 |")
+	fmt.Fprintln(&sum, "|---|---|---|---|---|---|---|")
+	for _, mode := range nezhaModes {
+		ranks, rows := ev.ranks(t, cfg, mode)
+		for _, r := range rows {
+			fmt.Fprintln(&b, r)
+		}
+		fmt.Fprintf(&sum, "| %s | %s |\n", mode.name, hitCells(ranks))
+	}
+	return b.String() + "\n" + sum.String()
+}
+
+// hitCells tallies hit@1 and hit@3 per system and in all.
+func hitCells(ranks []int) string {
+	var ob, tt, all [3]int // hit@1, hit@3, faults
+	for i, r := range ranks {
+		c := &tt
+		if nezhaFaults[i].system == "nezha-onlineboutique" {
+			c = &ob
+		}
+		for _, x := range []*[3]int{c, &all} {
+			x[2]++
+			if r == 1 {
+				x[0]++
+			}
+			if r >= 1 && r <= 3 {
+				x[1]++
+			}
+		}
+	}
+	return fmt.Sprintf("%d/%d | %d/%d | %d/%d | %d/%d | %d/%d | %d/%d", ob[0], ob[2], ob[1], ob[2], tt[0], tt[2], tt[1], tt[2], all[0], all[2], all[1], all[2])
+}
