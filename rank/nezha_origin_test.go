@@ -92,6 +92,9 @@ func (ev *originEval) ranks(t *testing.T, cfg IncidentConfig, mode nezhaMode) ([
 		inc, err := Investigate(context.Background(), in, cfg)
 		require.NoError(t, err, f.at)
 		o := outcomeOf(inc, f.service, utc(f.at))
+		if os.Getenv("CASCADE_NEZHA_DETAIL") != "" {
+			t.Logf("%s %s %s\n%s", mode.name, f.at, f.service, evidenceDetail(inc, utc(f.at)))
+		}
 		ranks = append(ranks, o.rank)
 		var top []string
 		for _, n := range inc.Nodes {
@@ -144,4 +147,20 @@ func hitCells(ranks []int) string {
 		}
 	}
 	return fmt.Sprintf("%d/%d | %d/%d | %d/%d | %d/%d | %d/%d | %d/%d", ob[0], ob[2], ob[1], ob[2], tt[0], tt[2], tt[1], tt[2], all[0], all[2], all[1], all[2])
+}
+
+// evidenceDetail lists each changed node's onset relative to the
+// injection, score, explaining callees and evidence.
+func evidenceDetail(inc *Incident, injected int64) string {
+	var b strings.Builder
+	for _, n := range inc.Nodes {
+		if !n.Changed {
+			continue
+		}
+		fmt.Fprintf(&b, "  %+4ds %-28s score %5.2f by=%v\n", (n.AtNS-injected)/1e9, n.Node, n.Score, n.ExplainedBy)
+		for _, e := range n.Evidence {
+			fmt.Fprintf(&b, "         %+4ds %-22s %9.2f (≤%9.2f) → %9.2f z=%.1f\n", (e.AtNS-injected)/1e9, e.Metric, e.Normal, e.NormalHigh, e.Value, e.Z)
+		}
+	}
+	return b.String()
 }
