@@ -164,3 +164,88 @@ func evidenceDetail(inc *Incident, injected int64) string {
 	}
 	return b.String()
 }
+
+// TestNezhaOriginChoice is the guard against tuning. It runs the
+// evaluation of TestNezhaOrigin with the method's one ordering choice
+// and its knobs moved one step, then (1) picks the variant with the
+// most hits@1 on OnlineBoutique alone (all four modes; the defaults win
+// ties) and gives its TrainTicket figures, and (2) picks, for each fault
+// held out, the variant with the most hits@1 on the other eight (per
+// mode; the defaults win ties) and counts the held-out hits:
+//
+//	CASCADE_NEZHA=/work/shared/realdata go test ./rank -run TestNezhaOriginChoice -v
+func TestNezhaOriginChoice(t *testing.T) {
+	root := os.Getenv(envNezha)
+	if root == "" {
+		t.Skipf("set %s to the directory of the Nezha captures to measure the hit rate", envNezha)
+	}
+	variants := []struct {
+		name  string
+		set   func(*IncidentConfig)
+		score bool
+	}{
+		{"defaults (score first)", func(*IncidentConfig) {}, true},
+		{"change time first", func(*IncidentConfig) {}, false},
+		{"threshold 3", func(c *IncidentConfig) { c.Threshold = 3 }, true},
+		{"threshold 6", func(c *IncidentConfig) { c.Threshold = 6 }, true},
+		{"persist 1", func(c *IncidentConfig) { c.Persist = 1 }, true},
+		{"persist 3", func(c *IncidentConfig) { c.Persist = 3 }, true},
+		{"baseline windows 2", func(c *IncidentConfig) { c.BaselineWindows = 2 }, true},
+		{"baseline windows 4", func(c *IncidentConfig) { c.BaselineWindows = 4 }, true},
+	}
+	defer func(v bool) { byScore = v }(byScore)
+	ev := newOriginEval(t, root)
+	ranks := make([][][]int, len(variants)) // variant, mode, fault
+	var b strings.Builder
+	fmt.Fprintln(&b, "| variant | mode | OnlineBoutique hit@1 | hit@3 | TrainTicket hit@1 | hit@3 | all hit@1 | hit@3 |")
+	fmt.Fprintln(&b, "|---|---|---|---|---|---|---|---|")
+	for v, x := range variants {
+		cfg := DefaultIncidentConfig()
+		cfg.Slowdown = 0
+		x.set(&cfg)
+		byScore = x.score
+		for _, mode := range nezhaModes {
+			r, _ := ev.ranks(t, cfg, mode)
+			ranks[v] = append(ranks[v], r)
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", x.name, mode.name, hitCells(r))
+		}
+	}
+	hits := func(v, m int, keep func(f int) bool) int {
+		k := 0
+		for f, r := range ranks[v][m] {
+			if keep(f) && r == 1 {
+				k++
+			}
+		}
+		return k
+	}
+	isOB := func(f int) bool { return nezhaFaults[f].system == "nezha-onlineboutique" }
+	best, bestHits := 0, -1
+	for v := range variants {
+		k := 0
+		for m := range nezhaModes {
+			k += hits(v, m, isOB)
+		}
+		if k > bestHits {
+			best, bestHits = v, k
+		}
+	}
+	fmt.Fprintf(&b, "\nchosen on OnlineBoutique: %s\n\n", variants[best].name)
+	fmt.Fprintln(&b, "| mode | leave-one-out hit@1 | hit@3 | OnlineBoutique | TrainTicket |")
+	fmt.Fprintln(&b, "|---|---|---|---|---|")
+	for m, mode := range nezhaModes {
+		held := make([]int, len(nezhaFaults))
+		for f := range nezhaFaults {
+			bv, bh := 0, -1
+			for v := range variants {
+				if k := hits(v, m, func(g int) bool { return g != f }); k > bh {
+					bv, bh = v, k
+				}
+			}
+			held[f] = ranks[bv][m][f]
+		}
+		c := strings.Split(hitCells(held), " | ")
+		fmt.Fprintf(&b, "| %s | %s | %s | %s, %s | %s, %s |\n", mode.name, c[4], c[5], c[0], c[1], c[2], c[3])
+	}
+	t.Log("\n" + b.String())
+}

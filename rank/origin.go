@@ -211,9 +211,10 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 	return inc, nil
 }
 
-// byScore ranks the unexplained nodes by score before change time (an
-// experiment of TestNezhaHitRate; false: change time first).
-var byScore = false
+// byScore ranks the unexplained nodes by score before change time; the
+// leave-one-out of TestNezhaOrigin compares it with change time first
+// (false), the order before scores.
+var byScore = true
 
 // persistence is the share of the judged windows from c on that are out
 // of range: a fault lasts, a blip does not.
