@@ -182,18 +182,21 @@ func TestNezhaOriginChoice(t *testing.T) {
 	variants := []struct {
 		name  string
 		set   func(*IncidentConfig)
-		score bool
+		order int
 	}{
-		{"defaults (score first)", func(*IncidentConfig) {}, true},
-		{"change time first", func(*IncidentConfig) {}, false},
-		{"threshold 3", func(c *IncidentConfig) { c.Threshold = 3 }, true},
-		{"threshold 6", func(c *IncidentConfig) { c.Threshold = 6 }, true},
-		{"persist 1", func(c *IncidentConfig) { c.Persist = 1 }, true},
-		{"persist 3", func(c *IncidentConfig) { c.Persist = 3 }, true},
-		{"baseline windows 2", func(c *IncidentConfig) { c.BaselineWindows = 2 }, true},
-		{"baseline windows 4", func(c *IncidentConfig) { c.BaselineWindows = 4 }, true},
+		{"defaults (onset groups, then score)", func(*IncidentConfig) {}, orderOnsetGroup},
+		{"change time first", func(*IncidentConfig) {}, orderOnset},
+		{"score first", func(*IncidentConfig) {}, orderScore},
+		{"threshold 3", func(c *IncidentConfig) { c.Threshold = 3 }, orderOnsetGroup},
+		{"threshold 6", func(c *IncidentConfig) { c.Threshold = 6 }, orderOnsetGroup},
+		{"persist 1", func(c *IncidentConfig) { c.Persist = 1 }, orderOnsetGroup},
+		{"persist 3", func(c *IncidentConfig) { c.Persist = 3 }, orderOnsetGroup},
+		{"slack 0", func(c *IncidentConfig) { c.Slack = 0 }, orderOnsetGroup},
+		{"slack 2", func(c *IncidentConfig) { c.Slack = 2 }, orderOnsetGroup},
+		{"baseline windows 2", func(c *IncidentConfig) { c.BaselineWindows = 2 }, orderOnsetGroup},
+		{"baseline windows 4", func(c *IncidentConfig) { c.BaselineWindows = 4 }, orderOnsetGroup},
 	}
-	defer func(v bool) { byScore = v }(byScore)
+	defer func(v int) { orderBy = v }(orderBy)
 	ev := newOriginEval(t, root)
 	ranks := make([][][]int, len(variants)) // variant, mode, fault
 	var b strings.Builder
@@ -203,7 +206,7 @@ func TestNezhaOriginChoice(t *testing.T) {
 		cfg := DefaultIncidentConfig()
 		cfg.Slowdown = 0
 		x.set(&cfg)
-		byScore = x.score
+		orderBy = x.order
 		for _, mode := range nezhaModes {
 			r, _ := ev.ranks(t, cfg, mode)
 			ranks[v] = append(ranks[v], r)

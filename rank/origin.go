@@ -169,6 +169,7 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 			changes[i].Evidence = evidenceOf(st.js, st.change, lo, width, cfg.Threshold)
 		}
 	}
+	groups := onsetGroups(states, changes, cfg.Slack)
 	sort.SliceStable(order, func(a, b int) bool {
 		x, y := order[a], order[b]
 		sx, sy := states[x], states[y]
@@ -182,7 +183,15 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 		if (ex == 0) != (ey == 0) {
 			return ex == 0
 		}
-		if byScore {
+		switch orderBy {
+		case orderScore:
+			if scores[x] != scores[y] {
+				return scores[x] > scores[y]
+			}
+		case orderOnsetGroup:
+			if gx, gy := groups[x], groups[y]; gx != gy {
+				return gx < gy
+			}
 			if scores[x] != scores[y] {
 				return scores[x] > scores[y]
 			}
@@ -211,10 +220,43 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 	return inc, nil
 }
 
-// byScore ranks the unexplained nodes by score before change time; the
-// leave-one-out of TestNezhaOrigin compares it with change time first
-// (false), the order before scores.
-var byScore = true
+// How the changed nodes of one class (unexplained, explained) are
+// ordered: orderOnset by change time, then score; orderScore by score;
+// orderOnsetGroup by change time, counting changes within Slack windows
+// of the group's first as simultaneous, then by score. The
+// leave-one-out of TestNezhaOriginChoice compares them.
+const (
+	orderOnset = iota
+	orderScore
+	orderOnsetGroup
+)
+
+var orderBy = orderOnsetGroup
+
+// onsetGroups gives each changed node the change window of its onset
+// group: walking each class (unexplained, explained) in change order, a
+// node within slack windows of the group's first joins it; a later one
+// starts the next group.
+func onsetGroups(states []*nodeState, changes []NodeChange, slack int) []int {
+	groups := make([]int, len(states))
+	for _, explained := range []bool{false, true} {
+		var idx []int
+		for i, st := range states {
+			if st.change >= 0 && (len(changes[i].ExplainedBy) > 0) == explained {
+				idx = append(idx, i)
+			}
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return states[idx[a]].change < states[idx[b]].change })
+		lead := -1
+		for _, i := range idx {
+			if lead < 0 || states[i].change > lead+slack {
+				lead = states[i].change
+			}
+			groups[i] = lead
+		}
+	}
+	return groups
+}
 
 // persistence is the share of the judged windows from c on that are out
 // of range: a fault lasts, a blip does not.

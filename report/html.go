@@ -115,6 +115,8 @@ type metaView struct {
 type incidentView struct {
 	Window, Range, Baseline string
 	Origins                 []string
+	Confidence              string
+	Evidence                []string
 	Nodes                   [][]string
 	Unjudged                []kv
 	Path                    [][]string
@@ -423,6 +425,19 @@ func capacitySection(c *rank.CapacityCurve) (*capacityView, error) {
 func incidentSection(inc *rank.Incident) *incidentView {
 	v := &incidentView{Window: msText(inc.WindowMS), Range: clock(inc.StartNS) + " .. " + clock(inc.EndNS)[11:],
 		Baseline: inc.Baseline, Origins: inc.Origins}
+	if len(inc.Origins) > 0 {
+		if inc.Confidence > 0 {
+			v.Confidence = confidenceText(inc)
+		}
+		v.Evidence = originEvidence(inc)
+		v.Origins = nil
+		for _, o := range inc.Origins {
+			if n := nodeOf(inc, o); n != nil && n.Score > 0 {
+				o += " (score " + g4(n.Score) + ")"
+			}
+			v.Origins = append(v.Origins, o)
+		}
+	}
 	for i := range inc.Nodes {
 		n := &inc.Nodes[i]
 		if !n.Changed {

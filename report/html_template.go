@@ -176,6 +176,8 @@ footer { color: var(--muted); font-size: 13px; border-top: 1px solid var(--rule)
 <p>Windows of {{.Window}} from {{.Range}}; each node's normal range is {{.Baseline}}.</p>
 {{if .Origins}}<h3>Most likely origin</h3>
 <ol class="origins">{{range .Origins}}<li>{{.}}</li>{{end}}</ol>
+{{with .Confidence}}<p>Confidence: {{.}}.</p>{{end}}
+{{with .Evidence}}<p>Evidence for the first:</p><ul class="tight">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{else}}<p class="callout">No node left its normal range: no origin.</p>{{end}}
 {{with .Nodes}}<h3>Nodes that left their normal range</h3>
 <table class="wide">
