@@ -141,7 +141,7 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 			if other == nil || other.change < 0 || other.change > st.change+cfg.Slack {
 				continue
 			}
-			if accounts(acc, edgeNormals, nodeNormals[st.name], st, callee, lo+int64(st.change), cfg.MinCount) {
+			if accounts(acc, edgeNormals, nodeNormals[st.name], st, other, lo+int64(st.change), cfg.MinCount) {
 				changes[i].ExplainedBy = append(changes[i].ExplainedBy, callee)
 			}
 		}
@@ -367,11 +367,19 @@ func magnitudeAt(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, name
 // latency as st sees it (over the edge's normal median), times the calls
 // per st request, against the rise of st's own median latency. An error
 // change (or a window too thin to weigh) is accounted for by any changed
-// callee.
-func accounts(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, st *nodeState, callee string, w int64, minCount int) bool {
+// callee; any change by a callee whose errors rose, when st re-sent
+// calls to it in that window (its retries and their backoff are the
+// time st lost).
+func accounts(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, st, cs *nodeState, w int64, minCount int) bool {
+	callee := cs.name
 	j := st.js[st.change]
 	if j.metric == "error_rate" || j.metric == "call_error_rate" {
 		return true
+	}
+	if m := cs.js[cs.change].metric; m == "error_rate" || m == "call_error_rate" {
+		if e := acc.edges[[2]string{st.name, callee}][w]; e != nil && e.retries > 0 {
+			return true
+		}
 	}
 	own := acc.nodes[st.name][w]
 	en, ok := edgeNormals[[2]string{st.name, callee}]
