@@ -100,7 +100,7 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 		}
 		changes[i] = nc
 	}
-	edgeNormals := attributeCalls(acc, ref, byName, lo, nw, scan, cfg)
+	edgeNormals, srvNormals, gapToCallee := attributeCalls(acc, ref, byName, lo, nw, scan, cfg)
 	present := map[string]bool{}
 	for _, name := range names {
 		present[name] = true
@@ -141,7 +141,16 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 			if other == nil || other.change < 0 || other.change > st.change+cfg.Slack {
 				continue
 			}
-			if accounts(acc, edgeNormals, nodeNormals[st.name], st, other, lo+int64(st.change), cfg.MinCount) {
+			// What the callee served slower is the callee's; the time
+			// added between the two ends is too only when the calls'
+			// change was given to the callee (its network), not the
+			// caller (its starved client, its own network).
+			w := lo + int64(st.change)
+			en, served := srvNormals, true
+			if gapToCallee[edgeWindow{st.name, callee, w}] {
+				en, served = edgeNormals, false
+			}
+			if accounts(acc, en, served, nodeNormals[st.name], st, other, w, cfg.MinCount, cfg.Persist+cfg.Slack) {
 				changes[i].ExplainedBy = append(changes[i].ExplainedBy, callee)
 			}
 		}
@@ -370,7 +379,11 @@ func magnitudeAt(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, name
 // callee; any change by a callee whose errors rose, when st re-sent
 // calls to it in that window (its retries and their backoff are the
 // time st lost).
-func accounts(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, st, cs *nodeState, w int64, minCount int) bool {
+//
+// When served is set the calls' latency is read as the callee served
+// it (edgeNormals then holds the served normals): the time added
+// between the two ends was the caller's own.
+func accounts(acc *spanAcc, edgeNormals map[[2]string]normal, served bool, nb normal, st, cs *nodeState, w int64, minCount, pool int) bool {
 	callee := cs.name
 	j := st.js[st.change]
 	if j.metric == "error_rate" || j.metric == "call_error_rate" {
@@ -381,17 +394,33 @@ func accounts(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, st, cs 
 			return true
 		}
 	}
-	own := acc.nodes[st.name][w]
+	// A thin window is pooled with the next ones (up to pool windows)
+	// until it holds minCount requests.
+	var ownLat, vals []float64
+	var n, calls int64
+	for k := int64(0); k < int64(max(1, pool)) && n < int64(minCount); k++ {
+		if own := acc.nodes[st.name][w+k]; own != nil {
+			n += own.n
+			ownLat = append(ownLat, own.lat.vals...)
+		}
+		if e := acc.edges[[2]string{st.name, callee}][w+k]; e != nil {
+			calls += e.calls
+			if served {
+				vals = append(vals, e.srv.vals...)
+			} else {
+				vals = append(vals, e.lat.vals...)
+			}
+		}
+	}
 	en, ok := edgeNormals[[2]string{st.name, callee}]
-	e := acc.edges[[2]string{st.name, callee}][w]
-	if own == nil || own.n < int64(minCount) || nb.n == 0 {
+	if n < int64(minCount) || nb.n == 0 {
 		return true
 	}
-	if !ok || e == nil || len(e.lat.vals) == 0 {
+	if !ok || len(vals) == 0 {
 		return false
 	}
-	rise := quantile(own.lat.vals, 0.5) - nb.latMed
-	contrib := (quantile(e.lat.vals, 0.5) - en.latMed) * float64(e.calls) / float64(own.n)
+	rise := quantile(ownLat, 0.5) - nb.latMed
+	contrib := (quantile(vals, 0.5) - en.latMed) * float64(calls) / float64(n)
 	return rise*contrib > 0 && math.Abs(contrib) >= 0.5*math.Abs(rise)
 }
 
@@ -407,8 +436,14 @@ func accounts(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, st, cs 
 // no change (only this caller's calls are slow); else to the callee (its
 // network). The node keeps whichever of its own judgement and the
 // calls' is out and louder.
-func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, nw, scan int, cfg IncidentConfig) map[[2]string]normal {
+//
+// It returns the edges' normal ranges as the caller saw the calls and as
+// the callee served them, and the edge windows whose added time was
+// given to the callee.
+func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, nw, scan int, cfg IncidentConfig) (map[[2]string]normal, map[[2]string]normal, map[edgeWindow]bool) {
 	normals := map[[2]string]normal{}
+	srvNormals := map[[2]string]normal{}
+	callers := map[edgeWindow]bool{}
 	type ej struct {
 		from, to string
 		js       []judgement
@@ -465,6 +500,7 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 		}
 		normals[k] = nb
 		e := ej{from: k[0], to: k[1], js: make([]judgement, nw), srv: normalOf(srvBase)}
+		srvNormals[k] = e.srv
 		for i := scan; i < nw; i++ {
 			j := nb.judge(asWin(acc.edges[k][lo+int64(i)]), cfg.Threshold, cfg.MinChange, cfg.MinCount)
 			j.metric = "call_" + j.metric
@@ -504,6 +540,9 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 			case inJudged[e.to] > 1 && inOut[e.to] == 1:
 				target = e.from
 			}
+			if target == e.to && !served {
+				callers[edgeWindow{e.from, e.to, lo + int64(i)}] = true
+			}
 			if target == e.to && acc.serial[e.to] {
 				// A serialised callee is judged by the time it holds its
 				// slot; the wait in its queue is not a change of its own.
@@ -518,7 +557,13 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 			}
 		}
 	}
-	return normals
+	return normals, srvNormals, callers
+}
+
+// edgeWindow is one edge in one window.
+type edgeWindow struct {
+	from, to string
+	w        int64
 }
 
 // climb follows the degradation from the origin up its callers: at each
