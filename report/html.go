@@ -55,7 +55,10 @@ type htmlPage struct {
 	CapacityNote string
 	Meta         *metaView
 	Incident     *incidentView
-	Fit          *fitView
+	// IncidentFirst puts the incident before everything else: the
+	// question of an analysis with an incident is where it started.
+	IncidentFirst bool
+	Fit           *fitView
 }
 
 // kv is a labelled value.
@@ -199,6 +202,7 @@ func newHTMLPage(a *Analysis) (*htmlPage, error) {
 	}
 	if a.Incident != nil {
 		p.Incident = incidentSection(a.Incident)
+		p.IncidentFirst = len(a.Incident.Origins) > 0
 	}
 	if a.Fit != nil {
 		if p.Fit, err = fitSection(a.Fit); err != nil {
