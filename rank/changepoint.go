@@ -95,6 +95,31 @@ type judgement struct {
 	base   float64
 	value  float64
 	n      int // values behind z
+	// others are the window's other out-of-range metrics (the node's
+	// evidence); nil when there are none.
+	others []judgement
+}
+
+// merge returns the louder of two judgements of one window (an out one
+// before one in range), keeping every out-of-range metric of both in its
+// others.
+func merge(cur, j judgement) judgement {
+	if !j.judged {
+		return cur
+	}
+	winner, loser := cur, j
+	if !cur.judged || j.out && (!cur.out || j.z > cur.z) || !cur.out && !j.out && j.z > cur.z {
+		winner, loser = j, cur
+	}
+	if loser.out {
+		others := append([]judgement(nil), winner.others...)
+		l := loser
+		l.others = nil
+		others = append(others, l)
+		others = append(others, loser.others...)
+		winner.others = others
+	}
+	return winner
 }
 
 // judge compares one window with the normal range on four metrics: the
@@ -111,8 +136,12 @@ func (nb *normal) judge(w *winAcc, threshold, minChange float64, minCount int) j
 		return judgement{}
 	}
 	j := judgement{judged: true}
+	var outs []judgement
 	consider := func(metric string, z, base, value float64, n int, material bool) {
 		out := math.Abs(z) >= threshold && material
+		if out {
+			outs = append(outs, judgement{judged: true, out: true, z: math.Abs(z), metric: metric, base: base, value: value, n: n})
+		}
 		switch {
 		case out && (!j.out || math.Abs(z) > j.z):
 			j = judgement{judged: true, out: true, z: math.Abs(z), metric: metric, base: base, value: value, n: n}
@@ -150,6 +179,11 @@ func (nb *normal) judge(w *winAcc, threshold, minChange float64, minCount int) j
 	pv := math.Max(pb, 1/float64(nb.n+1))
 	z := math.Max(0, (pw-pb)/math.Sqrt(pv*(1-pv)/float64(w.n)))
 	consider("error_rate", z, pb, pw, int(w.n), pw-pb >= errorRiseMin)
+	for _, o := range outs {
+		if o.metric != j.metric {
+			j.others = append(j.others, o)
+		}
+	}
 	return j
 }
 

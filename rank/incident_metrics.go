@@ -127,9 +127,7 @@ func metricJudgements(samples metricSource, nodes map[string]bool, lo, width int
 				if i < scan || i >= nw {
 					continue
 				}
-				if cur := js[i]; !cur.judged || j.out && (!cur.out || j.z > cur.z) || !cur.out && !j.out && j.z > cur.z {
-					js[i] = j
-				}
+				js[i] = merge(js[i], j)
 			}
 		}
 	}

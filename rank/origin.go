@@ -112,8 +112,8 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 	for i, st := range states {
 		nc := &changes[i]
 		for k, j := range mjs[st.name] {
-			if cur := st.js[k]; j.judged && (!cur.judged || j.out && (!cur.out || j.z > cur.z)) {
-				st.js[k] = j
+			if j.judged && (!st.js[k].judged || j.out) {
+				st.js[k] = merge(st.js[k], j)
 			}
 		}
 		for k := range st.js {
@@ -297,30 +297,34 @@ func metricRise(js []judgement, c int) float64 {
 	return r
 }
 
-// evidenceOf lists, per metric, the first window from c on where it was
-// the node's loudest out-of-range metric, with its largest z.
+// evidenceOf lists each metric out of range in a window from c on, at
+// its first such window, with its largest z from then on.
 func evidenceOf(js []judgement, c int, lo, width int64, threshold float64) []ChangeEvidence {
 	var ev []ChangeEvidence
 	at := map[string]int{}
 	for k := c; k < len(js); k++ {
-		j := js[k]
-		if !j.out {
+		if !js[k].out {
 			continue
 		}
-		if i, ok := at[j.metric]; ok {
-			if j.z > ev[i].Z {
-				ev[i].Z = round3(j.z)
+		for _, j := range append([]judgement{js[k]}, js[k].others...) {
+			if !j.out {
+				continue
 			}
-			continue
+			if i, ok := at[j.metric]; ok {
+				if j.z > ev[i].Z {
+					ev[i].Z = round3(j.z)
+				}
+				continue
+			}
+			spread := 0.0
+			if j.z > 0 {
+				spread = (j.value - j.base) / j.z
+			}
+			at[j.metric] = len(ev)
+			ev = append(ev, ChangeEvidence{Metric: j.metric, Normal: round3(j.base),
+				NormalHigh: round3(j.base + threshold*spread), Value: round3(j.value),
+				AtNS: (lo + int64(k)) * width, Z: round3(j.z)})
 		}
-		spread := 0.0
-		if j.z > 0 {
-			spread = (j.value - j.base) / j.z
-		}
-		at[j.metric] = len(ev)
-		ev = append(ev, ChangeEvidence{Metric: j.metric, Normal: round3(j.base),
-			NormalHigh: round3(j.base + threshold*spread), Value: round3(j.value),
-			AtNS: (lo + int64(k)) * width, Z: round3(j.z)})
 	}
 	return ev
 }
@@ -552,9 +556,7 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 			if st == nil {
 				continue
 			}
-			if cur := st.js[i]; !cur.out || j.z > cur.z {
-				st.js[i] = j
-			}
+			st.js[i] = merge(st.js[i], j)
 		}
 	}
 	return normals, srvNormals, callers
