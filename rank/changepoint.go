@@ -22,7 +22,31 @@ const (
 	slowShareMin = 0.15
 	// errorRiseMin is the smallest rise of the error rate that counts.
 	errorRiseMin = 0.05
+	// silentShareMax is the most of its expected requests a node may
+	// still serve in a window and have fallen silent: half.
+	silentShareMax = 0.5
 )
+
+// judgeThroughput judges a window's requests against what the root
+// requests of the window should have brought: the baseline's requests
+// per root request (perRoot) times the window's roots. A node that
+// serves at most half of that, with a Poisson z of at least threshold,
+// has fallen silent; otherwise, and where the window should have
+// brought fewer than minCount requests or the node is an entry (perRoot
+// 0), the judgement is empty.
+func judgeThroughput(n, roots int64, perRoot, threshold float64, minCount int) judgement {
+	exp := perRoot * float64(roots)
+	if perRoot <= 0 || exp < float64(minCount) {
+		return judgement{}
+	}
+	z := math.Max(0, (exp-float64(n))/math.Sqrt(exp))
+	if z < threshold || float64(n) > silentShareMax*exp {
+		// In range says nothing of the window's latency or errors: it
+		// leaves the window as the other metrics judged it.
+		return judgement{}
+	}
+	return judgement{judged: true, out: true, z: z, metric: "throughput", base: exp, value: float64(n), n: int(roots)}
+}
 
 // normal is a node's normal range, read from its baseline windows.
 type normal struct {

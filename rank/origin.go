@@ -3,6 +3,7 @@ package rank
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"cascade"
@@ -76,6 +77,25 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 		}
 		nb := normalOf(baseWins)
 		nodeNormals[name] = nb
+		// Requests per root request in the normal range, for the
+		// throughput judgement; entries (whose requests are the roots)
+		// are not judged by it.
+		perRoot := 0.0
+		if acc.roots[name] == 0 {
+			var baseRoots int64
+			if ref != nil {
+				for _, r := range ref.rootWin {
+					baseRoots += r
+				}
+			} else {
+				for w := lo; w < lo+int64(cfg.BaselineWindows); w++ {
+					baseRoots += acc.rootWin[w]
+				}
+			}
+			if baseRoots > 0 {
+				perRoot = float64(nb.n) / float64(baseRoots)
+			}
+		}
 		nc := NodeChange{Node: name}
 		if nb.n < int64(cfg.MinCount) {
 			nc.Note = fmt.Sprintf("%d requests in the normal range: too few to judge", nb.n)
@@ -95,6 +115,11 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 			}
 			if k >= scan && nc.Note == "" {
 				st.js[k] = nb.judge(w, cfg.Threshold, cfg.MinChange, cfg.MinCount)
+				var n int64
+				if w != nil {
+					n = w.n
+				}
+				st.js[k] = merge(st.js[k], judgeThroughput(n, acc.rootWin[lo+int64(k)], perRoot, cfg.Threshold, cfg.MinCount))
 			}
 			nc.Series = append(nc.Series, ws)
 		}
@@ -132,9 +157,47 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 	// Explained: a changed direct callee, changed no later than Slack
 	// windows after the node, whose calls account for at least half the
 	// node's latency change.
+	callers := map[string][]string{}
+	for from, tos := range callees {
+		for _, to := range tos {
+			callers[to] = append(callers[to], from)
+		}
+	}
+	for k := range callers {
+		sort.Strings(callers[k])
+	}
 	for i, st := range states {
 		if st.change < 0 {
 			continue
+		}
+		// Silence propagates downstream: a node that fell silent got no
+		// calls to serve — unless its callers' calls to it went
+		// unanswered, when it stopped answering. A caller that records
+		// its calls and changed within Slack windows (or earlier)
+		// stopped calling; a caller whose calls leave no record of
+		// their own explains the silence only when it fell silent too,
+		// or changed more than Slack windows before (a node that stops
+		// answering falls silent within Slack windows of its callers'
+		// first failures).
+		if st.js[st.change].metric == "throughput" {
+			w := lo + int64(st.change)
+			var unanswered int64
+			for k := int64(0); k <= int64(cfg.Slack); k++ {
+				unanswered += acc.unansweredTo(st.name, w+k)
+			}
+			for _, caller := range callers[st.name] {
+				other := byName[caller]
+				if unanswered > 0 || other == nil || other.change < 0 || other.change > st.change+cfg.Slack {
+					continue
+				}
+				silent := other.js[other.change].metric == "throughput"
+				if silent || acc.clientTimed[[2]string{caller, st.name}] || other.change < st.change-cfg.Slack {
+					changes[i].ExplainedBy = append(changes[i].ExplainedBy, caller)
+				}
+			}
+		}
+		if st.js[st.change].metric == "throughput" {
+			continue // silence does not come from below
 		}
 		for _, callee := range callees[st.name] {
 			other := byName[callee]
@@ -155,6 +218,23 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 			}
 		}
 	}
+	// A callee that fell silent because this node changed does not
+	// explain it back.
+	index := map[string]int{}
+	for i, st := range states {
+		index[st.name] = i
+	}
+	for i := range states {
+		var keep []string
+		for _, callee := range changes[i].ExplainedBy {
+			c := index[callee]
+			if states[c].js[states[c].change].metric == "throughput" && slices.Contains(changes[c].ExplainedBy, states[i].name) {
+				continue
+			}
+			keep = append(keep, callee)
+		}
+		changes[i].ExplainedBy = keep
+	}
 	order := make([]int, len(states))
 	for i := range order {
 		order[i] = i
@@ -173,7 +253,7 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 	scores := make([]float64, len(states))
 	for i, st := range states {
 		if st.change >= 0 {
-			scores[i] = round3(persistence(st.js, st.change) * (mags[i] + metricRise(mjs[st.name], st.change)))
+			scores[i] = round3(persistence(st.js, st.change) * (mags[i] + metricRise(mjs[st.name], st.change) + silence(st.js, st.change)))
 			changes[i].Score = scores[i]
 			changes[i].Evidence = evidenceOf(st.js, st.change, lo, width, cfg.Threshold)
 		}
@@ -297,6 +377,21 @@ func metricRise(js []judgement, c int) float64 {
 	return r
 }
 
+// silence is the largest log ratio of the requests a node should have
+// served to those it served (each plus one) among its windows from c on
+// that fell silent.
+func silence(js []judgement, c int) float64 {
+	var r float64
+	for _, j := range js[c:] {
+		for _, o := range append([]judgement{j}, j.others...) {
+			if o.out && o.metric == "throughput" {
+				r = math.Max(r, math.Log((o.base+1)/(o.value+1)))
+			}
+		}
+	}
+	return r
+}
+
 // evidenceOf lists each metric out of range in a window from c on, at
 // its first such window, with its largest z from then on.
 func evidenceOf(js []judgement, c int, lo, width int64, threshold float64) []ChangeEvidence {
@@ -357,7 +452,7 @@ func magnitudeAt(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, name
 		if m <= 0 {
 			return 0
 		}
-		return math.Abs(math.Log(m / med))
+		return math.Max(0, math.Log(m/med))
 	}
 	var mag, errRise float64
 	if x := acc.nodes[name][w]; x != nil && nb.n > 0 {

@@ -12,8 +12,9 @@ import (
 
 // TestShapesFaults injects each kind of fault — a slowdown of the
 // service's own work (×3), an error burst (30% of its requests fail
-// fast) and saturation (one request at a time with more work than it
-// can serve) — at the entry (gateway), mid-chain (stock) and the leaf
+// fast), saturation (one request at a time with more work than it can
+// serve) and silence (it answers nothing; not at the entry, which would
+// leave no trace) — at the entry (gateway), mid-chain (stock) and the leaf
 // (ledger), in a shape without retries (pairs), one whose callers retry
 // the faulty calls (mixed: orders calls stock three times at once and
 // retries each failure; client-only: stock retries ledger), and one with
@@ -28,10 +29,14 @@ func TestShapesFaults(t *testing.T) {
 		{"slow", func(c *shapes.Config, svc string) { c.Slow, c.SlowFactor = svc, 3 }},
 		{"errors", func(c *shapes.Config, svc string) { c.Fail = svc }},
 		{"saturation", func(c *shapes.Config, svc string) { c.Saturate = svc }},
+		{"silent", func(c *shapes.Config, svc string) { c.Silent = svc }},
 	}
 	for _, shape := range []string{"pairs", "mixed", "client-only", "server-only"} {
 		for _, kind := range kinds {
 			for _, svc := range []string{"gateway", "stock", "ledger"} {
+				if kind.name == "silent" && svc == "gateway" {
+					continue // an entry that answers nothing leaves no trace to read
+				}
 				t.Run(fmt.Sprintf("%s/%s/%s", shape, kind.name, svc), func(t *testing.T) {
 					cfg := shapes.Config{Shape: shape, Traces: int(shapes.Rate(shape) * 120)}
 					kind.set(&cfg, svc)

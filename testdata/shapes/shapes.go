@@ -13,7 +13,8 @@
 // stretches one service's own work from a point of the capture on, Fail
 // makes it fail a share of its requests (an error burst) and Saturate
 // makes it serve one request at a time with more work than it can keep
-// up with, so attribution can be checked against a known origin.
+// up with, and Silent makes it stop answering, so attribution can be
+// checked against a known origin.
 //
 // The bytes are what the OpenTelemetry Collector's file exporter writes
 // (pdata's JSON marshaler, one ExportTraceServiceRequest); equal Configs
@@ -88,6 +89,10 @@ type Config struct {
 	// of it grows for the rest of the capture.
 	Saturate     string
 	SaturateLoad float64
+	// Silent, when not empty, names a service that answers no request
+	// from SlowFrom on (a crash): it records nothing, and each call to it
+	// fails after 1 ms, where the caller records it.
+	Silent string
 }
 
 // Truth is what the generator knows about a capture.
@@ -97,9 +102,11 @@ type Truth struct {
 	Doc    string `json:"doc"`
 	Traces int    `json:"traces"`
 	Slow   string `json:"slow,omitempty"`
-	// Fail and Saturate name the services of those faults, if any.
+	// Fail, Saturate and Silent name the services of those faults, if
+	// any.
 	Fail     string      `json:"fail,omitempty"`
 	Saturate string      `json:"saturate,omitempty"`
+	Silent   string      `json:"silent,omitempty"`
 	Edges    []EdgeTruth `json:"edges"`
 	Nodes    []NodeTruth `json:"nodes"`
 	// SlowFromNS is when the slowdown (or the other fault) starts (Unix
@@ -340,7 +347,7 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	if cfg.SaturateLoad == 0 {
 		cfg.SaturateLoad = 1.25
 	}
-	for _, svc := range []string{cfg.Slow, cfg.Fail, cfg.Saturate} {
+	for _, svc := range []string{cfg.Slow, cfg.Fail, cfg.Saturate, cfg.Silent} {
 		if svc != "" && !slices.Contains(Services, svc) {
 			return nil, nil, fmt.Errorf("shapes: unknown service %q", svc)
 		}
@@ -365,8 +372,8 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	case cfg.Slots == 0:
 		g.slotFree = make([]int64, 1)
 	}
-	tr := &Truth{Shape: cfg.Shape, Style: sh.style, Doc: sh.doc, Traces: cfg.Traces, Slow: cfg.Slow, Fail: cfg.Fail, Saturate: cfg.Saturate}
-	fault := cfg.Slow != "" || cfg.Fail != "" || cfg.Saturate != ""
+	tr := &Truth{Shape: cfg.Shape, Style: sh.style, Doc: sh.doc, Traces: cfg.Traces, Slow: cfg.Slow, Fail: cfg.Fail, Saturate: cfg.Saturate, Silent: cfg.Silent}
+	fault := cfg.Slow != "" || cfg.Fail != "" || cfg.Saturate != "" || cfg.Silent != ""
 	for i := 0; i+1 < len(Services); i++ {
 		key := Services[i] + ">" + Services[i+1]
 		g.et[key] = &EdgeTruth{From: Services[i], To: Services[i+1], TimeoutMS: sh.edges[key].timeoutMS}
@@ -376,7 +383,7 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	for i := range cfg.Traces {
 		t += int64(g.rng.ExpFloat64() / sh.rate * 1e9)
 		g.slow = cfg.Slow != "" && i >= slowAt
-		g.faulty = (cfg.Fail != "" || cfg.Saturate != "") && i >= slowAt
+		g.faulty = (cfg.Fail != "" || cfg.Saturate != "" || cfg.Silent != "") && i >= slowAt
 		if fault && i == slowAt {
 			tr.SlowFromNS = t
 		}
@@ -552,6 +559,20 @@ func (g *gen) logical(caller, callee string, parent [8]byte, start int64, es edg
 // whether the timeout cut it.
 func (g *gen) attempt(caller, callee string, parent [8]byte, name string, t int64, es edgeSpec) (answered int64, failed, cut bool) {
 	const net = 200_000 // 0.2 ms each way
+	if g.faulty && callee == g.cfg.Silent {
+		// Connection refused: the caller's record of the call, if it
+		// keeps one, fails after 1 ms; the callee records nothing.
+		answered = t + ms
+		switch g.sh.style {
+		case Pairs:
+			g.spans = append(g.spans, span{trace: g.trace, id: g.id(), parent: parent, svc: caller, name: name,
+				kind: ptrace.SpanKindClient, start: t, end: answered, status: "error"})
+		case ClientOnly:
+			g.spans = append(g.spans, span{trace: g.trace, id: g.id(), parent: parent, svc: callee, name: name,
+				kind: ptrace.SpanKindClient, start: t, end: answered, status: "error"})
+		}
+		return answered, true, false
+	}
 	switch g.sh.style {
 	case Pairs:
 		cl := span{trace: g.trace, id: g.id(), parent: parent, svc: caller, name: name, kind: ptrace.SpanKindClient, start: t}
