@@ -124,17 +124,29 @@
 // it.
 //
 // A node's normal range is its first BaselineWindows windows, or a
-// fault-free reference capture. Each later window is judged on four
+// fault-free reference capture. Each later window is judged on five
 // metrics: the median latency and the median self time (the shift of the
 // median over its standard error, 1.2533·σ/√n, σ = 1.4826·MAD of the
 // baseline, at least 5% of its median — a robust z-score), the share of
 // requests slower than the baseline's p95 by more than MinChange (a
 // binomial z against 5%, more than the baseline can have), and the
-// error rate (a binomial z against the baseline's). Only a rise counts:
+// error rate (a binomial z against the baseline's); and its requests
+// against those its share of the window's root requests should bring
+// (the baseline's requests per root): at most half of them, with a
+// Poisson z of Threshold, and it has fallen silent. Only a rise counts:
 // a service that got faster is not where an incident began (a callee
 // that fails fast shows by its errors). A metric is out of range when
 // its z reaches Threshold (4) and the change is material (a median up
 // by MinChange, 25%; a slow share of 15%; errors up 5 points).
+//
+// Silence flows downstream, the other way from latency: a silent node is
+// explained by a caller that fell silent too, by a caller that records
+// its calls (client spans) and changed within Slack windows (it stopped
+// calling), or by one that changed more than Slack windows before —
+// unless calls to it went unanswered (client spans with no child
+// request), when it stopped answering itself. It is never explained by
+// its callees, and a silent callee explained by a caller does not
+// explain that caller back.
 //
 // Each call edge's latency as the caller sees it is judged the same way
 // and given to one end. When the callee served those calls slower (the
