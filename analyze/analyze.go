@@ -49,6 +49,10 @@ type Config struct {
 	NoFit bool
 	// Rank ranks the remediations; its Seed is every stage's seed.
 	Rank rank.Config
+	// Baseline, when set, is a fault-free capture (trace files, or one
+	// dataset directory) whose spans make every node's normal range in
+	// the incident pass; empty: the incident's own first windows.
+	Baseline []string
 	// Incident finds where an incident began; NoIncident skips it.
 	Incident   rank.IncidentConfig
 	NoIncident bool
@@ -218,7 +222,16 @@ func Run(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	// spans; the infectability replays the model.
 	if !cfg.NoIncident {
 		stage("incident")
-		if a.Incident, err = rank.RootCause(ctx, spans, nil, model, cfg.Incident); err != nil {
+		in := rank.IncidentInput{Spans: spans, Samples: samples, Model: model}
+		if len(cfg.Baseline) > 0 {
+			ref, done, err := baselineSpans(ctx, cfg)
+			if err != nil {
+				return nil, fmt.Errorf("baseline: %w", err)
+			}
+			defer done()
+			in.Reference = ref
+		}
+		if a.Incident, err = rank.Investigate(ctx, in, cfg.Incident); err != nil {
 			return nil, fmt.Errorf("incident: %w", err)
 		}
 	}
@@ -366,4 +379,31 @@ func write(dir string, a *report.Analysis, out []outFile) error {
 		}
 	}
 	return nil
+}
+
+// baselineSpans returns the spans of cfg.Baseline: the dataset it
+// names, or its trace files ingested into a temporary dataset that done
+// removes.
+func baselineSpans(ctx context.Context, cfg Config) (graph.SpanSource, func(), error) {
+	if len(cfg.Baseline) == 1 {
+		if _, err := os.Stat(filepath.Join(cfg.Baseline[0], ingest.SpansFile)); err == nil {
+			dir := cfg.Baseline[0]
+			return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }, func() {}, nil
+		}
+	}
+	tmp, err := os.MkdirTemp("", "cascade-baseline-")
+	if err != nil {
+		return nil, nil, err
+	}
+	done := func() { os.RemoveAll(tmp) }
+	icfg := ingest.DefaultConfig()
+	icfg.Traces = cfg.Baseline
+	icfg.Format = cfg.Format
+	icfg.Out = filepath.Join(tmp, "dataset")
+	if _, err := ingest.Run(ctx, icfg); err != nil {
+		done()
+		return nil, nil, err
+	}
+	dir := icfg.Out
+	return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }, done, nil
 }

@@ -22,7 +22,31 @@ const (
 	slowShareMin = 0.15
 	// errorRiseMin is the smallest rise of the error rate that counts.
 	errorRiseMin = 0.05
+	// silentShareMax is the most of its expected requests a node may
+	// still serve in a window and have fallen silent: half.
+	silentShareMax = 0.5
 )
+
+// judgeThroughput judges a window's requests against what the root
+// requests of the window should have brought: the baseline's requests
+// per root request (perRoot) times the window's roots. A node that
+// serves at most half of that, with a Poisson z of at least threshold,
+// has fallen silent; otherwise, and where the window should have
+// brought fewer than minCount requests or the node is an entry (perRoot
+// 0), the judgement is empty.
+func judgeThroughput(n, roots int64, perRoot, threshold float64, minCount int) judgement {
+	exp := perRoot * float64(roots)
+	if perRoot <= 0 || exp < float64(minCount) {
+		return judgement{}
+	}
+	z := math.Max(0, (exp-float64(n))/math.Sqrt(exp))
+	if z < threshold || float64(n) > silentShareMax*exp {
+		// In range says nothing of the window's latency or errors: it
+		// leaves the window as the other metrics judged it.
+		return judgement{}
+	}
+	return judgement{judged: true, out: true, z: z, metric: "throughput", base: exp, value: float64(n), n: int(roots)}
+}
 
 // normal is a node's normal range, read from its baseline windows.
 type normal struct {
@@ -95,6 +119,31 @@ type judgement struct {
 	base   float64
 	value  float64
 	n      int // values behind z
+	// others are the window's other out-of-range metrics (the node's
+	// evidence); nil when there are none.
+	others []judgement
+}
+
+// merge returns the louder of two judgements of one window (an out one
+// before one in range), keeping every out-of-range metric of both in its
+// others.
+func merge(cur, j judgement) judgement {
+	if !j.judged {
+		return cur
+	}
+	winner, loser := cur, j
+	if !cur.judged || j.out && (!cur.out || j.z > cur.z) || !cur.out && !j.out && j.z > cur.z {
+		winner, loser = j, cur
+	}
+	if loser.out {
+		others := append([]judgement(nil), winner.others...)
+		l := loser
+		l.others = nil
+		others = append(others, l)
+		others = append(others, loser.others...)
+		winner.others = others
+	}
+	return winner
 }
 
 // judge compares one window with the normal range on four metrics: the
@@ -111,8 +160,12 @@ func (nb *normal) judge(w *winAcc, threshold, minChange float64, minCount int) j
 		return judgement{}
 	}
 	j := judgement{judged: true}
+	var outs []judgement
 	consider := func(metric string, z, base, value float64, n int, material bool) {
 		out := math.Abs(z) >= threshold && material
+		if out {
+			outs = append(outs, judgement{judged: true, out: true, z: math.Abs(z), metric: metric, base: base, value: value, n: n})
+		}
 		switch {
 		case out && (!j.out || math.Abs(z) > j.z):
 			j = judgement{judged: true, out: true, z: math.Abs(z), metric: metric, base: base, value: value, n: n}
@@ -125,8 +178,11 @@ func (nb *normal) judge(w *winAcc, threshold, minChange float64, minCount int) j
 			return
 		}
 		m := quantile(vals, 0.5)
-		z := (m - med) / (medianSE * sigma / math.Sqrt(float64(len(vals))))
-		consider(metric, z, med, m, len(vals), math.Abs(m-med) >= minChange*math.Abs(med))
+		// Only a rise is a fault: a service that got faster is not
+		// where an incident began (a drop is what a slow or failing
+		// callee's callers see when their requests end early).
+		z := math.Max(0, (m-med)/(medianSE*sigma/math.Sqrt(float64(len(vals)))))
+		consider(metric, z, med, m, len(vals), m-med >= minChange*math.Abs(med))
 	}
 	shift("latency", w.lat.vals, nb.latMed, nb.latSigma)
 	shift("self_time", w.self.vals, nb.selfMed, nb.selfSigm)
@@ -139,14 +195,19 @@ func (nb *normal) judge(w *winAcc, threshold, minChange float64, minCount int) j
 		}
 		q := float64(slow) / float64(n)
 		p := 1 - slowQuantile
-		z := (q - p) / math.Sqrt(p*(1-p)/float64(n))
+		z := math.Max(0, (q-p)/math.Sqrt(p*(1-p)/float64(n)))
 		consider("slow_share", z, p, q, n, q >= slowShareMin)
 	}
 	pb := nb.errRate
 	pw := float64(w.errs) / float64(w.n)
 	pv := math.Max(pb, 1/float64(nb.n+1))
-	z := (pw - pb) / math.Sqrt(pv*(1-pv)/float64(w.n))
+	z := math.Max(0, (pw-pb)/math.Sqrt(pv*(1-pv)/float64(w.n)))
 	consider("error_rate", z, pb, pw, int(w.n), pw-pb >= errorRiseMin)
+	for _, o := range outs {
+		if o.metric != j.metric {
+			j.others = append(j.others, o)
+		}
+	}
 	return j
 }
 

@@ -61,7 +61,9 @@ func TestJudgeWindow(t *testing.T) {
 	}{
 		{"same", window(rng, 100, 100, 10, 1), false, ""},
 		{"slower", window(rng, 50, 150, 10, 0), true, "latency|slow_share"},
-		{"faster (fail fast)", window(rng, 50, 40, 5, 0), true, "latency"},
+		// A drop in latency is not a fault; failing fast shows as errors.
+		{"faster", window(rng, 50, 40, 5, 0), false, ""},
+		{"faster (fail fast)", window(rng, 50, 40, 5, 20), true, "error_rate"},
 		{"tail", tail, true, "slow_share"},
 		{"errors", window(rng, 100, 100, 10, 30), true, "error_rate"},
 		{"too few", window(rng, 2, 500, 10, 0), false, ""},

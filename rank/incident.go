@@ -95,6 +95,9 @@ type Incident struct {
 	Nodes []NodeChange `json:"nodes"`
 	// Origins are the top ranked origins, most likely first.
 	Origins []string `json:"origins"`
+	// Confidence is how far the first origin is ahead of the second:
+	// its share of their two scores (1 with no rival, 0.5 a tie).
+	Confidence float64 `json:"confidence,omitempty"`
 	// Path is the chain of calls the degradation climbed, from the
 	// origin's caller up towards the entry.
 	Path []PathStep `json:"path"`
@@ -125,6 +128,15 @@ type NodeChange struct {
 	Baseline float64 `json:"baseline,omitempty"`
 	Value    float64 `json:"value,omitempty"`
 	Z        float64 `json:"z,omitempty"`
+	// Score ranks the changed nodes that no callee explains: the share
+	// of judged windows out of range from the change on, times the
+	// change's size (the largest log ratio of the node's latency medians
+	// to normal, its own or as a caller sees it, plus its error rise,
+	// plus the largest log ratio of a saturation metric to normal).
+	Score float64 `json:"score,omitempty"`
+	// Evidence lists each metric that left its range from the change
+	// on, with its first window.
+	Evidence []ChangeEvidence `json:"evidence,omitempty"`
 	// ExplainedBy are the changed callees (directly or further down)
 	// that changed no later than Slack windows after it: degradation
 	// that can have come from below.
@@ -133,6 +145,24 @@ type NodeChange struct {
 	Note string `json:"note,omitempty"`
 	// Series are the node's windows.
 	Series []WindowStat `json:"series,omitempty"`
+}
+
+// ChangeEvidence is one metric that left its normal range.
+type ChangeEvidence struct {
+	// Metric names it: latency, self_time, slow_share, error_rate, a
+	// call_… metric of calls given to this node, or metric:NAME for a
+	// metric sample.
+	Metric string `json:"metric"`
+	// Normal is the normal value (a median, a share or a rate), and
+	// NormalHigh the top of its normal range for the window that left
+	// it (Normal plus Threshold standard errors).
+	Normal     float64 `json:"normal"`
+	NormalHigh float64 `json:"normal_high"`
+	// Value is the metric in that window, AtNS its start, Z the
+	// largest robust z-score from then on.
+	Value float64 `json:"value"`
+	AtNS  int64   `json:"at_ns"`
+	Z     float64 `json:"z"`
 }
 
 // WindowStat is one node's window.
@@ -178,6 +208,31 @@ type PathStep struct {
 // origin; the path; and, when m is not nil, each node's infectability in
 // replay. See the package documentation for the method.
 func RootCause(ctx context.Context, spans, reference graph.SpanSource, m *cascade.Model, cfg IncidentConfig) (*Incident, error) {
+	return Investigate(ctx, IncidentInput{Spans: spans, Reference: reference, Model: m}, cfg)
+}
+
+// IncidentInput is what Investigate reads.
+type IncidentInput struct {
+	// Spans are the incident's spans grouped by trace; required.
+	Spans graph.SpanSource
+	// Reference, when not nil, is a fault-free capture whose spans make
+	// every node's normal range.
+	Reference graph.SpanSource
+	// Samples, when not nil, are metric samples (CPU, memory, queue
+	// depth, …) joined to the nodes by service; their normal range is
+	// the points before the judged windows.
+	Samples graph.SampleSource
+	// Model, when not nil, adds its edges to the calls seen, marks its
+	// serialised nodes, and drives the infectability replays.
+	Model *cascade.Model
+}
+
+// Investigate is RootCause with metric samples beside the spans.
+func Investigate(ctx context.Context, in IncidentInput, cfg IncidentConfig) (*Incident, error) {
+	spans, reference, m := in.Spans, in.Reference, in.Model
+	if spans == nil {
+		return nil, graph.ErrNoSpans
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -200,9 +255,11 @@ func RootCause(ctx context.Context, spans, reference graph.SpanSource, m *cascad
 		}
 		ref.holdSerial()
 	}
-	inc := analyse(acc, ref, m, cfg)
+	inc, err := analyse(acc, ref, m, in.Samples, cfg)
+	if err != nil {
+		return nil, err
+	}
 	if m != nil && cfg.Slowdown > 0 {
-		var err error
 		if inc.Infectable, inc.Seeds, err = infectability(ctx, m, cfg); err != nil {
 			return nil, err
 		}

@@ -64,6 +64,11 @@ const maxSerialReqs = 1 << 20
 type edgeWin struct {
 	calls, retries int64
 	lat            reservoir
+	// srv samples the same calls' latency as the callee served them
+	// (its request span): where lat rises and srv does not, the time
+	// was added between the two — the network, or the caller's own
+	// starved client.
+	srv reservoir
 }
 
 // spanAcc accumulates per-node and per-edge windows from spans grouped
@@ -75,6 +80,17 @@ type spanAcc struct {
 	nodes map[string]map[int64]*winAcc
 	edges map[[2]string]map[int64]*edgeWin
 	roots map[string]int64
+	// rootWin counts the root requests (spans without a parent) by the
+	// window they started in.
+	rootWin map[int64]int64
+	// clientTimed marks the edges whose calls the caller records (a
+	// client span); opCallee names the callee that answered a caller's
+	// client operation; unanswered counts, per caller and client
+	// operation and window, client spans no request answered: calls to
+	// a callee that did not answer (see unansweredTo).
+	clientTimed map[[2]string]bool
+	opCallee    map[[2]string]string
+	unanswered  map[[2]string]map[int64]int64
 
 	// serial names the nodes that serve one request at a time (the
 	// model's proven single slot: a lock); reqs keeps their requests to
@@ -92,7 +108,9 @@ func newSpanAcc(width int64, capacity int, seed uint64) *spanAcc {
 	return &spanAcc{
 		width: width, cap: capacity, rng: rand.New(rand.NewPCG(seed, 0x1ac1de17)),
 		nodes: map[string]map[int64]*winAcc{}, edges: map[[2]string]map[int64]*edgeWin{},
-		roots: map[string]int64{}, index: map[string]int{}, names: map[string]string{},
+		roots: map[string]int64{}, rootWin: map[int64]int64{},
+		clientTimed: map[[2]string]bool{}, opCallee: map[[2]string]string{}, unanswered: map[[2]string]map[int64]int64{},
+		index: map[string]int{}, names: map[string]string{},
 		serial: map[string]bool{}, reqs: map[string][]serialReq{},
 	}
 }
@@ -300,11 +318,41 @@ func (a *spanAcc) flush() {
 			spans[c.caller] = append(spans[c.caller], [2]int64{t.start, t.end})
 		}
 		caller := &ss[c.caller]
+		if c.timing != c.callee || ss[c.callee].kind == cascade.KindClient {
+			// The caller's own span times the call, or the callee's
+			// request is a client span the caller wrote under the
+			// callee's name: either way the caller records its calls.
+			k := [2]string{caller.service, ss[c.callee].service}
+			if !a.clientTimed[k] {
+				a.clientTimed[k] = true
+			}
+		}
+		if c.timing != c.callee {
+			ok := [2]string{caller.service, t.op}
+			if _, seen := a.opCallee[ok]; !seen {
+				a.opCallee[ok] = ss[c.callee].service
+			}
+		}
 		e := a.edgeWin(caller.service, ss[c.callee].service, floorDiv(caller.start, a.width))
 		e.calls++
 		e.lat.add(float64(t.end-t.start)/1e6, a.cap, a.rng)
+		cs := &ss[c.callee]
+		e.srv.add(float64(cs.end-cs.start)/1e6, a.cap, a.rng)
 		if retry[x] {
 			e.retries++
+		}
+	}
+	for i := range ss {
+		// A client span that is no request and has no child: a call
+		// that nothing answered.
+		if s := &ss[i]; s.kind == cascade.KindClient && !s.request && s.children == 0 {
+			k := [2]string{s.service, s.op}
+			m := a.unanswered[k]
+			if m == nil {
+				m = map[int64]int64{}
+				a.unanswered[k] = m
+			}
+			m[floorDiv(s.start, a.width)]++
 		}
 	}
 	for i := range ss {
@@ -314,6 +362,7 @@ func (a *spanAcc) flush() {
 		}
 		if s.parentIdx < 0 {
 			a.roots[s.service]++
+			a.rootWin[floorDiv(s.start, a.width)]++
 		}
 		l := float64(s.end-s.start) / 1e6
 		wait := covered(spans[i], s.start, s.end)
@@ -358,4 +407,17 @@ func covered(iv [][2]int64, lo, hi int64) int64 {
 		total += curHi - curLo
 	}
 	return total
+}
+
+// unansweredTo counts the calls to callee in window w that nothing
+// answered: client spans without a child whose caller's operation
+// another call showed callee answering.
+func (a *spanAcc) unansweredTo(callee string, w int64) int64 {
+	var n int64
+	for k, m := range a.unanswered {
+		if a.opCallee[k] == callee {
+			n += m[w]
+		}
+	}
+	return n
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/graph"
 	"cascade/ingest"
 )
 
@@ -53,12 +54,36 @@ var nezhaFaults = []nezhaFault{
 // traces that consecutive minutes share) and returns its span source.
 func nezhaDataset(t *testing.T, files []string) func(func(*cascade.Span) error) error {
 	t.Helper()
+	d := nezhaIngest(t, files, nil)
+	return d.spans
+}
+
+// nezhaData is one ingested dataset: its spans, its samples (nil
+// without metrics) and the model graph builds from it.
+type nezhaData struct {
+	spans   graph.SpanSource
+	samples graph.SampleSource
+	model   *cascade.Model
+}
+
+// nezhaIngest ingests trace files and metric files (or directories)
+// into one dataset, as `cascade analyze` does, and builds its model.
+func nezhaIngest(t *testing.T, files, metrics []string) nezhaData {
+	t.Helper()
 	cfg := ingest.DefaultConfig()
 	cfg.Traces = files
+	cfg.Metrics = metrics
 	cfg.Out = filepath.Join(t.TempDir(), "dataset")
 	_, err := ingest.Run(context.Background(), cfg)
-	require.NoError(t, err, "ingest %v", files)
-	return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(cfg.Out, fn) }
+	require.NoError(t, err, "ingest %v %v", files, metrics)
+	d := nezhaData{spans: func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(cfg.Out, fn) }}
+	if len(metrics) > 0 {
+		d.samples = func(fn func(*cascade.Sample) error) error { return ingest.ReadSamples(cfg.Out, fn) }
+	}
+	res, err := graph.Build(context.Background(), graph.DefaultConfig(), d.spans, d.samples)
+	require.NoError(t, err, "graph %v", files)
+	d.model = res.Model
+	return d
 }
 
 // nezhaOutcome is one fault's result under one normal range.

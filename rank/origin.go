@@ -3,6 +3,7 @@ package rank
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"cascade"
@@ -18,7 +19,7 @@ type nodeState struct {
 
 // analyse finds every node's change point, orders the origins and
 // traces the path.
-func analyse(acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig) *Incident {
+func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg IncidentConfig) (*Incident, error) {
 	lo, hi := acc.windowRange()
 	width := acc.width
 	nw := int(hi - lo + 1)
@@ -76,6 +77,25 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig) *Incident 
 		}
 		nb := normalOf(baseWins)
 		nodeNormals[name] = nb
+		// Requests per root request in the normal range, for the
+		// throughput judgement; entries (whose requests are the roots)
+		// are not judged by it.
+		perRoot := 0.0
+		if acc.roots[name] == 0 {
+			var baseRoots int64
+			if ref != nil {
+				for _, r := range ref.rootWin {
+					baseRoots += r
+				}
+			} else {
+				for w := lo; w < lo+int64(cfg.BaselineWindows); w++ {
+					baseRoots += acc.rootWin[w]
+				}
+			}
+			if baseRoots > 0 {
+				perRoot = float64(nb.n) / float64(baseRoots)
+			}
+		}
 		nc := NodeChange{Node: name}
 		if nb.n < int64(cfg.MinCount) {
 			nc.Note = fmt.Sprintf("%d requests in the normal range: too few to judge", nb.n)
@@ -95,14 +115,32 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig) *Incident 
 			}
 			if k >= scan && nc.Note == "" {
 				st.js[k] = nb.judge(w, cfg.Threshold, cfg.MinChange, cfg.MinCount)
+				var n int64
+				if w != nil {
+					n = w.n
+				}
+				st.js[k] = merge(st.js[k], judgeThroughput(n, acc.rootWin[lo+int64(k)], perRoot, cfg.Threshold, cfg.MinCount))
 			}
 			nc.Series = append(nc.Series, ws)
 		}
 		changes[i] = nc
 	}
-	edgeNormals := attributeCalls(acc, ref, byName, lo, nw, scan, cfg)
+	edgeNormals, srvNormals, gapToCallee := attributeCalls(acc, ref, byName, lo, nw, scan, cfg)
+	present := map[string]bool{}
+	for _, name := range names {
+		present[name] = true
+	}
+	mjs, err := metricJudgements(metrics, present, lo, width, nw, scan, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("read metrics: %w", err)
+	}
 	for i, st := range states {
 		nc := &changes[i]
+		for k, j := range mjs[st.name] {
+			if j.judged && (!st.js[k].judged || j.out) {
+				st.js[k] = merge(st.js[k], j)
+			}
+		}
 		for k := range st.js {
 			nc.Series[k].Z, nc.Series[k].Out = round3(st.js[k].z), st.js[k].out
 		}
@@ -119,19 +157,83 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig) *Incident 
 	// Explained: a changed direct callee, changed no later than Slack
 	// windows after the node, whose calls account for at least half the
 	// node's latency change.
+	callers := map[string][]string{}
+	for from, tos := range callees {
+		for _, to := range tos {
+			callers[to] = append(callers[to], from)
+		}
+	}
+	for k := range callers {
+		sort.Strings(callers[k])
+	}
 	for i, st := range states {
 		if st.change < 0 {
 			continue
+		}
+		// Silence propagates downstream: a node that fell silent got no
+		// calls to serve — unless its callers' calls to it went
+		// unanswered, when it stopped answering. A caller that records
+		// its calls and changed within Slack windows (or earlier)
+		// stopped calling; a caller whose calls leave no record of
+		// their own explains the silence only when it fell silent too,
+		// or changed more than Slack windows before (a node that stops
+		// answering falls silent within Slack windows of its callers'
+		// first failures).
+		if st.js[st.change].metric == "throughput" {
+			w := lo + int64(st.change)
+			var unanswered int64
+			for k := int64(0); k <= int64(cfg.Slack); k++ {
+				unanswered += acc.unansweredTo(st.name, w+k)
+			}
+			for _, caller := range callers[st.name] {
+				other := byName[caller]
+				if unanswered > 0 || other == nil || other.change < 0 || other.change > st.change+cfg.Slack {
+					continue
+				}
+				silent := other.js[other.change].metric == "throughput"
+				if silent || acc.clientTimed[[2]string{caller, st.name}] || other.change < st.change-cfg.Slack {
+					changes[i].ExplainedBy = append(changes[i].ExplainedBy, caller)
+				}
+			}
+		}
+		if st.js[st.change].metric == "throughput" {
+			continue // silence does not come from below
 		}
 		for _, callee := range callees[st.name] {
 			other := byName[callee]
 			if other == nil || other.change < 0 || other.change > st.change+cfg.Slack {
 				continue
 			}
-			if accounts(acc, edgeNormals, nodeNormals[st.name], st, callee, lo+int64(st.change), cfg.MinCount) {
+			// What the callee served slower is the callee's; the time
+			// added between the two ends is too only when the calls'
+			// change was given to the callee (its network), not the
+			// caller (its starved client, its own network).
+			w := lo + int64(st.change)
+			en, served := srvNormals, true
+			if gapToCallee[edgeWindow{st.name, callee, w}] {
+				en, served = edgeNormals, false
+			}
+			if accounts(acc, en, served, nodeNormals[st.name], st, other, w, cfg.MinCount, cfg.Persist+cfg.Slack) {
 				changes[i].ExplainedBy = append(changes[i].ExplainedBy, callee)
 			}
 		}
+	}
+	// A callee that fell silent because this node changed does not
+	// explain it back.
+	index := map[string]int{}
+	for i, st := range states {
+		index[st.name] = i
+	}
+	for i := range states {
+		var keep []string
+		for _, callee := range changes[i].ExplainedBy {
+			c := index[callee]
+			if states[c].js[states[c].change].metric == "throughput" && slices.Contains(changes[c].ExplainedBy, states[i].name) {
+				continue
+			}
+			keep = append(keep, callee)
+		}
+		changes[i].ExplainedBy = keep
 	}
 	order := make([]int, len(states))
 	for i := range order {
@@ -148,7 +250,15 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig) *Incident 
 			mags[i] = magnitudeAt(acc, edgeNormals, nodeNormals[st.name], st.name, lo+int64(st.change))
 		}
 	}
-	magnitude := func(i int) float64 { return mags[i] }
+	scores := make([]float64, len(states))
+	for i, st := range states {
+		if st.change >= 0 {
+			scores[i] = round3(persistence(st.js, st.change) * (mags[i] + metricRise(mjs[st.name], st.change) + silence(st.js, st.change)))
+			changes[i].Score = scores[i]
+			changes[i].Evidence = evidenceOf(st.js, st.change, lo, width, cfg.Threshold)
+		}
+	}
+	groups := onsetGroups(states, changes, cfg.Slack)
 	sort.SliceStable(order, func(a, b int) bool {
 		x, y := order[a], order[b]
 		sx, sy := states[x], states[y]
@@ -162,14 +272,27 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig) *Incident 
 		if (ex == 0) != (ey == 0) {
 			return ex == 0
 		}
+		switch orderBy {
+		case orderScore:
+			if scores[x] != scores[y] {
+				return scores[x] > scores[y]
+			}
+		case orderOnsetGroup:
+			if gx, gy := groups[x], groups[y]; gx != gy {
+				return gx < gy
+			}
+			if scores[x] != scores[y] {
+				return scores[x] > scores[y]
+			}
+		}
 		if sx.change != sy.change {
 			return sx.change < sy.change
 		}
 		if ex != ey {
 			return ex < ey
 		}
-		if mx, my := magnitude(x), magnitude(y); mx != my {
-			return mx > my
+		if scores[x] != scores[y] {
+			return scores[x] > scores[y]
 		}
 		return sx.name < sy.name
 	})
@@ -181,8 +304,142 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig) *Incident 
 	}
 	if len(inc.Origins) > 0 {
 		inc.Path = climb(inc.Origins[0], byName, callees, acc, lo, scan, ref, cfg)
+		inc.Confidence = confidence(inc.Nodes)
 	}
-	return inc
+	return inc, nil
+}
+
+// How the changed nodes of one class (unexplained, explained) are
+// ordered: orderOnset by change time, then score; orderScore by score;
+// orderOnsetGroup by change time, counting changes within Slack windows
+// of the group's first as simultaneous, then by score. The
+// leave-one-out of TestNezhaOriginChoice compares them.
+const (
+	orderOnset = iota
+	orderScore
+	orderOnsetGroup
+)
+
+var orderBy = orderOnsetGroup
+
+// onsetGroups gives each changed node the change window of its onset
+// group: walking each class (unexplained, explained) in change order, a
+// node within slack windows of the group's first joins it; a later one
+// starts the next group.
+func onsetGroups(states []*nodeState, changes []NodeChange, slack int) []int {
+	groups := make([]int, len(states))
+	for _, explained := range []bool{false, true} {
+		var idx []int
+		for i, st := range states {
+			if st.change >= 0 && (len(changes[i].ExplainedBy) > 0) == explained {
+				idx = append(idx, i)
+			}
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return states[idx[a]].change < states[idx[b]].change })
+		lead := -1
+		for _, i := range idx {
+			if lead < 0 || states[i].change > lead+slack {
+				lead = states[i].change
+			}
+			groups[i] = lead
+		}
+	}
+	return groups
+}
+
+// persistence is the share of the judged windows from c on that are out
+// of range: a fault lasts, a blip does not.
+func persistence(js []judgement, c int) float64 {
+	var judged, out int
+	for _, j := range js[c:] {
+		if j.judged {
+			judged++
+			if j.out {
+				out++
+			}
+		}
+	}
+	if judged == 0 {
+		return 0
+	}
+	return float64(out) / float64(judged)
+}
+
+// metricRise is the largest log ratio of a saturation metric to its
+// normal median among the metric's out points from window c on.
+func metricRise(js []judgement, c int) float64 {
+	var r float64
+	for k := c; k < len(js); k++ {
+		if j := js[k]; j.out && j.base > 0 && j.value > j.base {
+			r = math.Max(r, math.Log(j.value/j.base))
+		}
+	}
+	return r
+}
+
+// silence is the largest log ratio of the requests a node should have
+// served to those it served (each plus one) among its windows from c on
+// that fell silent.
+func silence(js []judgement, c int) float64 {
+	var r float64
+	for _, j := range js[c:] {
+		for _, o := range append([]judgement{j}, j.others...) {
+			if o.out && o.metric == "throughput" {
+				r = math.Max(r, math.Log((o.base+1)/(o.value+1)))
+			}
+		}
+	}
+	return r
+}
+
+// evidenceOf lists each metric out of range in a window from c on, at
+// its first such window, with its largest z from then on.
+func evidenceOf(js []judgement, c int, lo, width int64, threshold float64) []ChangeEvidence {
+	var ev []ChangeEvidence
+	at := map[string]int{}
+	for k := c; k < len(js); k++ {
+		if !js[k].out {
+			continue
+		}
+		for _, j := range append([]judgement{js[k]}, js[k].others...) {
+			if !j.out {
+				continue
+			}
+			if i, ok := at[j.metric]; ok {
+				if j.z > ev[i].Z {
+					ev[i].Z = round3(j.z)
+				}
+				continue
+			}
+			spread := 0.0
+			if j.z > 0 {
+				spread = (j.value - j.base) / j.z
+			}
+			at[j.metric] = len(ev)
+			ev = append(ev, ChangeEvidence{Metric: j.metric, Normal: round3(j.base),
+				NormalHigh: round3(j.base + threshold*spread), Value: round3(j.value),
+				AtNS: (lo + int64(k)) * width, Z: round3(j.z)})
+		}
+	}
+	return ev
+}
+
+// confidence is how far the first origin is ahead of the second: the
+// first's share of their two scores (1 with no rival, 0.5 a tie).
+func confidence(nodes []NodeChange) float64 {
+	var s []float64
+	for _, n := range nodes {
+		if n.Changed && len(n.ExplainedBy) == 0 && len(s) < 2 {
+			s = append(s, n.Score)
+		}
+	}
+	switch {
+	case len(s) == 0:
+		return 0
+	case len(s) == 1 || s[0]+s[1] <= 0:
+		return 1
+	}
+	return round3(s[0] / (s[0] + s[1]))
 }
 
 // magnitudeAt measures a node's change in window w (see analyse).
@@ -195,7 +452,7 @@ func magnitudeAt(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, name
 		if m <= 0 {
 			return 0
 		}
-		return math.Abs(math.Log(m / med))
+		return math.Max(0, math.Log(m/med))
 	}
 	var mag, errRise float64
 	if x := acc.nodes[name][w]; x != nil && nb.n > 0 {
@@ -218,39 +475,78 @@ func magnitudeAt(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, name
 // latency as st sees it (over the edge's normal median), times the calls
 // per st request, against the rise of st's own median latency. An error
 // change (or a window too thin to weigh) is accounted for by any changed
-// callee.
-func accounts(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, st *nodeState, callee string, w int64, minCount int) bool {
+// callee; any change by a callee whose errors rose, when st re-sent
+// calls to it in that window (its retries and their backoff are the
+// time st lost).
+//
+// When served is set the calls' latency is read as the callee served
+// it (edgeNormals then holds the served normals): the time added
+// between the two ends was the caller's own.
+func accounts(acc *spanAcc, edgeNormals map[[2]string]normal, served bool, nb normal, st, cs *nodeState, w int64, minCount, pool int) bool {
+	callee := cs.name
 	j := st.js[st.change]
 	if j.metric == "error_rate" || j.metric == "call_error_rate" {
 		return true
 	}
-	own := acc.nodes[st.name][w]
+	if m := cs.js[cs.change].metric; m == "error_rate" || m == "call_error_rate" {
+		if e := acc.edges[[2]string{st.name, callee}][w]; e != nil && e.retries > 0 {
+			return true
+		}
+	}
+	// A thin window is pooled with the next ones (up to pool windows)
+	// until it holds minCount requests.
+	var ownLat, vals []float64
+	var n, calls int64
+	for k := int64(0); k < int64(max(1, pool)) && n < int64(minCount); k++ {
+		if own := acc.nodes[st.name][w+k]; own != nil {
+			n += own.n
+			ownLat = append(ownLat, own.lat.vals...)
+		}
+		if e := acc.edges[[2]string{st.name, callee}][w+k]; e != nil {
+			calls += e.calls
+			if served {
+				vals = append(vals, e.srv.vals...)
+			} else {
+				vals = append(vals, e.lat.vals...)
+			}
+		}
+	}
 	en, ok := edgeNormals[[2]string{st.name, callee}]
-	e := acc.edges[[2]string{st.name, callee}][w]
-	if own == nil || own.n < int64(minCount) || nb.n == 0 {
+	if n < int64(minCount) || nb.n == 0 {
 		return true
 	}
-	if !ok || e == nil || len(e.lat.vals) == 0 {
+	if !ok || len(vals) == 0 {
 		return false
 	}
-	rise := quantile(own.lat.vals, 0.5) - nb.latMed
-	contrib := (quantile(e.lat.vals, 0.5) - en.latMed) * float64(e.calls) / float64(own.n)
+	rise := quantile(ownLat, 0.5) - nb.latMed
+	contrib := (quantile(vals, 0.5) - en.latMed) * float64(calls) / float64(n)
 	return rise*contrib > 0 && math.Abs(contrib) >= 0.5*math.Abs(rise)
 }
 
 // attributeCalls judges each call edge's latency as the caller sees it
 // (its client span) against the edge's normal range, and gives a window
-// out of range to one end: to the caller when at least two of its judged
-// calls in that window are out and they are at least half of them (a
-// delay on all of a caller's calls is the caller's: a starved CPU, a
-// full connection pool), else to the callee (its queue, its network).
-// The node keeps whichever of its own judgement and the calls' is out
-// and louder.
-func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, nw, scan int, cfg IncidentConfig) map[[2]string]normal {
+// out of range to one end. When the callee served those calls slower
+// (the median of its request spans on the edge rose by at least half as
+// much), the time is the callee's. Otherwise it was added between the
+// two ends: to the caller when at least two of its judged calls in that
+// window are out and they are at least half of them (a delay on all of
+// a caller's calls is the caller's: a starved CPU, a full connection
+// pool), or when the callee's other callers, judged in that window, see
+// no change (only this caller's calls are slow); else to the callee (its
+// network). The node keeps whichever of its own judgement and the
+// calls' is out and louder.
+//
+// It returns the edges' normal ranges as the caller saw the calls and as
+// the callee served them, and the edge windows whose added time was
+// given to the callee.
+func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, nw, scan int, cfg IncidentConfig) (map[[2]string]normal, map[[2]string]normal, map[edgeWindow]bool) {
 	normals := map[[2]string]normal{}
+	srvNormals := map[[2]string]normal{}
+	callers := map[edgeWindow]bool{}
 	type ej struct {
 		from, to string
 		js       []judgement
+		srv      normal
 	}
 	keys := make([][2]string, 0, len(acc.edges))
 	for k := range acc.edges {
@@ -270,19 +566,30 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 		}
 		return &winAcc{n: e.calls, lat: e.lat}
 	}
+	asSrv := func(e *edgeWin) *winAcc {
+		if e == nil {
+			return nil
+		}
+		return &winAcc{n: e.calls, lat: e.srv}
+	}
 	var edges []ej
 	for _, k := range keys {
-		var base []*winAcc
+		var base, srvBase []*winAcc
 		if ref != nil {
-			for w, e := range ref.edges[k] {
-				_ = w
-				base = append(base, asWin(e))
+			ws := make([]int64, 0, len(ref.edges[k]))
+			for w := range ref.edges[k] {
+				ws = append(ws, w)
 			}
-			sort.Slice(base, func(i, j int) bool { return base[i].n < base[j].n })
+			sort.Slice(ws, func(i, j int) bool { return ws[i] < ws[j] })
+			for _, w := range ws {
+				base = append(base, asWin(ref.edges[k][w]))
+				srvBase = append(srvBase, asSrv(ref.edges[k][w]))
+			}
 		} else {
 			for w := lo; w < lo+int64(cfg.BaselineWindows); w++ {
 				if e := acc.edges[k][w]; e != nil {
 					base = append(base, asWin(e))
+					srvBase = append(srvBase, asSrv(e))
 				}
 			}
 		}
@@ -291,7 +598,8 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 			continue
 		}
 		normals[k] = nb
-		e := ej{from: k[0], to: k[1], js: make([]judgement, nw)}
+		e := ej{from: k[0], to: k[1], js: make([]judgement, nw), srv: normalOf(srvBase)}
+		srvNormals[k] = e.srv
 		for i := scan; i < nw; i++ {
 			j := nb.judge(asWin(acc.edges[k][lo+int64(i)]), cfg.Threshold, cfg.MinChange, cfg.MinCount)
 			j.metric = "call_" + j.metric
@@ -301,11 +609,14 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 	}
 	for i := scan; i < nw; i++ {
 		judged, out := map[string]int{}, map[string]int{}
+		inJudged, inOut := map[string]int{}, map[string]int{}
 		for _, e := range edges {
 			if e.js[i].judged {
 				judged[e.from]++
+				inJudged[e.to]++
 				if e.js[i].out {
 					out[e.from]++
+					inOut[e.to]++
 				}
 			}
 		}
@@ -315,9 +626,23 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 				continue
 			}
 			target := e.to
-			if out[e.from] >= 2 && 2*out[e.from] >= judged[e.from] {
+			served := false
+			if x := acc.edges[[2]string{e.from, e.to}][lo+int64(i)]; x != nil && len(x.srv.vals) > 0 && len(x.lat.vals) > 0 {
+				rise := quantile(x.lat.vals, 0.5) - normals[[2]string{e.from, e.to}].latMed
+				srvRise := quantile(x.srv.vals, 0.5) - e.srv.latMed
+				served = rise > 0 && srvRise >= 0.5*rise
+			}
+			switch {
+			case served:
+			case out[e.from] >= 2 && 2*out[e.from] >= judged[e.from]:
 				target = e.from
-			} else if acc.serial[e.to] {
+			case inJudged[e.to] > 1 && inOut[e.to] == 1:
+				target = e.from
+			}
+			if target == e.to && !served {
+				callers[edgeWindow{e.from, e.to, lo + int64(i)}] = true
+			}
+			if target == e.to && acc.serial[e.to] {
 				// A serialised callee is judged by the time it holds its
 				// slot; the wait in its queue is not a change of its own.
 				continue
@@ -326,12 +651,16 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 			if st == nil {
 				continue
 			}
-			if cur := st.js[i]; !cur.out || j.z > cur.z {
-				st.js[i] = j
-			}
+			st.js[i] = merge(st.js[i], j)
 		}
 	}
-	return normals
+	return normals, srvNormals, callers
+}
+
+// edgeWindow is one edge in one window.
+type edgeWindow struct {
+	from, to string
+	w        int64
 }
 
 // climb follows the degradation from the origin up its callers: at each

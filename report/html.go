@@ -55,7 +55,10 @@ type htmlPage struct {
 	CapacityNote string
 	Meta         *metaView
 	Incident     *incidentView
-	Fit          *fitView
+	// IncidentFirst puts the incident before everything else: the
+	// question of an analysis with an incident is where it started.
+	IncidentFirst bool
+	Fit           *fitView
 }
 
 // kv is a labelled value.
@@ -115,6 +118,8 @@ type metaView struct {
 type incidentView struct {
 	Window, Range, Baseline string
 	Origins                 []string
+	Confidence              string
+	Evidence                []string
 	Nodes                   [][]string
 	Unjudged                []kv
 	Path                    [][]string
@@ -197,6 +202,7 @@ func newHTMLPage(a *Analysis) (*htmlPage, error) {
 	}
 	if a.Incident != nil {
 		p.Incident = incidentSection(a.Incident)
+		p.IncidentFirst = len(a.Incident.Origins) > 0
 	}
 	if a.Fit != nil {
 		if p.Fit, err = fitSection(a.Fit); err != nil {
@@ -423,6 +429,19 @@ func capacitySection(c *rank.CapacityCurve) (*capacityView, error) {
 func incidentSection(inc *rank.Incident) *incidentView {
 	v := &incidentView{Window: msText(inc.WindowMS), Range: clock(inc.StartNS) + " .. " + clock(inc.EndNS)[11:],
 		Baseline: inc.Baseline, Origins: inc.Origins}
+	if len(inc.Origins) > 0 {
+		if inc.Confidence > 0 {
+			v.Confidence = confidenceText(inc)
+		}
+		v.Evidence = originEvidence(inc)
+		v.Origins = nil
+		for _, o := range inc.Origins {
+			if n := nodeOf(inc, o); n != nil && n.Score > 0 {
+				o += " (score " + g4(n.Score) + ")"
+			}
+			v.Origins = append(v.Origins, o)
+		}
+	}
 	for i := range inc.Nodes {
 		n := &inc.Nodes[i]
 		if !n.Changed {

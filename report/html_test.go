@@ -85,7 +85,7 @@ var variants = []struct {
 }{
 	{name: "complete", from: "hotrod", mutate: func(*Analysis) {}},
 	{name: "incident", from: "boutique", mutate: func(*Analysis) {},
-		want: []string{`<section id="incident">`, `<ol class="origins"><li>currencyservice</li>`, ">origin</text>", "Amplification</th>"}},
+		want: []string{`<section id="incident">`, `<ol class="origins"><li>currencyservice (score`, ">origin</text>", "Amplification</th>"}},
 	{name: "nil parts", from: "hotrod", mutate: func(a *Analysis) {
 		a.Fit, a.Incident, a.Timeline.Changed, a.Rank.Capacity = nil, nil, nil, nil
 	}, want: []string{"No change won", "The capacity sweep did not run", "calibrated</th><td>no"}},

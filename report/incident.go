@@ -37,7 +37,13 @@ func incidentTable(w io.Writer, inc *rank.Incident) error {
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
 	p("INCIDENT\t%s .. %s, windows of %s", clock(inc.StartNS), clock(inc.EndNS)[11:], msText(inc.WindowMS))
 	p("normal range\t%s", inc.Baseline)
-	p("origin\t%s", originList(inc.Origins))
+	p("origin\t%s", originText(inc))
+	if len(inc.Origins) > 0 && inc.Confidence > 0 {
+		p("confidence\t%s", confidenceText(inc))
+	}
+	for _, e := range originEvidence(inc) {
+		p("evidence\t%s", e)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -76,6 +82,61 @@ func incidentTable(w io.Writer, inc *rank.Incident) error {
 	return nil
 }
 
+// nodeOf returns the named node of inc, or nil.
+func nodeOf(inc *rank.Incident, name string) *rank.NodeChange {
+	for i := range inc.Nodes {
+		if inc.Nodes[i].Node == name {
+			return &inc.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// originText lists the ranked origins with their scores.
+func originText(inc *rank.Incident) string {
+	if len(inc.Origins) == 0 {
+		return originList(nil)
+	}
+	parts := make([]string, len(inc.Origins))
+	for i, o := range inc.Origins {
+		parts[i] = fmt.Sprintf("%d. %s", i+1, o)
+		if n := nodeOf(inc, o); n != nil && n.Score > 0 {
+			parts[i] += fmt.Sprintf(" (score %s)", g4(n.Score))
+		}
+	}
+	return strings.Join(parts, "  ")
+}
+
+// confidenceText says how far the first origin is ahead of the second.
+func confidenceText(inc *rank.Incident) string {
+	c := inc.Confidence
+	switch {
+	case c >= 1:
+		return "no other unexplained change"
+	case c <= 0:
+		return "none"
+	}
+	return fmt.Sprintf("%s of the top two scores (0.5: a tie)", g4(c))
+}
+
+// originEvidence lists the first origin's evidence: metric, normal
+// value and range, value, onset and z.
+func originEvidence(inc *rank.Incident) []string {
+	if len(inc.Origins) == 0 {
+		return nil
+	}
+	n := nodeOf(inc, inc.Origins[0])
+	if n == nil {
+		return nil
+	}
+	var out []string
+	for _, e := range n.Evidence {
+		out = append(out, fmt.Sprintf("%s: normal %s (up to %s), then %s from %s, z %s",
+			e.Metric, g4(e.Normal), g4(e.NormalHigh), g4(e.Value), clock(e.AtNS)[11:], g4(e.Z)))
+	}
+	return out
+}
+
 func originList(os []string) string {
 	if len(os) == 0 {
 		return "none: no node left its normal range"
@@ -91,7 +152,17 @@ func incidentMarkdown(w io.Writer, inc *rank.Incident) {
 	fmt.Fprintf(w, "## Where it started\n\n")
 	fmt.Fprintf(w, "Windows of %s from %s to %s; each node's normal range is %s.\n\n",
 		msText(inc.WindowMS), clock(inc.StartNS), clock(inc.EndNS), inc.Baseline)
-	fmt.Fprintf(w, "**Origin:** %s\n\n", originList(inc.Origins))
+	fmt.Fprintf(w, "**Origin:** %s\n\n", originText(inc))
+	if len(inc.Origins) > 0 && inc.Confidence > 0 {
+		fmt.Fprintf(w, "**Confidence:** %s\n\n", confidenceText(inc))
+	}
+	if ev := originEvidence(inc); len(ev) > 0 {
+		fmt.Fprintf(w, "**Evidence for %s:**\n\n", inc.Origins[0])
+		for _, e := range ev {
+			fmt.Fprintf(w, "- %s\n", e)
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w, "| Node | Left its range at | Metric | Normal | Then | z | Explained by |")
 	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---|")
 	for i := range inc.Nodes {

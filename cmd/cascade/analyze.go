@@ -33,6 +33,7 @@ const (
 	analyzeFlagGrid      = "grid"
 	analyzeFlagWindow    = "window"
 	analyzeFlagIncident  = "incident"
+	analyzeFlagBaseline  = "baseline"
 	analyzeFlagParallel  = "parallel"
 )
 
@@ -151,6 +152,7 @@ failed run leaves the files of the last good one.`,
 	f.StringVar(&cfg.Fit.Grid, analyzeFlagGrid, "", "fit grid specification (default: the default grid; see cascade fit)")
 	f.DurationVar(&cfg.Fit.Window, analyzeFlagWindow, cfg.Fit.Window, "fit observation window width")
 	f.BoolVar(&doIncident, analyzeFlagIncident, true, "find when each node left its normal range and where the degradation began")
+	f.StringArrayVar(&cfg.Baseline, analyzeFlagBaseline, nil, "a fault-free dataset or trace files for the incident pass's normal range (default: the incident's first windows)")
 	f.IntVar(&cfg.Rank.Parallel, analyzeFlagParallel, 0, "replays run at once (default: all cores); does not change the output")
 	cmd.RegisterFlagCompletionFunc(analyzeFlagOutput, fixedCompletions("table", "json", "markdown"))
 	cmd.RegisterFlagCompletionFunc(analyzeFlagObjective, fixedCompletions("success", "goodput", "p99", "amplification", "spread", "composite"))

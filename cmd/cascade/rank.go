@@ -215,5 +215,5 @@ func rootCause(cmd *cobra.Command, incident, baseline []string, m *cascade.Model
 		}
 		m = res.Model
 	}
-	return rank.RootCause(cmd.Context(), spansOf(dir), ref, m, cfg)
+	return rank.Investigate(cmd.Context(), rank.IncidentInput{Spans: spansOf(dir), Reference: ref, Samples: samplesOf(dir), Model: m}, cfg)
 }

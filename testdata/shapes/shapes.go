@@ -10,8 +10,11 @@
 // of same-name siblings without resend counts, parallel fan-out, both on
 // one edge, a deadline that cuts children off while they stay OK, a lock
 // that serialises a service in front of an unbounded one). A Slow option
-// stretches one service's own work from a point of the capture on, so
-// attribution can be checked against a known origin.
+// stretches one service's own work from a point of the capture on, Fail
+// makes it fail a share of its requests (an error burst) and Saturate
+// makes it serve one request at a time with more work than it can keep
+// up with, and Silent makes it stop answering, so attribution can be
+// checked against a known origin.
 //
 // The bytes are what the OpenTelemetry Collector's file exporter writes
 // (pdata's JSON marshaler, one ExportTraceServiceRequest); equal Configs
@@ -73,18 +76,41 @@ type Config struct {
 	// Attempts, when positive, replaces the max attempts of every edge
 	// that retries: 1 is the "after" capture of retries cut.
 	Attempts int
+	// Fail, when not empty, names a service that fails FailShare
+	// (default 0.3) of its requests itself from SlowFrom on: an error
+	// burst. A failing request answers after a fifth of its work with a
+	// 503 and calls no one.
+	Fail      string
+	FailShare float64
+	// Saturate, when not empty, names a service that from SlowFrom on
+	// serves one request at a time, in arrival order, its own work
+	// stretched to SaturateLoad (default 1.25) times the mean gap between
+	// root requests: its load exceeds its capacity and the queue in front
+	// of it grows for the rest of the capture.
+	Saturate     string
+	SaturateLoad float64
+	// Silent, when not empty, names a service that answers no request
+	// from SlowFrom on (a crash): it records nothing, and each call to it
+	// fails after 1 ms, where the caller records it.
+	Silent string
 }
 
 // Truth is what the generator knows about a capture.
 type Truth struct {
-	Shape  string      `json:"shape"`
-	Style  string      `json:"style"`
-	Doc    string      `json:"doc"`
-	Traces int         `json:"traces"`
-	Slow   string      `json:"slow,omitempty"`
-	Edges  []EdgeTruth `json:"edges"`
-	Nodes  []NodeTruth `json:"nodes"`
-	// SlowFromNS is when the slowdown starts (Unix ns), 0 without one.
+	Shape  string `json:"shape"`
+	Style  string `json:"style"`
+	Doc    string `json:"doc"`
+	Traces int    `json:"traces"`
+	Slow   string `json:"slow,omitempty"`
+	// Fail, Saturate and Silent name the services of those faults, if
+	// any.
+	Fail     string      `json:"fail,omitempty"`
+	Saturate string      `json:"saturate,omitempty"`
+	Silent   string      `json:"silent,omitempty"`
+	Edges    []EdgeTruth `json:"edges"`
+	Nodes    []NodeTruth `json:"nodes"`
+	// SlowFromNS is when the slowdown (or the other fault) starts (Unix
+	// ns), 0 without one.
 	SlowFromNS int64 `json:"slow_from_ns,omitempty"`
 }
 
@@ -284,6 +310,11 @@ type gen struct {
 	ids   uint64
 	trace [16]byte
 	slow  bool
+	// faulty is whether the current trace is past the onset of the Fail
+	// or Saturate fault; satFree is when the saturated service's one
+	// slot is next free.
+	faulty  bool
+	satFree int64
 	// slotFree are when each slot of the locked service is next free
 	// (one slot: a lock); empty when the lock is removed.
 	slotFree []int64
@@ -310,8 +341,16 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	if cfg.SlowFrom == 0 {
 		cfg.SlowFrom = 0.5
 	}
-	if cfg.Slow != "" && !slices.Contains(Services, cfg.Slow) {
-		return nil, nil, fmt.Errorf("shapes: unknown service %q", cfg.Slow)
+	if cfg.FailShare == 0 {
+		cfg.FailShare = 0.3
+	}
+	if cfg.SaturateLoad == 0 {
+		cfg.SaturateLoad = 1.25
+	}
+	for _, svc := range []string{cfg.Slow, cfg.Fail, cfg.Saturate, cfg.Silent} {
+		if svc != "" && !slices.Contains(Services, svc) {
+			return nil, nil, fmt.Errorf("shapes: unknown service %q", svc)
+		}
 	}
 	if cfg.Rate > 0 {
 		sh.rate = cfg.Rate
@@ -333,7 +372,8 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	case cfg.Slots == 0:
 		g.slotFree = make([]int64, 1)
 	}
-	tr := &Truth{Shape: cfg.Shape, Style: sh.style, Doc: sh.doc, Traces: cfg.Traces, Slow: cfg.Slow}
+	tr := &Truth{Shape: cfg.Shape, Style: sh.style, Doc: sh.doc, Traces: cfg.Traces, Slow: cfg.Slow, Fail: cfg.Fail, Saturate: cfg.Saturate, Silent: cfg.Silent}
+	fault := cfg.Slow != "" || cfg.Fail != "" || cfg.Saturate != "" || cfg.Silent != ""
 	for i := 0; i+1 < len(Services); i++ {
 		key := Services[i] + ">" + Services[i+1]
 		g.et[key] = &EdgeTruth{From: Services[i], To: Services[i+1], TimeoutMS: sh.edges[key].timeoutMS}
@@ -343,7 +383,8 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	for i := range cfg.Traces {
 		t += int64(g.rng.ExpFloat64() / sh.rate * 1e9)
 		g.slow = cfg.Slow != "" && i >= slowAt
-		if cfg.Slow != "" && i == slowAt {
+		g.faulty = (cfg.Fail != "" || cfg.Saturate != "" || cfg.Silent != "") && i >= slowAt
+		if fault && i == slowAt {
 			tr.SlowFromNS = t
 		}
 		binary.BigEndian.PutUint64(g.trace[:8], g.rng.Uint64())
@@ -409,7 +450,16 @@ func (g *gen) request(svc string, parent [8]byte, kind ptrace.SpanKind, name str
 		self = int64(float64(self) * g.cfg.SlowFactor)
 	}
 	own := g.rng.Float64() < ns.failP
-	if own && ns.fastFail {
+	injected := false
+	if g.faulty && svc == g.cfg.Fail && !own {
+		own = g.rng.Float64() < g.cfg.FailShare
+		injected = own
+	}
+	saturated := g.faulty && svc == g.cfg.Saturate
+	if saturated {
+		self = g.draw(g.cfg.SaturateLoad / g.sh.rate * 1000)
+	}
+	if own && (ns.fastFail || injected) {
 		self /= 5
 	}
 	sp := span{trace: g.trace, id: g.id(), parent: parent, svc: svc, name: name, kind: kind, start: start}
@@ -425,6 +475,9 @@ func (g *gen) request(svc string, parent [8]byte, kind ptrace.SpanKind, name str
 		}
 		t = max(t, g.slotFree[slot])
 	}
+	if saturated {
+		t = max(t, g.satFree)
+	}
 	pre := self / 2
 	t += pre
 	failed = own
@@ -436,6 +489,9 @@ func (g *gen) request(svc string, parent [8]byte, kind ptrace.SpanKind, name str
 	t += self - pre
 	if slot >= 0 {
 		g.slotFree[slot] = t
+	}
+	if saturated {
+		g.satFree = t
 	}
 	sp.end = t
 	if failed {
@@ -503,6 +559,20 @@ func (g *gen) logical(caller, callee string, parent [8]byte, start int64, es edg
 // whether the timeout cut it.
 func (g *gen) attempt(caller, callee string, parent [8]byte, name string, t int64, es edgeSpec) (answered int64, failed, cut bool) {
 	const net = 200_000 // 0.2 ms each way
+	if g.faulty && callee == g.cfg.Silent {
+		// Connection refused: the caller's record of the call, if it
+		// keeps one, fails after 1 ms; the callee records nothing.
+		answered = t + ms
+		switch g.sh.style {
+		case Pairs:
+			g.spans = append(g.spans, span{trace: g.trace, id: g.id(), parent: parent, svc: caller, name: name,
+				kind: ptrace.SpanKindClient, start: t, end: answered, status: "error"})
+		case ClientOnly:
+			g.spans = append(g.spans, span{trace: g.trace, id: g.id(), parent: parent, svc: callee, name: name,
+				kind: ptrace.SpanKindClient, start: t, end: answered, status: "error"})
+		}
+		return answered, true, false
+	}
 	switch g.sh.style {
 	case Pairs:
 		cl := span{trace: g.trace, id: g.id(), parent: parent, svc: caller, name: name, kind: ptrace.SpanKindClient, start: t}

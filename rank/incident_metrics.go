@@ -1,0 +1,156 @@
+package rank
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"cascade"
+	"cascade/graph"
+)
+
+// metricLookback is how far before the first span window the metric
+// samples of a node's normal range may reach: per-pod metrics come a
+// point a minute (Nezha, most Prometheus scrapes of cAdvisor), so the
+// few windows of spans before an incident hold at most one point; ten
+// minutes before them hold ten.
+const metricLookback = 10 * 60 * int64(1e9)
+
+// saturation reports whether a rise of a metric of kind k is a fault of
+// the service that reports it: its CPU or memory, its queue, its busy
+// workers, its rejections, its open breaker, its consumer lag. Latency,
+// rates and success ratios are what the spans already measure, and
+// propagate from callee to caller; they are left to the spans.
+func saturation(k cascade.MetricKind) bool {
+	switch k {
+	case cascade.MetricCPU, cascade.MetricMemory, cascade.MetricQueueDepth, cascade.MetricActiveWorkers,
+		cascade.MetricRejected, cascade.MetricBreakerOpen, cascade.MetricConsumerLag:
+		return true
+	}
+	return false
+}
+
+// metricPoint is one metric sample kept for the incident pass.
+type metricPoint struct {
+	t int64
+	v float64
+}
+
+// metricJudgements reads the saturation metrics of the services in
+// nodes from samples and judges each against its normal range: the
+// points before the first judged window (back to metricLookback before
+// the data), a robust z of each later point (σ = 1.4826·MAD of the
+// normal points, at least 5% of their median), out when it reaches
+// threshold and the metric rose by minChange. A point at time t stands
+// for the step before it (the interval its exporter aggregates), so it
+// marks the windows that start in [t − step, t). Counters (names ending
+// in _total) are judged by their rate. The result holds, per node, one
+// judgement per window: the loudest of its metrics.
+func metricJudgements(samples metricSource, nodes map[string]bool, lo, width int64, nw, scan int, cfg IncidentConfig) (map[string][]judgement, error) {
+	if samples == nil {
+		return nil, nil
+	}
+	from := lo*width - metricLookback
+	to := (lo + int64(nw) + 1) * width
+	type key struct{ service, instance, metric string }
+	series := map[key][]metricPoint{}
+	err := samples(func(s *cascade.Sample) error {
+		if !saturation(s.Kind) || !nodes[s.Service] || s.Time < from || s.Time >= to+metricLookback ||
+			math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+			return nil
+		}
+		k := key{strings.Clone(s.Service), strings.Clone(s.Instance), strings.Clone(s.Metric)}
+		series[k] = append(series[k], metricPoint{s.Time, s.Value})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]key, 0, len(series))
+	for k := range series {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.service != b.service {
+			return a.service < b.service
+		}
+		if a.instance != b.instance {
+			return a.instance < b.instance
+		}
+		return a.metric < b.metric
+	})
+	out := map[string][]judgement{}
+	judgedFrom := (lo + int64(scan)) * width
+	for _, k := range keys {
+		ps := series[k]
+		sort.Slice(ps, func(i, j int) bool { return ps[i].t < ps[j].t })
+		if strings.HasSuffix(k.metric, "_total") {
+			ps = rates(ps)
+		}
+		if len(ps) < 2 {
+			continue
+		}
+		gaps := make([]float64, 0, len(ps)-1)
+		for i := 1; i < len(ps); i++ {
+			gaps = append(gaps, float64(ps[i].t-ps[i-1].t))
+		}
+		step := int64(quantile(gaps, 0.5))
+		if step <= 0 {
+			continue
+		}
+		var base []float64
+		for _, p := range ps {
+			if p.t <= judgedFrom {
+				base = append(base, p.v)
+			}
+		}
+		if len(base) < 3 {
+			continue
+		}
+		med, sigma := medianSigma(base)
+		js := out[k.service]
+		if js == nil {
+			js = make([]judgement, nw)
+			out[k.service] = js
+		}
+		for _, p := range ps {
+			if p.t <= judgedFrom {
+				continue
+			}
+			z := math.Max(0, (p.v-med)/sigma)
+			material := p.v-med >= cfg.MinChange*math.Abs(med)
+			j := judgement{judged: true, out: z >= cfg.Threshold && material, z: z,
+				metric: "metric:" + k.metric, base: med, value: p.v, n: len(base)}
+			for w := floorDiv(p.t-step, width); w*width < p.t; w++ {
+				i := int(w - lo)
+				if i < scan || i >= nw {
+					continue
+				}
+				js[i] = merge(js[i], j)
+			}
+		}
+	}
+	return out, nil
+}
+
+// rates turns a counter's points into per-second rates between
+// consecutive points (a reset counts from zero).
+func rates(ps []metricPoint) []metricPoint {
+	out := make([]metricPoint, 0, len(ps))
+	for i := 1; i < len(ps); i++ {
+		dt := float64(ps[i].t-ps[i-1].t) / 1e9
+		if dt <= 0 {
+			continue
+		}
+		d := ps[i].v - ps[i-1].v
+		if d < 0 {
+			d = ps[i].v
+		}
+		out = append(out, metricPoint{ps[i].t, d / dt})
+	}
+	return out
+}
+
+// metricSource is the incident pass's view of metric samples.
+type metricSource = graph.SampleSource

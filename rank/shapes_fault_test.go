@@ -1,0 +1,51 @@
+package rank
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"cascade/internal/testutil"
+	"cascade/testdata/shapes"
+)
+
+// TestShapesFaults injects each kind of fault — a slowdown of the
+// service's own work (×3), an error burst (30% of its requests fail
+// fast), saturation (one request at a time with more work than it can
+// serve) and silence (it answers nothing; not at the entry, which would
+// leave no trace) — at the entry (gateway), mid-chain (stock) and the leaf
+// (ledger), in a shape without retries (pairs), one whose callers retry
+// the faulty calls (mixed: orders calls stock three times at once and
+// retries each failure; client-only: stock retries ledger), and one with
+// SERVER spans only whose orders retries stock (server-only), from the
+// middle of a two-minute capture. The incident pass must rank the
+// injected service first.
+func TestShapesFaults(t *testing.T) {
+	kinds := []struct {
+		name string
+		set  func(*shapes.Config, string)
+	}{
+		{"slow", func(c *shapes.Config, svc string) { c.Slow, c.SlowFactor = svc, 3 }},
+		{"errors", func(c *shapes.Config, svc string) { c.Fail = svc }},
+		{"saturation", func(c *shapes.Config, svc string) { c.Saturate = svc }},
+		{"silent", func(c *shapes.Config, svc string) { c.Silent = svc }},
+	}
+	for _, shape := range []string{"pairs", "mixed", "client-only", "server-only"} {
+		for _, kind := range kinds {
+			for _, svc := range []string{"gateway", "stock", "ledger"} {
+				if kind.name == "silent" && svc == "gateway" {
+					continue // an entry that answers nothing leaves no trace to read
+				}
+				t.Run(fmt.Sprintf("%s/%s/%s", shape, kind.name, svc), func(t *testing.T) {
+					cfg := shapes.Config{Shape: shape, Traces: int(shapes.Rate(shape) * 120)}
+					kind.set(&cfg, svc)
+					dir, _ := testutil.ShapeDataset(t, cfg)
+					inc := shapeIncident(t, dir)
+					require.NotEmpty(t, inc.Origins, "%+v", brief(inc))
+					require.Equal(t, svc, inc.Origins[0], "origins %v; nodes %+v", inc.Origins, brief(inc))
+				})
+			}
+		}
+	}
+}
