@@ -17,6 +17,7 @@ var (
 	ErrBadValue      = errors.New("bad value")
 	ErrUnknownFormat = errors.New("unknown format")
 	ErrUnsupported   = errors.New("unsupported content")
+	ErrErrorAnswer   = errors.New("an error answer, not data")
 	ErrTooManyErrors = errors.New("too many invalid records")
 )
 
@@ -65,7 +66,7 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // Reason returns the sentinel the error wraps, used to count skipped
 // records by kind; "other" when it wraps none.
 func (e *ParseError) Reason() string {
-	for _, s := range []error{ErrSyntax, ErrBadTimestamp, ErrBadID, ErrNoService, ErrMissingField, ErrBadValue, ErrUnknownFormat, ErrUnsupported} {
+	for _, s := range []error{ErrSyntax, ErrBadTimestamp, ErrBadID, ErrNoService, ErrMissingField, ErrBadValue, ErrUnknownFormat, ErrUnsupported, ErrErrorAnswer} {
 		if errors.Is(e.Err, s) {
 			return s.Error()
 		}

@@ -151,11 +151,13 @@ type runSink struct {
 }
 
 func (r *runSink) span(s *cascade.Span) error {
+	checkSpan(s, r.warn)
 	r.in.Spans++
 	return r.w.spans.add(s)
 }
 
 func (r *runSink) sample(s *cascade.Sample) error {
+	checkSample(s, r.warn)
 	r.in.Samples++
 	return r.w.samples.add(s)
 }
@@ -233,7 +235,7 @@ func (r *runSink) input(ctx context.Context, p inputPath, format Format, metrics
 	if !skip {
 		return err
 	}
-	r.warn("file skipped, not a known format: " + p.path)
+	r.warn(warnFileSkipped + p.path)
 	r.in.Format = "skipped"
 	r.in.Skipped = 0
 	r.errs = slices.DeleteFunc(r.errs, func(e *ParseError) bool { return e.File == p.path })
