@@ -82,6 +82,9 @@ schema is in docs/model.md.`,
 			}
 			defer cleanup()
 			res, err := graph.Build(cmd.Context(), cfg, spansOf(dir), samplesOf(dir))
+			if errors.Is(err, graph.ErrNoSpans) {
+				return noSpans(args, nil)
+			}
 			if err != nil {
 				return err
 			}
@@ -162,9 +165,15 @@ func graphInput(cmd *cobra.Command, args, metrics []string, format string) (dir 
 	icfg.Metrics = metrics
 	icfg.Out = filepath.Join(tmp, "dataset")
 	icfg.Progress = progress(cmd.ErrOrStderr(), "ingest", "")
-	if _, err := ingest.Run(cmd.Context(), icfg); err != nil {
+	sum, err := ingest.Run(cmd.Context(), icfg)
+	if err != nil {
 		cleanup()
 		return "", nop, err
+	}
+	printWarnings(cmd.ErrOrStderr(), sum)
+	if sum.Spans == 0 {
+		cleanup()
+		return "", nop, noSpans(args, sum)
 	}
 	return icfg.Out, cleanup, nil
 }

@@ -79,7 +79,7 @@ func TestGraphCommandErrors(t *testing.T) {
 		{"bad window", []string{"graph", ds, "--window", "1ms"}, exitUsage, "cascade: window: 1ms is shorter than the resolution 10ms\n"},
 		{"dataset and files", []string{"graph", ds, hotrodOTLP}, exitUsage, "cascade: give one dataset directory or raw source files, not both\n"},
 		{"metrics with a dataset", []string{"graph", ds, "--metrics", "x.prom"}, exitUsage, "cascade: --metrics: a dataset holds its metrics; ingest them into it\n"},
-		{"missing file", []string{"graph", filepath.Join(dir, "nope.json")}, exitFailure, "cascade: stat " + filepath.Join(dir, "nope.json") + ": no such file or directory\n"},
+		{"missing file", []string{"graph", filepath.Join(dir, "nope.json")}, exitUsage, "cascade: " + filepath.Join(dir, "nope.json") + ": no such file or directory\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -87,6 +87,7 @@ to a temporary directory and moved into place only when complete.`,
 			if err != nil {
 				return err
 			}
+			printWarnings(cmd.ErrOrStderr(), sum)
 			return report.IngestSummary(cmd.OutOrStdout(), sum, report.Format(output))
 		},
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -81,13 +80,9 @@ K seeds with 95% intervals.`,
 			if err := checkOutput(output, "table", "json"); err != nil {
 				return err
 			}
-			b, err := os.ReadFile(args[0])
+			model, err := readModel(args[0])
 			if err != nil {
 				return err
-			}
-			model, err := cascade.DecodeModel(b)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			var scen *cascade.Scenario
 			name := ""

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -29,6 +31,13 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// inputError marks an input that is not what the command reads (an empty
+// file, traces where a model is expected): invalid input, exit 3.
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+func (e inputError) Unwrap() error { return e.err }
+
 // run builds the command tree, executes it and maps the outcome to an exit
 // code. Only main exits.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -42,15 +51,30 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "cascade: %v\n", err)
-	var pe *ingest.ParseError
-	var ue usageError
+	msg := err.Error()
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) {
+		// "missing.json: no such file or directory", not "stat missing.json: ...".
+		msg = strings.Replace(msg, pe.Op+" "+pe.Path+": ", pe.Path+": ", 1)
+	}
+	fmt.Fprintf(stderr, "cascade: %s\n", msg)
+	return exitCode(ctx, err)
+}
+
+// exitCode maps a command's error to the exit code the README documents.
+func exitCode(ctx context.Context, err error) int {
+	var (
+		pe *ingest.ParseError
+		ie *ingest.InputError
+		ue usageError
+		be inputError
+	)
 	switch {
 	case ctx.Err() != nil:
 		return exitInterrupted
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.Is(err, fs.ErrNotExist):
+		// An input path that names nothing is a mistake in the call.
 		return exitUsage
-	case errors.As(err, &pe):
+	case errors.As(err, &pe), errors.As(err, &ie), errors.As(err, &be):
 		return exitInvalidData
 	}
 	return exitFailure
