@@ -65,7 +65,7 @@ schema is in docs/model.md.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "table", "json", "dot", "mermaid"); err != nil {
+			if err := checkOutput(output, "table", "json", "markdown", "dot", "mermaid"); err != nil {
 				return err
 			}
 			var err error
@@ -105,6 +105,8 @@ schema is in docs/model.md.`,
 				err = graph.WriteDOT(w, res.Model)
 			case "mermaid":
 				err = graph.WriteMermaid(w, res.Model)
+			case "markdown":
+				err = graph.WriteMarkdown(w, res)
 			default:
 				err = graph.WriteTable(w, res)
 			}
@@ -113,14 +115,14 @@ schema is in docs/model.md.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&level, graphFlagLevel, string(cfg.Level), "node granularity: service or operation")
-	f.StringVar(&output, graphFlagOutput, "table", "what to print: table, json, dot or mermaid")
+	f.StringVar(&output, graphFlagOutput, "table", "what to print: table, json, markdown, dot or mermaid")
 	f.StringVarP(&out, graphFlagOut, "o", "", "write the model document to this file (model.json)")
 	f.DurationVar(&cfg.Window, graphFlagWindow, cfg.Window, "window of the per-node time series (request and error rate, in-flight)")
 	f.DurationVar(&cfg.Resolution, graphFlagResolution, cfg.Resolution, "width of the bins in which in-flight requests are counted")
 	f.Uint64Var(&cfg.Seed, graphFlagSeed, cfg.Seed, "seed of the reservoir sampling behind quantiles of large inputs")
 	f.StringSliceVar(&metrics, graphFlagMetrics, nil, "metric files or directories to ingest with raw trace files (repeatable)")
 	f.StringVar(&format, graphFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
-	cmd.RegisterFlagCompletionFunc(graphFlagOutput, fixedCompletions("table", "json", "dot", "mermaid"))
+	cmd.RegisterFlagCompletionFunc(graphFlagOutput, fixedCompletions("table", "json", "markdown", "dot", "mermaid"))
 	cmd.RegisterFlagCompletionFunc(graphFlagLevel, fixedCompletions(string(graph.LevelService), string(graph.LevelOperation)))
 	cmd.RegisterFlagCompletionFunc(graphFlagFormat, fixedCompletions(formatNames(ingest.TraceFormats)...))
 	return cmd

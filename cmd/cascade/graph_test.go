@@ -74,7 +74,7 @@ func TestGraphCommandErrors(t *testing.T) {
 		stderr string
 	}{
 		{"no input", []string{"graph"}, exitUsage, "cascade: give a DATASET directory or trace files\n"},
-		{"bad output", []string{"graph", ds, "--output", "yaml"}, exitUsage, "cascade: --output \"yaml\": want one of [table json dot mermaid]\n"},
+		{"bad output", []string{"graph", ds, "--output", "yaml"}, exitUsage, "cascade: --output \"yaml\": want one of [table json markdown dot mermaid]\n"},
 		{"bad level", []string{"graph", ds, "--level", "pod"}, exitUsage, "cascade: level \"pod\": want service or operation\n"},
 		{"bad window", []string{"graph", ds, "--window", "1ms"}, exitUsage, "cascade: window: 1ms is shorter than the resolution 10ms\n"},
 		{"dataset and files", []string{"graph", ds, hotrodOTLP}, exitUsage, "cascade: give one dataset directory or raw source files, not both\n"},

@@ -44,6 +44,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd(stdin)
+	strictCompletion(root)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -102,6 +103,29 @@ that reads and writes documented files.`,
 	root.AddCommand(newCollectCmd())
 	root.AddCommand(newAnalyzeCmd())
 	return root
+}
+
+// strictCompletion makes `cascade completion SHELL` fail, as a usage
+// error, for a shell it has no script for: cobra would print its help and
+// exit 0, which a setup script takes for success.
+func strictCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		var shells []string
+		for _, s := range c.Commands() {
+			shells = append(shells, s.Name())
+		}
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("give a shell: one of %s", strings.Join(shells, ", "))}
+			}
+			return usageError{fmt.Errorf("completion %q: unknown shell, want one of %s", args[0], strings.Join(shells, ", "))}
+		}
+	}
 }
 
 // checkOutput validates an --output value.
