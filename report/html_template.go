@@ -80,7 +80,9 @@ footer { color: var(--muted); font-size: 13px; border-top: 1px solid var(--rule)
 <ul class="tight">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </section>
 
-<section id="remediations">
+{{if .IncidentLeads}}{{template "incident" .}}
+
+{{end}}<section id="remediations">
 <h2>Ranked remediations</h2>
 {{with .Rank}}
 <p>Objective: {{.Objective}}. Every candidate and the baseline replayed seeds {{.Seeds}} ({{.Replay}}); Δ is candidate − baseline, paired seed by seed, averaged over the traffics, with its 95% interval. A change whose interval contains zero has no measurable effect and is not ranked.</p>
@@ -170,40 +172,7 @@ footer { color: var(--muted); font-size: 13px; border-top: 1px solid var(--rule)
 {{end}}
 </section>
 
-{{with .Incident}}
-<section id="incident">
-<h2>Incident: where it started</h2>
-<p>Windows of {{.Window}} from {{.Range}}; each node's normal range is {{.Baseline}}.</p>
-{{if .Origins}}<h3>Most likely origin</h3>
-<ol class="origins">{{range .Origins}}<li>{{.}}</li>{{end}}</ol>
-{{else}}<p class="callout">No node left its normal range: no origin.</p>{{end}}
-{{with .Nodes}}<h3>Nodes that left their normal range</h3>
-<table class="wide">
-<thead><tr><th>Node</th><th>Left at</th><th>Metric</th><th class="num">Normal</th><th class="num">Then</th><th class="num">z</th><th>Explained by</th></tr></thead>
-<tbody>
-{{range .}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td>{{index . 2}}</td><td class="num">{{index . 3}}</td><td class="num">{{index . 4}}</td><td class="num">{{index . 5}}</td><td>{{index . 6}}</td></tr>
-{{end}}</tbody>
-</table>{{end}}
-{{with .Unjudged}}<details><summary>Nodes that could not be judged</summary><ul class="tight">{{range .}}<li>{{.K}}: {{.V}}</li>{{end}}</ul></details>{{end}}
-<h3>Path</h3>
-{{with .Path}}<p>The degradation climbed from the origin towards the entry. Amplification is the calls on the edge per request of the caller, retries included, before the incident and during it.</p>
-<table>
-<thead><tr><th>Step (callee → caller)</th><th>Changed at</th><th class="num">Amplification</th><th class="num">Attempts per call</th></tr></thead>
-<tbody>
-{{range .}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td class="num">{{index . 2}}</td><td class="num">{{index . 3}}</td></tr>
-{{end}}</tbody>
-</table>
-{{else}}<p class="note">No caller of the origin changed after it: the path has no step.</p>{{end}}
-{{with .Infectable}}<h3>Most infectable</h3>
-<p>Each node's service time +{{$.Incident.Slowdown}} in replay, seeds {{$.Incident.Seeds}}.</p>
-<table>
-<thead><tr><th>Node</th><th class="num">Others infected</th><th class="num">Root p99 Δ</th><th class="num">Success Δ</th></tr></thead>
-<tbody>
-{{range .}}<tr><td>{{index . 0}}</td><td class="num">{{index . 1}}</td><td class="num">{{index . 2}}</td><td class="num">{{index . 3}}</td></tr>
-{{end}}</tbody>
-</table>{{end}}
-</section>
-{{end}}
+{{if not .IncidentLeads}}{{template "incident" .}}{{end}}
 
 {{with .Fit}}
 <section id="fit">
@@ -251,4 +220,39 @@ Written by <code>cascade analyze</code>, report version {{.Version}}, seed {{.Se
 </main>
 </body>
 </html>
+
+{{define "incident"}}{{with .Incident}}
+<section id="incident">
+<h2>Incident: where it started</h2>
+<p>Windows of {{.Window}} from {{.Range}}; each node's normal range is {{.Baseline}}.</p>
+{{if .Origins}}<h3>Most likely origin</h3>
+<ol class="origins">{{range .Origins}}<li>{{.}}</li>{{end}}</ol>
+{{else}}<p class="callout">No node left its normal range: no origin.</p>{{end}}
+{{with .Nodes}}<h3>Nodes that left their normal range</h3>
+<table class="wide">
+<thead><tr><th>Node</th><th>Left at</th><th>Metric</th><th class="num">Normal</th><th class="num">Then</th><th class="num">z</th><th>Explained by</th></tr></thead>
+<tbody>
+{{range .}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td>{{index . 2}}</td><td class="num">{{index . 3}}</td><td class="num">{{index . 4}}</td><td class="num">{{index . 5}}</td><td>{{index . 6}}</td></tr>
+{{end}}</tbody>
+</table>{{end}}
+{{with .Unjudged}}<details><summary>Nodes that could not be judged</summary><ul class="tight">{{range .}}<li>{{.K}}: {{.V}}</li>{{end}}</ul></details>{{end}}
+<h3>Path</h3>
+{{with .Path}}<p>The degradation climbed from the origin towards the entry. Amplification is the calls on the edge per request of the caller, retries included, before the incident and during it.</p>
+<table>
+<thead><tr><th>Step (callee → caller)</th><th>Changed at</th><th class="num">Amplification</th><th class="num">Attempts per call</th></tr></thead>
+<tbody>
+{{range .}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td class="num">{{index . 2}}</td><td class="num">{{index . 3}}</td></tr>
+{{end}}</tbody>
+</table>
+{{else}}<p class="note">No caller of the origin changed after it: the path has no step.</p>{{end}}
+{{with .Infectable}}<h3>Most infectable</h3>
+<p>Each node's service time +{{$.Incident.Slowdown}} in replay, seeds {{$.Incident.Seeds}}.</p>
+<table>
+<thead><tr><th>Node</th><th class="num">Others infected</th><th class="num">Root p99 Δ</th><th class="num">Success Δ</th></tr></thead>
+<tbody>
+{{range .}}<tr><td>{{index . 0}}</td><td class="num">{{index . 1}}</td><td class="num">{{index . 2}}</td><td class="num">{{index . 3}}</td></tr>
+{{end}}</tbody>
+</table>{{end}}
+</section>
+{{end}}{{end}}
 `
