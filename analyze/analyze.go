@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,10 +124,22 @@ func (c *Config) Validate() error {
 // has succeeded, as do the models and reports. Every stage
 // replays with the seeds from cfg.Rank.Seed on, so the same inputs and
 // configuration give byte-identical files at any parallelism.
+//
+// A run that fails leaves cfg.Out as it found it: a directory it had to
+// create is removed again (when nothing else was put in it meanwhile).
 func Run(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	_, statErr := os.Stat(cfg.Out)
+	a, err := runAnalysis(ctx, cfg)
+	if err != nil && errors.Is(statErr, fs.ErrNotExist) {
+		os.Remove(cfg.Out) // only if empty: a failed run wrote nothing else
+	}
+	return a, err
+}
+
+func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	seed := cfg.Rank.Seed
 	cfg.Fit.Seed, cfg.Incident.Seed = seed, seed
 	cfg.Incident.Parallel, cfg.Fit.Parallel = cfg.Rank.Parallel, cfg.Rank.Parallel
@@ -152,7 +165,7 @@ func Run(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	defer cleanup()
 	a.Dataset = sum
 	if sum.Spans == 0 {
-		return nil, fmt.Errorf("%s: no spans to analyse", strings.Join(cfg.Inputs, ", "))
+		return nil, &ingest.InputError{File: strings.Join(cfg.Inputs, ", "), Err: fmt.Errorf("no spans to analyse: %w", ingest.ErrNoInput)}
 	}
 	spans := func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }
 	var samples func(fn func(*cascade.Sample) error) error

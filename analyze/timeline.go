@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"context"
+	"math"
 	"slices"
 
 	"cascade"
@@ -49,12 +50,74 @@ func timeline(ctx context.Context, m *cascade.Model, cfg rank.Config, r *rank.Re
 		tl.Change, tl.Description = row.Candidate.Name, row.Candidate.Description
 	}
 	nodes := deepest(base, changed)
-	tl.Baseline = run(base, nodes, tl.WindowMS)
+	k := chartWindows(base, tl.WindowMS)
+	tl.Baseline = run(base, nodes, tl.WindowMS, k)
 	if changed != nil {
-		c := run(changed, nodes, tl.WindowMS)
+		c := run(changed, nodes, tl.WindowMS, k)
 		tl.Changed = &c
 	}
+	tl.WindowMS *= float64(k)
+	tl.Clients = clients(reg.Traffic, len(tl.Baseline.OfferedPerSec), tl.WindowMS)
 	return tl, nil
+}
+
+// Chart windows: the replay's windows are joined, k at a time, until a
+// window holds about minChartRoots root requests of the baseline (fewer
+// make goodput a comb of 0, 1 and 2 requests a window) or the run is
+// maxChartPoints windows long, but never below minChartPoints windows.
+const (
+	minChartRoots  = 30
+	maxChartPoints = 120
+	minChartPoints = 20
+)
+
+// chartWindows returns how many replay windows make one chart window, a
+// round number (1, 2, 5, 10, 15, 20, 30, 60, ...) so that chart windows
+// fall on round times.
+func chartWindows(r *replay.Result, windowMS float64) int {
+	n := len(r.Series.Offered)
+	if n == 0 || windowMS <= 0 {
+		return 1
+	}
+	var roots int64
+	for _, x := range r.Series.Offered {
+		roots += x
+	}
+	perWindow := float64(roots) / float64(n)
+	want := 1
+	if perWindow > 0 {
+		want = int(math.Ceil(minChartRoots / perWindow))
+	}
+	want = max(want, (n+maxChartPoints-1)/maxChartPoints)
+	want = min(want, max(n/minChartPoints, 1))
+	for _, k := range []int{1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600} {
+		if k >= want {
+			return min(k, max(n/minChartPoints, 1))
+		}
+	}
+	return want
+}
+
+// clients is the closed-loop traffic's clients per chart window, surges
+// included: the offered load of a closed loop, whose arrivals cannot rise
+// above what the system serves. Nil for open-loop traffic, whose surge the
+// offered rate shows itself.
+func clients(t *cascade.Traffic, n int, windowMS float64) []float64 {
+	if t == nil || t.Kind != cascade.TrafficClosed || t.Users <= 0 {
+		return nil
+	}
+	out := make([]float64, n)
+	for i := range out {
+		mid := (float64(i) + 0.5) * windowMS
+		users := float64(t.Users)
+		for _, s := range t.Surges {
+			if mid >= s.AtMS && mid < s.AtMS+s.ForMS {
+				users = math.Round(users * s.Factor)
+			}
+		}
+		out[i] = users
+	}
+	return out
 }
 
 // best returns the change to show: the compatible set when it is a win,
@@ -113,13 +176,30 @@ func deepest(rs ...*replay.Result) []string {
 	return names
 }
 
-// run extracts one replay's series: root requests per second and the
-// named nodes' queue depths.
-func run(r *replay.Result, nodes []string, windowMS float64) report.TimelineRun {
+// run extracts one replay's series, k replay windows to a chart window:
+// root requests per second and the named nodes' mean queue depths.
+func run(r *replay.Result, nodes []string, windowMS float64, k int) report.TimelineRun {
 	perSec := func(xs []int64) []float64 {
-		out := make([]float64, len(xs))
-		for i, x := range xs {
-			out[i] = float64(x) * 1000 / windowMS
+		out := make([]float64, 0, (len(xs)+k-1)/k)
+		for i := 0; i < len(xs); i += k {
+			var sum int64
+			j := min(i+k, len(xs))
+			for _, x := range xs[i:j] {
+				sum += x
+			}
+			out = append(out, float64(sum)*1000/(windowMS*float64(j-i)))
+		}
+		return out
+	}
+	mean := func(xs []float64) []float64 {
+		out := make([]float64, 0, (len(xs)+k-1)/k)
+		for i := 0; i < len(xs); i += k {
+			j := min(i+k, len(xs))
+			var sum float64
+			for _, x := range xs[i:j] {
+				sum += x
+			}
+			out = append(out, sum/float64(j-i))
 		}
 		return out
 	}
@@ -132,7 +212,7 @@ func run(r *replay.Result, nodes []string, windowMS float64) report.TimelineRun 
 		q := report.NodeQueue{Node: name, Depth: []float64{}}
 		for _, n := range r.Nodes {
 			if n.Name == name && n.Series != nil {
-				q.Depth = n.Series.QueueDepth
+				q.Depth = mean(n.Series.QueueDepth)
 			}
 		}
 		tr.Queues = append(tr.Queues, q)

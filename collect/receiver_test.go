@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"cascade"
@@ -22,10 +23,16 @@ func TestReceiverAnswers(t *testing.T) {
 	cfg.Receiver.MaxRequestBytes = 64 << 10
 	r := startRun(t, cfg)
 
-	noService := testTraces(90, 3, "")
-	noService.ResourceSpans().At(0).Resource().Attributes().Remove("service.name")
+	badIDs := testTraces(90, 3, "svc")
+	for i, ss := 0, badIDs.ResourceSpans().At(0).ScopeSpans().At(0).Spans(); i < ss.Len(); i++ {
+		ss.At(i).SetSpanID(pcommon.SpanID{})
+	}
 	mixed := testTraces(91, 2, "svc")
-	noService.ResourceSpans().At(0).CopyTo(mixed.ResourceSpans().AppendEmpty())
+	badIDs.ResourceSpans().At(0).CopyTo(mixed.ResourceSpans().AppendEmpty())
+	// A span without service.name is kept as unknown_service, as the
+	// Collector keeps it.
+	noService := testTraces(92, 2, "")
+	noService.ResourceSpans().At(0).Resource().Attributes().Remove("service.name")
 
 	big := bytes.Repeat([]byte{'a'}, 70<<10)
 	tests := []struct {
@@ -46,6 +53,7 @@ func TestReceiverAnswers(t *testing.T) {
 		{name: "proto gzip", path: pathTraces, contentType: contentTypeProto, encoding: "gzip", body: gzipped(t, protoBody(t, testTraces(4, 5, "svc"))), status: 200, stored: []uint64{4}},
 		{name: "json gzip", path: pathTraces, contentType: contentTypeJSON, encoding: "gzip", body: gzipped(t, jsonBody(t, testTraces(5, 2, "svc"))), status: 200, stored: []uint64{5}},
 		{name: "partial success", path: pathTraces, contentType: contentTypeJSON, body: jsonBody(t, mixed), status: 200, inBody: `"rejectedSpans":"3"`, stored: []uint64{91}},
+		{name: "no service.name", path: pathTraces, contentType: contentTypeJSON, body: jsonBody(t, noService), status: 200, inBody: "{}", stored: []uint64{92}},
 		{name: "empty proto", path: pathTraces, contentType: contentTypeProto, body: nil, status: 200},
 		{name: "metrics proto", path: pathMetrics, contentType: contentTypeProto, body: metricsProto(t, testMetrics(4, "svc")), status: 200},
 		{name: "metrics json gzip", path: pathMetrics, contentType: contentTypeJSON, encoding: "gzip", body: gzipped(t, metricsJSON(t, testMetrics(3, "svc2"))), status: 200, inBody: "{}"},
@@ -99,18 +107,18 @@ func TestReceiverAnswers(t *testing.T) {
 			want[traceHex(id)] = 0
 		}
 	}
-	for id, n := range map[uint64]int{1: 3, 2: 4, 3: 1, 4: 5, 5: 2, 91: 2} {
+	for id, n := range map[uint64]int{1: 3, 2: 4, 3: 1, 4: 5, 5: 2, 91: 2, 92: 2} {
 		want[traceHex(id)] = n
 	}
 
 	res := r.stop(t)
 	require.Equal(t, want, traceCounts(t, cfg.Out))
-	require.Equal(t, int64(17), res.Receiver.Spans)
+	require.Equal(t, int64(19), res.Receiver.Spans)
 	require.Equal(t, int64(7), res.Receiver.Samples)
 	require.Equal(t, int64(3), res.Receiver.Rejected)
-	require.Equal(t, int64(9), res.Receiver.Requests)
+	require.Equal(t, int64(10), res.Receiver.Requests)
 	require.Equal(t, int64(11), res.Receiver.Refused)
-	require.Equal(t, int64(17), res.Summary.Spans)
+	require.Equal(t, int64(19), res.Summary.Spans)
 	require.Equal(t, int64(7), res.Summary.Samples)
 	require.Equal(t, []string{"svc", "svc2"}, res.Summary.MetricServices)
 	require.NoDirExists(t, cfg.WorkDir(), "finalizing removes the work directory")

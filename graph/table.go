@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cascade"
+	"cascade/internal/mdtable"
 )
 
 // Amplification returns an edge's calls per caller request that used the
@@ -50,8 +51,23 @@ func sortedByAmplification(m *cascade.Model) []*cascade.Edge {
 // WriteTable writes the result as text tables: the source, the entries,
 // the nodes, and the edges with the worst amplifiers first.
 func WriteTable(w io.Writer, res *Result) error {
+	return writeTable(tabwriter.NewWriter(w, 0, 0, 2, ' ', 0), res)
+}
+
+// WriteMarkdown writes the tables of WriteTable as Markdown.
+func WriteMarkdown(w io.Writer, res *Result) error {
+	return writeTable(mdtable.NewWriter(w), res)
+}
+
+// tableWriter is what writeTable writes cells to: a tabwriter.Writer or
+// an mdtable.Writer.
+type tableWriter interface {
+	io.Writer
+	Flush() error
+}
+
+func writeTable(tw tableWriter, res *Result) error {
 	m := res.Model
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
 	if s := m.Source; s != nil {
 		switch s.From {

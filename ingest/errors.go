@@ -17,8 +17,23 @@ var (
 	ErrBadValue      = errors.New("bad value")
 	ErrUnknownFormat = errors.New("unknown format")
 	ErrUnsupported   = errors.New("unsupported content")
+	ErrErrorAnswer   = errors.New("an error answer, not data")
+	ErrNoInput       = errors.New("nothing to read")
 	ErrTooManyErrors = errors.New("too many invalid records")
 )
+
+// InputError is an input that is unusable as a whole rather than in one
+// of its records: a directory holding no file of the wanted kind.
+type InputError struct {
+	File string // the input as given
+	Err  error  // the defect; unwraps to a sentinel above
+}
+
+// Error formats the input and the defect as "traces/: a directory with ...".
+func (e *InputError) Error() string { return e.File + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying defect.
+func (e *InputError) Unwrap() error { return e.Err }
 
 // ParseError is a defect in one record of one input, with its position.
 // Decoders fill Line, Offset and Path; the file loader adds File.
@@ -65,7 +80,7 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // Reason returns the sentinel the error wraps, used to count skipped
 // records by kind; "other" when it wraps none.
 func (e *ParseError) Reason() string {
-	for _, s := range []error{ErrSyntax, ErrBadTimestamp, ErrBadID, ErrNoService, ErrMissingField, ErrBadValue, ErrUnknownFormat, ErrUnsupported} {
+	for _, s := range []error{ErrSyntax, ErrBadTimestamp, ErrBadID, ErrNoService, ErrMissingField, ErrBadValue, ErrUnknownFormat, ErrUnsupported, ErrErrorAnswer} {
 		if errors.Is(e.Err, s) {
 			return s.Error()
 		}

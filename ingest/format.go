@@ -3,6 +3,8 @@ package ingest
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -168,4 +170,47 @@ func detectProto(head []byte) Format {
 		return FormatOTLPProtoFramed
 	}
 	return FormatOTLPProto
+}
+
+// formatSkipped is the Format an InputSummary shows for a file found in a
+// directory and skipped, its content being no format the decoders read.
+const formatSkipped Format = "skipped"
+
+// SniffTraces reports whether the file at path holds traces in a format
+// ingest reads, judged from its (decompressed) first bytes, and which. It
+// is for telling a user who gave traces where another document was
+// expected (a model) what they gave; it claims only what is unmistakable
+// (OTLP resourceSpans, a Jaeger answer's traceID and spans, a Zipkin span
+// array, a span CSV by name), and reports false on any read error.
+func SniffTraces(path string) (Format, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	rd, base, done, err := decompressed(path, f)
+	if err != nil {
+		return "", false
+	}
+	defer done()
+	head := make([]byte, sniffLen)
+	n, _ := io.ReadFull(rd, head)
+	head = head[:n]
+	format, err := detectTrace(base, head)
+	if err != nil {
+		return "", false
+	}
+	t := bytes.TrimLeft(head, " \t\r\n\ufeff")
+	switch format {
+	case FormatOTLPJSON:
+		return format, bytes.Contains(head, []byte(`"resourceSpans"`)) || bytes.Contains(head, []byte(`"resource_spans"`))
+	case FormatJaegerJSON:
+		return format, bytes.Contains(head, []byte(`"traceID"`)) && bytes.Contains(head, []byte(`"spans"`))
+	case FormatZipkinJSON:
+		return format, len(t) > 0 && t[0] == '[' && bytes.Contains(head, []byte(`"traceId"`))
+	case FormatSpanCSV:
+		ext := strings.ToLower(filepath.Ext(base))
+		return format, ext == ".csv" || ext == ".tsv"
+	}
+	return "", false
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 	"testing/iotest"
+	"unicode/utf8"
 
 	"cascade"
 
@@ -103,6 +104,10 @@ func checkTraceJSONDecode(t *testing.T, dec decodeFunc, data []byte) {
 		require.Len(t, sp.SpanID, 16, "%+v", sp)
 		require.True(t, sp.ParentSpanID == "" || len(sp.ParentSpanID) == 16, "%+v", sp)
 		require.NotEmpty(t, sp.Service, "%+v", sp)
+		require.NotEqual(t, sp.SpanID, sp.ParentSpanID, "%+v", sp)
+		for _, str := range []string{sp.Service, sp.Instance, sp.Operation, sp.ErrorType, sp.Peer} {
+			require.True(t, utf8.ValidString(str), "%q is not UTF-8", str)
+		}
 		require.Positive(t, sp.Start, "%+v", sp)
 		require.GreaterOrEqual(t, sp.Duration, int64(0), "%+v", sp)
 		require.GreaterOrEqual(t, sp.End(), sp.Start, "%+v", sp)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"unicode/utf8"
 
 	"cascade"
 
@@ -119,6 +120,10 @@ func checkOTLPSpan(t *testing.T, s *cascade.Span) {
 		require.Len(t, s.ParentSpanID, 16)
 	}
 	require.NotEmpty(t, s.Service)
+	require.NotEqual(t, s.SpanID, s.ParentSpanID, "a span its own parent")
+	for _, str := range []string{s.Service, s.Instance, s.Operation, s.ErrorType, s.Peer} {
+		require.True(t, utf8.ValidString(str), "%q is not UTF-8", str)
+	}
 	require.Positive(t, s.Start)
 	require.GreaterOrEqual(t, s.Duration, int64(0))
 	require.GreaterOrEqual(t, s.Start+s.Duration, s.Start, "end overflows")

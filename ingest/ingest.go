@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"cascade"
@@ -85,11 +86,11 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	if c.MaxErrors == 0 {
 		c.MaxErrors = 1
 	}
-	traces, err := expandPaths(c.Traces)
+	traces, traceDirs, err := expandPaths(c.Traces)
 	if err != nil {
 		return nil, err
 	}
-	metrics, err := expandPaths(c.Metrics)
+	metrics, metricDirs, err := expandPaths(c.Metrics)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +128,12 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 			return sum, err
 		}
 	}
+	if err := emptyDirs(sum, traceDirs, "trace"); err != nil {
+		return sum, err
+	}
+	if err := emptyDirs(sum, metricDirs, "metric"); err != nil {
+		return sum, err
+	}
 	if len(st.errs) > 0 {
 		return sum, st.joined()
 	}
@@ -135,6 +142,38 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	}
 	ok = true
 	return sum, nil
+}
+
+// emptyDirs fails the run for the first directory named on the command
+// line in which no file was read as a trace (or metric) format, naming
+// every file passed over and why: a directory of the wrong files would
+// otherwise give an empty dataset without a word.
+func emptyDirs(sum *Summary, dirs []walkedDir, what string) error {
+	for _, d := range dirs {
+		read := 0
+		var passed []string
+		for _, in := range sum.Inputs {
+			if _, found := slices.BinarySearch(d.files, in.File); !found {
+				continue
+			}
+			if in.Format == formatSkipped {
+				passed = append(passed, in.File+" (not a known format)")
+				continue
+			}
+			read++
+		}
+		if read > 0 {
+			continue
+		}
+		passed = append(passed, d.passed...)
+		slices.Sort(passed)
+		detail := "it holds no files"
+		if len(passed) > 0 {
+			detail = "passed over " + strings.Join(passed, ", ")
+		}
+		return &InputError{File: d.path, Err: fmt.Errorf("a directory with no %s files: %s: %w", what, detail, ErrNoInput)}
+	}
+	return nil
 }
 
 // runSink is the sink every decoder of a run writes into.
@@ -151,11 +190,13 @@ type runSink struct {
 }
 
 func (r *runSink) span(s *cascade.Span) error {
+	checkSpan(s, r.warn)
 	r.in.Spans++
 	return r.w.spans.add(s)
 }
 
 func (r *runSink) sample(s *cascade.Sample) error {
+	checkSample(s, r.warn)
 	r.in.Samples++
 	return r.w.samples.add(s)
 }
@@ -233,8 +274,8 @@ func (r *runSink) input(ctx context.Context, p inputPath, format Format, metrics
 	if !skip {
 		return err
 	}
-	r.warn("file skipped, not a known format: " + p.path)
-	r.in.Format = "skipped"
+	r.warn(warnFileSkipped + p.path)
+	r.in.Format = formatSkipped
 	r.in.Skipped = 0
 	r.errs = slices.DeleteFunc(r.errs, func(e *ParseError) bool { return e.File == p.path })
 	return nil

@@ -3,6 +3,7 @@ package ingest
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -162,6 +163,14 @@ type jaegerDecoder struct {
 	span    jaegerSpan // reused for every span
 	pending []jaegerPending
 	logs    []jaegerLog
+	// answer is what the top-level object of the current document said
+	// about itself as a query API answer.
+	answer struct {
+		nullData bool   // "data": null
+		errs     int    // entries of "errors"
+		first    string // the first entry, as "code 500: msg"
+		off      int64  // offset of "errors"
+	}
 }
 
 // document decodes one top-level value starting at off.
@@ -171,6 +180,7 @@ func (d *jaegerDecoder) document(off int64, c byte) error {
 		if _, err := d.w.dec.Token(); err != nil {
 			return d.w.decodeErr(off, "", err)
 		}
+		d.answer.nullData, d.answer.errs, d.answer.first, d.answer.off = false, 0, "", 0
 		return d.object(&jaegerTrace{}, true)
 	case '[':
 		if _, err := d.w.dec.Token(); err != nil {
@@ -238,7 +248,32 @@ func (d *jaegerDecoder) object(t *jaegerTrace, top bool) error {
 	if err := d.w.end(t.path); err != nil {
 		return d.abandon(t, err)
 	}
+	if top && d.answer.errs > 0 {
+		if err := d.errorAnswer(t); err != nil {
+			return err
+		}
+	}
 	return d.flush(t)
+}
+
+// errorAnswer judges an answer that lists errors. With traces beside them
+// (a partial answer) each error is counted as a warning, since the traces
+// it did return are good; with "data": null and no spans it is an error
+// answer saved in place of data, which is reported at its "errors".
+func (d *jaegerDecoder) errorAnswer(t *jaegerTrace) error {
+	a := &d.answer
+	if !a.nullData || len(t.pending) > 0 {
+		for range a.errs {
+			d.w.s.warn("Jaeger query API answer lists an error")
+		}
+		return nil
+	}
+	more := ""
+	if a.errs > 1 {
+		more = fmt.Sprintf(" (and %d more)", a.errs-1)
+	}
+	return d.w.report(a.off, "errors", errorf(ErrErrorAnswer,
+		"the Jaeger query API answered with errors and no traces: %s%s", a.first, more))
 }
 
 // abandon ends a trace cut short by err. When err was fatal (the input
@@ -262,6 +297,7 @@ func (d *jaegerDecoder) data() error {
 		}
 		return d.traces("data")
 	case 'n': // null: an answer with errors only
+		d.answer.nullData = true
 		return d.w.skip(off, "data")
 	}
 	return d.w.unexpected(off, "data", ErrBadValue, "want an array of traces")
@@ -269,17 +305,21 @@ func (d *jaegerDecoder) data() error {
 
 // apiErrors reads the answer's "errors" member. The query service lists
 // there what it could not answer (a trace id not found, a storage
-// failure); each is counted as a warning, since the traces it did return
-// are good.
+// failure); errorAnswer judges them once the whole answer is read.
 func (d *jaegerDecoder) apiErrors() error {
 	off, _ := d.w.peek()
-	var errs []json.RawMessage
+	var errs []struct {
+		Code int    `json:"code"`
+		Msg  string `json:"msg"`
+	}
 	if err := d.w.dec.Decode(&errs); err != nil {
 		return d.w.decodeErr(off, "errors", err)
 	}
-	for range errs {
-		d.w.s.warn("Jaeger query API answer lists an error")
+	if len(errs) > 0 && d.answer.errs == 0 {
+		d.answer.off = off
+		d.answer.first = fmt.Sprintf("code %d %q", errs[0].Code, errs[0].Msg)
 	}
+	d.answer.errs += len(errs)
 	return nil
 }
 
@@ -386,8 +426,6 @@ func (d *jaegerDecoder) complete(t *jaegerTrace, p *jaegerPending) error {
 		return errorf(ErrNoService, "span has neither processID nor process")
 	case !ok:
 		return errorf(ErrNoService, "processID %q is not in the trace's processes", p.procID)
-	case proc.service == "":
-		return errorf(ErrNoService, "process %q has no serviceName", p.procID)
 	}
 	p.span.Service, p.span.Instance = proc.service, proc.instance
 	if p.span.TraceID == "" {
@@ -426,7 +464,9 @@ func (d *jaegerDecoder) convert(sp *jaegerSpan, out *cascade.Span) (spanNotes, e
 
 	tags := sp.Tags
 	if v, ok := tags.get("span.kind"); ok {
-		out.Kind = kindFromText(v)
+		if out.Kind = kindFromText(v); out.Kind == cascade.KindUnspecified && unmappedKind(v) {
+			d.w.s.warn(warnUnknownKind)
+		}
 	}
 	out.Status = cascade.StatusUnset
 	if v, ok := tags.get("otel.status_code"); ok {

@@ -468,8 +468,8 @@ func TestDecodeJaegerMapping(t *testing.T) {
 			notes: map[string]int{"empty input": 1},
 		},
 		{
-			name:  "answer with errors only",
-			in:    `{"data":null,"total":0,"limit":0,"offset":0,"errors":[{"code":404,"msg":"trace not found"}]}`,
+			name:  "answer with traces and errors",
+			in:    `{"errors":[{"code":404,"msg":"trace not found"}],"data":[]}`,
 			warns: map[string]int{"Jaeger query API answer lists an error": 1},
 		},
 		{
@@ -527,11 +527,10 @@ func TestDecodeJaegerErrors(t *testing.T) {
 			sentinel: ErrNoService,
 		},
 		{
-			name:     "process without serviceName",
-			in:       jaegerDoc(`{"traceID":"1","spanID":"a2","operationName":"op","startTime":1000,"duration":5,"processID":"p2"}`, good),
-			spans:    1,
-			errs:     []string{`t.json (byte 33): data[0].spans[0]: process "p2" has no serviceName: no service name`},
-			sentinel: ErrNoService,
+			name:     "error answer saved in place of traces",
+			in:       `{"data":null,"total":0,"limit":0,"offset":0,"errors":[{"code":500,"msg":"storage unavailable"},{"code":500}]}`,
+			errs:     []string{`t.json (byte 53): errors: the Jaeger query API answered with errors and no traces: code 500 "storage unavailable" (and 1 more): an error answer, not data`},
+			sentinel: ErrErrorAnswer,
 		},
 		{
 			name:     "no process at all",

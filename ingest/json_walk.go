@@ -79,6 +79,12 @@ func kindFromText(v string) cascade.SpanKind {
 	return cascade.KindUnspecified
 }
 
+// unmappedKind reports whether a span kind given as text says something
+// kindFromText cannot map: not empty and not "unspecified".
+func unmappedKind(v string) bool {
+	return v != "" && !strings.EqualFold(v, "unspecified") && !strings.EqualFold(v, "SPAN_KIND_UNSPECIFIED")
+}
+
 // statusFromText maps an otel.status_code tag value (OK, ERROR, as the
 // OpenTelemetry Jaeger and Zipkin mappings write it) to a status.
 func statusFromText(v string) cascade.Status {

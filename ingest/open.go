@@ -59,11 +59,20 @@ type inputPath struct {
 	walked bool
 }
 
+// walkedDir is a directory named on the command line: the files the walk
+// passed over (hidden or documentation), and how many it found to read.
+type walkedDir struct {
+	path   string
+	passed []string
+	files  []string
+}
+
 // expandPaths turns the command line's paths into the files to read:
 // a directory contributes every regular file below it (hidden files and
 // directories skipped), in lexical order; "-" stands for stdin and is kept.
-func expandPaths(paths []string) ([]inputPath, error) {
+func expandPaths(paths []string) ([]inputPath, []walkedDir, error) {
 	var out []inputPath
+	var dirs []walkedDir
 	for _, p := range paths {
 		if p == "-" {
 			out = append(out, inputPath{path: p})
@@ -71,37 +80,45 @@ func expandPaths(paths []string) ([]inputPath, error) {
 		}
 		info, err := os.Stat(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !info.IsDir() {
 			out = append(out, inputPath{path: p})
 			continue
 		}
 		var files []string
+		dir := walkedDir{path: p}
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
 			if path != p && strings.HasPrefix(d.Name(), ".") {
+				dir.passed = append(dir.passed, path+" (hidden)")
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
 				return nil
 			}
-			if d.Type().IsRegular() && !isDocFile(d.Name()) {
+			switch {
+			case !d.Type().IsRegular():
+			case isDocFile(d.Name()):
+				dir.passed = append(dir.passed, path+" (documentation)")
+			default:
 				files = append(files, path)
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sort.Strings(files)
 		for _, f := range files {
 			out = append(out, inputPath{path: f, walked: true})
 		}
+		dir.files = files
+		dirs = append(dirs, dir)
 	}
-	return out, nil
+	return out, dirs, nil
 }
 
 // isDocFile reports whether a file found in a directory is documentation

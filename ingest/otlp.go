@@ -98,9 +98,6 @@ func (d *otlpDecoder) resourceSpans(rs ptrace.ResourceSpans, pos recordPos) erro
 // normalize fills d.span from one pdata span of the given service and
 // instance. It returns the defect that makes the span unusable, or nil.
 func (d *otlpDecoder) normalize(sp ptrace.Span, service, instance string) error {
-	if service == "" {
-		return errorf(ErrNoService, "resource has no service.name")
-	}
 	tid := sp.TraceID()
 	if tid.IsEmpty() {
 		return errorf(ErrBadID, "trace id missing or all zero")
@@ -166,6 +163,9 @@ func (d *otlpDecoder) normalize(sp ptrace.Span, service, instance string) error 
 	}
 	if negative {
 		d.s.warn("negative duration (clamped to 0)")
+	}
+	if d.span.Kind == cascade.KindUnspecified && sp.Kind() != ptrace.SpanKindUnspecified {
+		d.s.warn(warnUnknownKind)
 	}
 	return nil
 }

@@ -522,11 +522,8 @@ func TestDecodeOTLPBadRecords(t *testing.T) {
 				{attrs: map[string]any{"service.name": "a"}, spans: []otlpTestSpan{good}},
 				{attrs: map[string]any{"host.name": "h"}, spans: []otlpTestSpan{good, good}},
 			},
-			spans: 1,
-			errs: []otlpWantErr{
-				{ErrNoService, []string{"resourceSpans[1].scopeSpans[0].spans[0]: resource has no service.name"}},
-				{ErrNoService, []string{"resourceSpans[1].scopeSpans[0].spans[1]"}},
-			},
+			spans: 3,
+			warns: map[string]int{warnNoService: 2},
 		},
 		{
 			name: "zero ids",
@@ -947,10 +944,10 @@ func (r *otlpErrReader) Read(p []byte) (int, error) {
 func TestDecodeOTLPStops(t *testing.T) {
 	h := loadOTLPHotROD(t)
 	errBroken := errors.New("disk on fire")
-	noService := buildOTLPTraces(t, otlpTestResource{attrs: map[string]any{}, spans: []otlpTestSpan{{trace: otlpTID, span: otlpSID1, start: 1, end: 2}}})
-	js, err := (&ptrace.JSONMarshaler{}).MarshalTraces(noService)
+	noSpanID := buildOTLPTraces(t, otlpTestResource{attrs: map[string]any{"service.name": "a"}, spans: []otlpTestSpan{{trace: otlpTID, start: 1, end: 2}}})
+	js, err := (&ptrace.JSONMarshaler{}).MarshalTraces(noSpanID)
 	require.NoError(t, err)
-	pb, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(noService)
+	pb, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(noSpanID)
 	require.NoError(t, err)
 
 	for _, tc := range []struct {

@@ -176,6 +176,7 @@ func (d *promAPIDecoder) result(dec *json.Decoder, base int64) error {
 		if err != nil {
 			return d.s.invalid(&ParseError{Offset: off, Path: path, Err: err})
 		}
+		d.bareValue(string(raw))
 		return d.emit(t, d.fileMetric, false, nil, v)
 	case "string":
 		return d.fatal(path, errorf(ErrUnsupported, "result type string"))
@@ -255,12 +256,16 @@ func (d *promAPIDecoder) series(ser *promAPISeries, i int, off int64) error {
 		if err != nil {
 			return bad(sub, j, err)
 		}
+		d.bareValue(raw)
 		return d.emit(t, metric, named, &ls, v)
 	}
 	hist := func(sub string, j int, raw string) error {
 		t, h, err := parsePromHistogramPoint(raw)
 		if err != nil {
 			return bad(sub, j, err)
+		}
+		if h.bare {
+			d.s.warn(warnPromNumber)
 		}
 		if err := d.emit(t, metric+"_count", named, &ls, h.count); err != nil {
 			return err
@@ -342,7 +347,10 @@ func fileMetricName(name string) string {
 }
 
 // promHistPoint is the part of a native histogram point that is kept.
-type promHistPoint struct{ count, sum float64 }
+type promHistPoint struct {
+	count, sum float64
+	bare       bool // count or sum was a JSON number, not a string
+}
 
 // parsePromHistogramPoint parses [t, {"count": "n", "sum": "s", ...}].
 func parsePromHistogramPoint(raw string) (int64, promHistPoint, error) {
@@ -368,6 +376,7 @@ func parsePromHistogramPoint(raw string) (int64, promHistPoint, error) {
 	if h.sum, err = parsePromValue(string(obj.Sum)); err != nil {
 		return 0, h, err
 	}
+	h.bare = isBareNumber(string(obj.Count)) || isBareNumber(string(obj.Sum))
 	return t, h, nil
 }
 
@@ -470,6 +479,22 @@ func allDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// bareValue warns when the value of a [time, value] pair that parsed is a
+// JSON number: the API writes values as strings (so that NaN and Inf can be
+// said), and a number there means the answer was rewritten by something.
+func (d *promAPIDecoder) bareValue(pair string) {
+	pair = trimJSONSpace(pair)
+	if i := strings.LastIndexByte(pair, ','); i >= 0 && isBareNumber(strings.TrimSuffix(pair[i+1:], "]")) {
+		d.s.warn(warnPromNumber)
+	}
+}
+
+// isBareNumber reports whether a JSON value is a number, not a string.
+func isBareNumber(s string) bool {
+	s = trimJSONSpace(s)
+	return len(s) > 0 && (s[0] == '-' || s[0] >= '0' && s[0] <= '9')
 }
 
 // parsePromValue parses a sample value: a JSON string holding a float

@@ -13,7 +13,9 @@ import (
 // call returns: the sink copies what it keeps.
 type sink interface {
 	// span receives one normalized span. The decoder has checked that
-	// TraceID, SpanID and Service are non-empty.
+	// TraceID and SpanID are non-empty; an empty Service, a span that is
+	// its own parent and strings that are not UTF-8 are the sink's to
+	// repair (checkSpan).
 	span(s *cascade.Span) error
 	// sample receives one metric point.
 	sample(s *cascade.Sample) error

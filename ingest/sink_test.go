@@ -26,7 +26,13 @@ func newCollectSink() *collectSink {
 	return &collectSink{notes: map[string]int{}, warns: map[string]int{}}
 }
 
-func (c *collectSink) span(s *cascade.Span) error     { c.spans = append(c.spans, *s); return nil }
+// span repairs s as the real sinks do (checkSpan) and keeps it.
+func (c *collectSink) span(s *cascade.Span) error {
+	checkSpan(s, c.warn)
+	c.spans = append(c.spans, *s)
+	return nil
+}
+
 func (c *collectSink) sample(s *cascade.Sample) error { c.samples = append(c.samples, *s); return nil }
 func (c *collectSink) infer(note string)              { c.notes[note]++ }
 func (c *collectSink) warn(kind string)               { c.warns[kind]++ }

@@ -20,7 +20,9 @@ import (
 // cascade.Span is copied by assignment; its strings are immutable).
 type RowSink interface {
 	// Span receives one normalized span; TraceID, SpanID and Service are
-	// non-empty.
+	// non-empty (a span whose source names no service comes as
+	// UnknownService, with a warning), its strings are UTF-8 and it is not
+	// its own parent.
 	Span(s *cascade.Span) error
 	// Sample receives one metric point.
 	Sample(s *cascade.Sample) error
@@ -62,11 +64,18 @@ func Decode(name string, r io.Reader, format Format, opts *Options, rows RowSink
 // package's sink.
 type rowSinkAdapter struct{ r RowSink }
 
-func (a rowSinkAdapter) span(s *cascade.Span) error     { return a.r.Span(s) }
-func (a rowSinkAdapter) sample(s *cascade.Sample) error { return a.r.Sample(s) }
-func (a rowSinkAdapter) invalid(err *ParseError) error  { return a.r.Invalid(err) }
-func (a rowSinkAdapter) infer(note string)              { a.r.Infer(note) }
-func (a rowSinkAdapter) warn(kind string)               { a.r.Warn(kind) }
+func (a rowSinkAdapter) span(s *cascade.Span) error {
+	checkSpan(s, a.r.Warn)
+	return a.r.Span(s)
+}
+
+func (a rowSinkAdapter) sample(s *cascade.Sample) error {
+	checkSample(s, a.r.Warn)
+	return a.r.Sample(s)
+}
+func (a rowSinkAdapter) invalid(err *ParseError) error { return a.r.Invalid(err) }
+func (a rowSinkAdapter) infer(note string)             { a.r.Infer(note) }
+func (a rowSinkAdapter) warn(kind string)              { a.r.Warn(kind) }
 
 // Writer stores rows as a dataset the way Run does: rows are sorted with
 // bounded memory (spilled in runs of runRows), spans deduplicated on

@@ -108,6 +108,7 @@ func sortedKeys[K ~string, V any](m map[K]V) []K {
 type spanStats struct {
 	spans, traces, errors, roots             int64
 	dups, orphans, noRoot, truncated, skewed int64
+	cycles                                   int64
 	services                                 map[string]bool
 	ops                                      map[[2]string]bool
 	rng                                      TimeRange
@@ -134,6 +135,7 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 		st.kept = append(st.kept, rows[i])
 	}
 	st.traces++
+	st.cycles += int64(cutCycles(st.kept, st.index))
 	roots, orphans := 0, 0
 	for i := range st.kept {
 		s := &st.kept[i]
@@ -176,6 +178,9 @@ func (st *spanStats) fill(sum *Summary) {
 	sum.Services = sortedKeys(st.services)
 	sum.Operations = len(st.ops)
 	sum.SpanRange = st.rng
+	if st.cycles > 0 {
+		sum.Warnings[warnParentCycle] += st.cycles
+	}
 }
 
 // sampleStats accumulates the metric half of a Summary from samples in

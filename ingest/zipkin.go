@@ -193,22 +193,21 @@ func (d *zipkinDecoder) convert(sp *zipkinSpan, out *cascade.Span) (spanNotes, e
 	if out.ParentSpanID, err = parentHexID("parentId", sp.ParentID); err != nil {
 		return 0, err
 	}
-	if out.ParentSpanID == out.SpanID {
-		out.ParentSpanID = "" // Zipkin drops a span's reference to itself
-	}
-	if out.Service = sp.LocalEndpoint.ServiceName; out.Service == "" {
-		return 0, errorf(ErrNoService, "localEndpoint.serviceName missing")
-	}
+	// A span that is its own parent, and one without a service, are
+	// repaired by the sink, with a warning (checkSpan).
+	out.Service = sp.LocalEndpoint.ServiceName
 	if out.Start, out.Duration, notes, err = microsSpan("timestamp", sp.Timestamp, "duration", sp.Duration); err != nil {
 		return 0, err
 	}
 
 	// The OpenTelemetry Zipkin mapping leaves kind out for internal spans
 	// and says so in a span.kind tag.
-	if out.Kind = kindFromText(sp.Kind); sp.Kind == "" {
-		if v, ok := sp.get("span.kind"); ok {
-			out.Kind = kindFromText(v)
-		}
+	kind := sp.Kind
+	if kind == "" {
+		kind, _ = sp.get("span.kind")
+	}
+	if out.Kind = kindFromText(kind); out.Kind == cascade.KindUnspecified && unmappedKind(kind) {
+		d.w.s.warn(warnUnknownKind)
 	}
 	if out.Instance = sp.LocalEndpoint.address(); out.Instance == "" {
 		out.Instance = instanceFrom(sp.get)

@@ -219,9 +219,22 @@ func TestDecodeZipkinMapping(t *testing.T) {
 			}),
 		},
 		{
-			name: "parent equal to the span is dropped",
-			in:   zipkinSpanJSON("a1", `"parentId":"a1"`),
-			want: base,
+			name:  "parent equal to the span is dropped, with a warning",
+			in:    zipkinSpanJSON("a1", `"parentId":"a1"`),
+			want:  base,
+			warns: map[string]int{warnSelfParent: 1},
+		},
+		{
+			name:  "missing service kept as unknown_service",
+			in:    `{"traceId":"1","id":"a1","name":"op","timestamp":1000,"duration":5,"localEndpoint":{"ipv4":"10.0.0.1"}}`,
+			want:  with(func(s *cascade.Span) { s.Service, s.Instance = UnknownService, "10.0.0.1" }),
+			warns: map[string]int{warnNoService: 1},
+		},
+		{
+			name:  "unknown kind left empty",
+			in:    zipkinSpanJSON("a1", `"kind":"SIDEWAYS"`),
+			want:  base,
+			warns: map[string]int{warnUnknownKind: 1},
 		},
 		{
 			name: "kind, instance from ipv4 and port, peer from the remote service",
@@ -384,20 +397,6 @@ func TestDecodeZipkinErrors(t *testing.T) {
 			sentinel: ErrSyntax,
 		},
 		{
-			name:     "missing service",
-			in:       `[` + good + `,{"traceId":"1","id":"a2","timestamp":1000,"duration":5,"localEndpoint":{"ipv4":"10.0.0.1"}},` + good + `]`,
-			spans:    2,
-			errs:     []string{"z.json (byte 107): [1]: localEndpoint.serviceName missing: no service name"},
-			sentinel: ErrNoService,
-		},
-		{
-			name:     "missing local endpoint in an array of traces",
-			in:       `[[` + good + `],[` + good + `,{"traceId":"1","id":"a2","timestamp":1000,"duration":5}]]`,
-			spans:    2,
-			errs:     []string{"z.json (byte 216): [1][1]: localEndpoint.serviceName missing: no service name"},
-			sentinel: ErrNoService,
-		},
-		{
 			name:     "missing timestamp",
 			in:       `[{"traceId":"1","id":"a2","duration":5,"localEndpoint":{"serviceName":"svc"}},` + good + `]`,
 			spans:    1,
@@ -505,13 +504,13 @@ func TestDecodeZipkinErrors(t *testing.T) {
 // TestDecodeZipkinStops checks that the decoder returns at once the error
 // of a sink that refuses a bad record.
 func TestDecodeZipkinStops(t *testing.T) {
-	in := `[[{"traceId":"1","id":"a2","timestamp":1000}],[` + zipkinSpanJSON("a1", "") + `]]`
+	in := `[[{"id":"a2","timestamp":1000,"localEndpoint":{"serviceName":"svc"}}],[` + zipkinSpanJSON("a1", "") + `]]`
 	s := newCollectSink()
 	s.failFast = true
 	err := decodeZipkinJSON("z.json", strings.NewReader(in), s, &Options{})
 	var pe *ParseError
 	require.ErrorAs(t, err, &pe)
-	require.ErrorIs(t, err, ErrNoService)
+	require.ErrorIs(t, err, ErrBadID)
 	require.Equal(t, "[0][0]", pe.Path)
 	require.Equal(t, int64(2), pe.Offset)
 	require.Empty(t, s.spans)

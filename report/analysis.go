@@ -52,8 +52,13 @@ type Timeline struct {
 	// change won, and Changed is then absent.
 	Change      string `json:"change,omitempty"`
 	Description string `json:"description,omitempty"`
-	// WindowMS is the width of every series' window.
+	// WindowMS is the width of every series' window: the replay's
+	// windows joined until a window holds enough requests to chart.
 	WindowMS float64 `json:"window_ms"`
+	// Clients is the closed-loop traffic's clients per window, surges
+	// included (the offered load of a closed loop); absent for open-loop
+	// traffic.
+	Clients []float64 `json:"clients,omitempty"`
 	// SurgeFromMS and SurgeToMS bound the surge, when the regime has one.
 	SurgeFromMS float64      `json:"surge_from_ms,omitempty"`
 	SurgeToMS   float64      `json:"surge_to_ms,omitempty"`

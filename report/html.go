@@ -375,7 +375,16 @@ func timelineSection(tl *Timeline) (*timelineView, error) {
 		return nil, err
 	}
 	v.Charts = append(v.Charts, chartView{Title: title, SVG: template.HTML(svg),
-		Caption: "Root requests offered and served successfully per second, window by window; dashed: the baseline." + surge + alone})
+		Caption: "Root requests offered (thin, dashed) and served successfully (thick) per second, in windows of " + msText(tl.WindowMS) +
+			"; purple: the baseline, green: with the change." + surge + alone})
+	if len(tl.Clients) > 0 {
+		title = "Offered load: clients in the loop"
+		if svg, err = clientsSVG(tl, title); err != nil {
+			return nil, err
+		}
+		v.Charts = append(v.Charts, chartView{Title: title, SVG: template.HTML(svg),
+			Caption: "The traffic is closed-loop: each client sends its next request after an answer and a think time, so offered requests per second cannot rise above what the system serves, and a surge shows as more clients waiting (and as queues) rather than as more arrivals." + surge})
+	}
 	if len(tl.Baseline.Queues) == 0 {
 		v.QueueNote = "No node's queue grew in either replay, so there is no queue chart."
 		return v, nil
@@ -389,8 +398,17 @@ func timelineSection(tl *Timeline) (*timelineView, error) {
 		nodes[i] = q.Node
 	}
 	v.Charts = append(v.Charts, chartView{Title: title, SVG: template.HTML(svg),
-		Caption: "Mean calls queued per window at " + strings.Join(nodes, ", ") + " (the nodes whose queues grew most); dashed: the baseline." + surge + alone})
+		Caption: "Mean calls queued per window at " + strings.Join(nodes, ", ") + " (the nodes whose queues grew most); dashed: the baseline" + queueColours(len(nodes)) + "." + surge + alone})
 	return v, nil
+}
+
+// queueColours says how the queue chart tells the runs apart beside the
+// dashes: by colour when it shows one node.
+func queueColours(nodes int) string {
+	if nodes == 1 {
+		return " (purple), solid: with the change (green)"
+	}
+	return ", solid: with the change"
 }
 
 func capacitySection(c *rank.CapacityCurve) (*capacityView, error) {

@@ -123,6 +123,56 @@ func TestAnalysisHTMLInChromium(t *testing.T) {
 	for _, c := range fills {
 		require.Greater(t, counts[hexColour(t, c.hex)], 20, "%s (%s) is not on the screenshot", c.name, c.hex)
 	}
+
+	// The goodput chart draws the baseline and the change in two colours,
+	// each named in its legend, and both reach the screen.
+	if tl := a.Timeline; tl != nil && tl.Changed != nil {
+		chart := chartSVG(t, dom, "Goodput and offered load over time")
+		base, change := seriesStroke(t, chart, "goodput, baseline"), seriesStroke(t, chart, "goodput, with the change")
+		require.NotEqual(t, base, change, "the goodput of the baseline and of the change are drawn in one colour")
+		for _, c := range []struct {
+			name string
+			col  color.RGBA
+		}{{"baseline goodput", base}, {"changed goodput", change}} {
+			require.Greater(t, counts[c.col], 50, "%s (%v) is not on the screenshot", c.name, c.col)
+		}
+	}
+}
+
+// chartSVG returns the <svg> element of the chart titled title in dom.
+func chartSVG(t *testing.T, dom, title string) string {
+	t.Helper()
+	i := strings.Index(dom, "<title>"+title)
+	require.GreaterOrEqual(t, i, 0, "no chart titled %q", title)
+	start := strings.LastIndex(dom[:i], "<svg")
+	end := strings.Index(dom[i:], "</svg>")
+	require.True(t, start >= 0 && end >= 0, "chart %q is not an <svg> element", title)
+	return dom[start : i+end]
+}
+
+var svgStroke = regexp.MustCompile(`stroke:\s*(?:#([0-9A-Fa-f]{6})|rgb\((\d+),\s*(\d+),\s*(\d+)\))`)
+
+// seriesStroke returns the colour of the legend's line beside the entry
+// named label: gonum/plot draws each legend entry's thumbnail line, then
+// its text, so the last stroke before the label is the series'.
+func seriesStroke(t *testing.T, chart, label string) color.RGBA {
+	t.Helper()
+	i := strings.Index(chart, ">"+label+"</text>")
+	require.GreaterOrEqual(t, i, 0, "the chart has no legend entry %q", label)
+	before := chart[:strings.LastIndex(chart[:i], "<text")]
+	all := svgStroke.FindAllStringSubmatch(before, -1)
+	require.NotEmpty(t, all, "no line before the legend entry %q", label)
+	m := all[len(all)-1]
+	if m[1] != "" {
+		return hexColour(t, "#"+m[1])
+	}
+	var rgb [3]uint8
+	for k := range rgb {
+		v, err := strconv.Atoi(m[k+2])
+		require.NoError(t, err)
+		rgb[k] = uint8(v)
+	}
+	return color.RGBA{rgb[0], rgb[1], rgb[2], 0xff}
 }
 
 var domAttr = regexp.MustCompile(`(data-svg-[a-z-]+)="(\d+)"`)

@@ -56,6 +56,9 @@ func wantCharts(a *Analysis) int {
 		if len(tl.Baseline.Queues) > 0 {
 			n++
 		}
+		if len(tl.Clients) > 0 {
+			n++
+		}
 	}
 	if a.Rank != nil && a.Rank.Capacity != nil && len(a.Rank.Capacity.Points) > 0 {
 		n++

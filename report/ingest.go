@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cascade/ingest"
+	"cascade/internal/mdtable"
 )
 
 // Format is an output format for data a command prints.
@@ -29,15 +30,24 @@ func JSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// IngestSummary renders an ingest summary as a table or JSON.
+// IngestSummary renders an ingest summary as a table, JSON or Markdown.
 func IngestSummary(w io.Writer, s *ingest.Summary, f Format) error {
 	switch f {
 	case FormatJSON:
 		return JSON(w, s)
 	case FormatTable, "":
-		return ingestTable(w, s)
+		return ingestTable(tabwriter.NewWriter(w, 0, 4, 2, ' ', 0), s)
+	case FormatMarkdown:
+		return ingestTable(mdtable.NewWriter(w), s)
 	}
-	return fmt.Errorf("output %q: want table or json", f)
+	return fmt.Errorf("output %q: want table, json or markdown", f)
+}
+
+// tableWriter is what a table is written to: a tabwriter.Writer or an
+// mdtable.Writer, for Markdown.
+type tableWriter interface {
+	io.Writer
+	Flush() error
 }
 
 func stamp(ns int64) string {
@@ -47,8 +57,7 @@ func stamp(ns int64) string {
 	return time.Unix(0, ns).UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
-func ingestTable(w io.Writer, s *ingest.Summary) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+func ingestTable(tw tableWriter, s *ingest.Summary) error {
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
 	p("dataset\t%s", s.Dataset)
 	p("")

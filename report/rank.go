@@ -120,8 +120,11 @@ func rowMark(r *rank.Row) string {
 	return "-"
 }
 
+// rankTable writes the incident, when it found an origin, then the
+// ranking, then an incident without an origin (see rankMarkdown).
 func rankTable(w io.Writer, d *RankDocument) error {
-	if d.Incident != nil {
+	lead := incidentLeads(d)
+	if lead {
 		if err := incidentTable(w, d.Incident); err != nil {
 			return err
 		}
@@ -129,6 +132,17 @@ func rankTable(w io.Writer, d *RankDocument) error {
 			fmt.Fprintln(w)
 		}
 	}
+	if err := rankTableRows(w, d); err != nil {
+		return err
+	}
+	if d.Incident != nil && !lead {
+		fmt.Fprintln(w)
+		return incidentTable(w, d.Incident)
+	}
+	return nil
+}
+
+func rankTableRows(w io.Writer, d *RankDocument) error {
 	rep := d.Rank
 	if rep == nil {
 		return nil

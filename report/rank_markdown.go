@@ -9,15 +9,38 @@ import (
 // mdCell escapes a table cell.
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
+// rankMarkdown writes the report: where the incident started, when an
+// origin was found, as the first answer; then what to change; then an
+// incident in which no origin was found, which is no answer to lead with.
 func rankMarkdown(w io.Writer, d *RankDocument) error {
 	title := "Remediation report"
 	if d.Rank != nil && d.Rank.Model != "" {
 		title += ": " + d.Rank.Model
 	}
 	fmt.Fprintf(w, "# %s\n\n", title)
-	if d.Incident != nil {
+	lead := incidentLeads(d)
+	if lead {
 		incidentMarkdown(w, d.Incident)
 	}
+	if err := rankMarkdownRows(w, d); err != nil {
+		return err
+	}
+	if d.Incident != nil && !lead {
+		if d.Rank != nil {
+			fmt.Fprintln(w)
+		}
+		incidentMarkdown(w, d.Incident)
+	}
+	return nil
+}
+
+// incidentLeads reports whether the document's incident goes before the
+// ranking: when it found an origin, or when there is no ranking.
+func incidentLeads(d *RankDocument) bool {
+	return d.Incident != nil && (len(d.Incident.Origins) > 0 || d.Rank == nil)
+}
+
+func rankMarkdownRows(w io.Writer, d *RankDocument) error {
 	rep := d.Rank
 	if rep == nil {
 		return nil

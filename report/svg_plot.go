@@ -37,15 +37,20 @@ var seriesColours = []color.RGBA{
 }
 
 var (
-	colBlack   = color.RGBA{0x22, 0x22, 0x22, 0xff}
-	colGrey    = color.RGBA{0x8c, 0x8c, 0x8c, 0xff}
-	colGrid    = color.RGBA{0xe4, 0xe4, 0xe4, 0xff}
-	colSurge   = color.RGBA{0xfb, 0xe3, 0xc6, 0xff}
-	colBand    = color.RGBA{0xc6, 0xdb, 0xef, 0xff}
-	colKnee    = color.RGBA{0xd9, 0x73, 0x0d, 0xff}
-	colDanger  = color.RGBA{0xc0, 0x39, 0x2b, 0xff}
-	colFlat    = color.RGBA{0xd9, 0xef, 0xd3, 0xff}
-	dashedLine = []vg.Length{vg.Points(5), vg.Points(3)}
+	colBlack  = color.RGBA{0x22, 0x22, 0x22, 0xff}
+	colGrey   = color.RGBA{0x8c, 0x8c, 0x8c, 0xff}
+	colGrid   = color.RGBA{0xe4, 0xe4, 0xe4, 0xff}
+	colSurge  = color.RGBA{0xfb, 0xe3, 0xc6, 0xff}
+	colBand   = color.RGBA{0xc6, 0xdb, 0xef, 0xff}
+	colKnee   = color.RGBA{0xd9, 0x73, 0x0d, 0xff}
+	colDanger = color.RGBA{0xc0, 0x39, 0x2b, 0xff}
+	colFlat   = color.RGBA{0xd9, 0xef, 0xd3, 0xff}
+	// The two runs of a timeline: the baseline and the change, in
+	// colours no other series of the page takes, so that the Chromium
+	// test can find each.
+	colBaseline = color.RGBA{0x7b, 0x32, 0x94, 0xff}
+	colChange   = color.RGBA{0x1b, 0x9e, 0x77, 0xff}
+	dashedLine  = []vg.Length{vg.Points(5), vg.Points(3)}
 )
 
 // newPlot returns a plot in the report's style: sans-serif text, a light
@@ -221,7 +226,9 @@ func surgeShade(p *plot.Plot, tl *Timeline, top float64) {
 	p.Legend.Add("surge", s)
 }
 
-// throughputSVG charts root requests offered and served per second.
+// throughputSVG charts root requests offered and served per second, the
+// baseline and the change each in its own colour: goodput solid, offered
+// load thin and dashed.
 func throughputSVG(tl *Timeline, title string) (string, error) {
 	b, c := &tl.Baseline, tl.Changed
 	n := len(b.OfferedPerSec)
@@ -234,20 +241,51 @@ func throughputSVG(tl *Timeline, title string) (string, error) {
 	p := newPlot(title, "time (s)", "root requests/s")
 	surgeShade(p, tl, top)
 	xs := windowTimes(n, tl.WindowMS)
-	off := line(xs, b.OfferedPerSec, colGrey, 1.2, false)
-	p.Add(off)
-	p.Legend.Add("offered", off)
-	gb := line(xs, b.GoodputPerSec, seriesColours[0], 1.6, true)
-	p.Add(gb)
-	p.Legend.Add("goodput, baseline", gb)
+	runs := []struct {
+		name string
+		run  *TimelineRun
+		col  color.RGBA
+	}{{"baseline", b, colBaseline}}
 	if c != nil {
-		gc := line(xs, c.GoodputPerSec, seriesColours[0], 1.8, false)
-		p.Add(gc)
-		p.Legend.Add("goodput, with the change", gc)
+		runs = append(runs, struct {
+			name string
+			run  *TimelineRun
+			col  color.RGBA
+		}{"with the change", c, colChange})
+	}
+	for _, r := range runs {
+		off := line(xs, r.run.OfferedPerSec, r.col, 0.9, true)
+		p.Add(off)
+		p.Legend.Add("offered, "+r.name, off)
+	}
+	for _, r := range runs {
+		g := line(xs, r.run.GoodputPerSec, r.col, 2, false)
+		p.Add(g)
+		p.Legend.Add("goodput, "+r.name, g)
 	}
 	p.X.Min, p.X.Max = 0, float64(n)*tl.WindowMS/1000
 	p.Y.Min, p.Y.Max = 0, top
 	return renderSVG(wideW, wideH, title, func(dc draw.Canvas) { drawBeside(p, dc) })
+}
+
+// clientsSVG charts the closed-loop clients over time: the offered load
+// of a closed loop, where a surge adds clients.
+func clientsSVG(tl *Timeline, title string) (string, error) {
+	top := max(maxOf(tl.Clients), 1) * 1.15
+	p := newPlot(title, "time (s)", "clients")
+	surgeShade(p, tl, top)
+	xs := make([]float64, 0, 2*len(tl.Clients))
+	ys := make([]float64, 0, 2*len(tl.Clients))
+	for i, v := range tl.Clients {
+		xs = append(xs, float64(i)*tl.WindowMS/1000, float64(i+1)*tl.WindowMS/1000)
+		ys = append(ys, v, v)
+	}
+	l := line(xs, ys, colBlack, 1.6, false)
+	p.Add(l)
+	p.Legend.Add("clients in the loop", l)
+	p.X.Min, p.X.Max = 0, float64(len(tl.Clients))*tl.WindowMS/1000
+	p.Y.Min, p.Y.Max = 0, top
+	return renderSVG(wideW, smallH, title, func(dc draw.Canvas) { drawBeside(p, dc) })
 }
 
 // queueSVG charts the queue depth of the timeline's nodes, dashed for
@@ -267,6 +305,20 @@ func queueSVG(tl *Timeline, title string) (string, error) {
 	p := newPlot(title, "time (s)", "calls queued")
 	surgeShade(p, tl, top)
 	xs := windowTimes(n, tl.WindowMS)
+	if len(b.Queues) == 1 {
+		// One node: the runs in their colours, as in the goodput chart.
+		lb := line(xs, b.Queues[0].Depth, colBaseline, 1.6, true)
+		p.Add(lb)
+		p.Legend.Add(b.Queues[0].Node+", baseline", lb)
+		if c != nil && len(c.Queues) == 1 {
+			lc := line(xs, c.Queues[0].Depth, colChange, 1.8, false)
+			p.Add(lc)
+			p.Legend.Add(b.Queues[0].Node+", with the change", lc)
+		}
+		p.X.Min, p.X.Max = 0, float64(n)*tl.WindowMS/1000
+		p.Y.Min, p.Y.Max = 0, top
+		return renderSVG(wideW, wideH, title, func(dc draw.Canvas) { drawBeside(p, dc) })
+	}
 	for i, q := range b.Queues {
 		col := seriesColours[i%len(seriesColours)]
 		lb := line(xs, q.Depth, col, 1.6, true)

@@ -124,6 +124,7 @@ failed run leaves the files of the last good one.`,
 			if err != nil {
 				return err
 			}
+			printWarnings(cmd.ErrOrStderr(), a.Dataset)
 			if output == "json" {
 				return report.JSON(cmd.OutOrStdout(), a)
 			}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -96,12 +95,9 @@ Same inputs and seed give the same output at any --parallel.`,
 			}
 			var model *cascade.Model
 			if modelFile != "" {
-				b, err := os.ReadFile(modelFile)
-				if err != nil {
+				var err error
+				if model, err = readModel(modelFile); err != nil {
 					return err
-				}
-				if model, err = cascade.DecodeModel(b); err != nil {
-					return fmt.Errorf("%s: %w", modelFile, err)
 				}
 			}
 			dir, cleanup, err := graphInput(cmd, args, metrics, format)

@@ -97,7 +97,7 @@ func TestFitUsageErrors(t *testing.T) {
 		{"bad search", []string{"fit", hotrodOTLP, "--search", "random"}, exitUsage, "search"},
 		{"bad grid", []string{"fit", hotrodOTLP, "--grid", "q=1"}, exitFailure, `parameter "q"`},
 		{"missing window", []string{"fit", hotrodOTLP, "--windows", "7"}, exitFailure, "window 7 does not exist"},
-		{"missing model", []string{"fit", hotrodOTLP, "--model", "/nonexistent/model.json"}, exitFailure, "model.json"},
+		{"missing model", []string{"fit", hotrodOTLP, "--model", "/nonexistent/model.json"}, exitUsage, "model.json"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -96,7 +96,7 @@ where both hold a node or an edge, and what only the series hold is added.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "table", "json", "dot", "mermaid"); err != nil {
+			if err := checkOutput(output, "table", "json", "markdown", "dot", "mermaid"); err != nil {
 				return err
 			}
 			var err error
@@ -140,6 +140,9 @@ where both hold a node or an edge, and what only the series hold is added.`,
 			}
 			defer cleanup()
 			res, err := buildGraph(cmd, cfg, dirs)
+			if errors.Is(err, graph.ErrNoSpans) && len(args) > 0 {
+				return noSpans(args, nil)
+			}
 			if err != nil {
 				return err
 			}
@@ -160,6 +163,8 @@ where both hold a node or an edge, and what only the series hold is added.`,
 				err = graph.WriteDOT(w, res.Model)
 			case "mermaid":
 				err = graph.WriteMermaid(w, res.Model)
+			case "markdown":
+				err = graph.WriteMarkdown(w, res)
 			default:
 				err = graph.WriteTable(w, res)
 			}
@@ -168,7 +173,7 @@ where both hold a node or an edge, and what only the series hold is added.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&level, graphFlagLevel, string(cfg.Level), "node granularity: service or operation")
-	f.StringVar(&output, graphFlagOutput, "table", "what to print: table, json, dot or mermaid")
+	f.StringVar(&output, graphFlagOutput, "table", "what to print: table, json, markdown, dot or mermaid")
 	f.StringVarP(&out, graphFlagOut, "o", "", "write the model document to this file (model.json)")
 	f.DurationVar(&cfg.Window, graphFlagWindow, cfg.Window, "window of the per-node time series (request and error rate, in-flight)")
 	f.DurationVar(&cfg.Resolution, graphFlagResolution, cfg.Resolution, "width of the bins in which in-flight requests are counted")
@@ -181,7 +186,7 @@ where both hold a node or an edge, and what only the series hold is added.`,
 	f.DurationVar(&step, graphFlagStep, step, "with --from: query_range resolution")
 	f.DurationVar(&timeout, graphFlagTimeout, timeout, "with --from: timeout of one HTTP request")
 	f.IntVar(&attempts, graphFlagAttempts, attempts, "with --from: attempts per request on connection errors, timeouts, 429 and 5xx")
-	cmd.RegisterFlagCompletionFunc(graphFlagOutput, fixedCompletions("table", "json", "dot", "mermaid"))
+	cmd.RegisterFlagCompletionFunc(graphFlagOutput, fixedCompletions("table", "json", "markdown", "dot", "mermaid"))
 	cmd.RegisterFlagCompletionFunc(graphFlagLevel, fixedCompletions(string(graph.LevelService), string(graph.LevelOperation)))
 	cmd.RegisterFlagCompletionFunc(graphFlagFormat, fixedCompletions(formatNames(ingest.TraceFormats)...))
 	return cmd
@@ -337,9 +342,17 @@ func graphInput(cmd *cobra.Command, args, metrics []string, format string) (dir 
 	icfg.Metrics = metrics
 	icfg.Out = filepath.Join(tmp, "dataset")
 	icfg.Progress = progress(cmd.ErrOrStderr(), "ingest", "")
-	if _, err := ingest.Run(cmd.Context(), icfg); err != nil {
+	sum, err := ingest.Run(cmd.Context(), icfg)
+	if err != nil {
 		cleanup()
 		return "", nop, err
+	}
+	printWarnings(cmd.ErrOrStderr(), sum)
+	if sum.Spans == 0 && len(metrics) == 0 {
+		// Without metric files there is nothing else to build from; with
+		// them, the service-graph series may be the input.
+		cleanup()
+		return "", nop, noSpans(args, sum)
 	}
 	return icfg.Out, cleanup, nil
 }

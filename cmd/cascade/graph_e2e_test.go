@@ -61,7 +61,7 @@ func TestE2EServiceGraph(t *testing.T) {
 	traceModel := filepath.Join(dir, "traces.json")
 	code, _, stderr := runCLI(t, "graph", hotrodOTLP, "-o", traceModel, "--output", "json")
 	require.Equal(t, exitOK, code, stderr)
-	traces := readModel(t, traceModel)
+	traces := readModelT(t, traceModel)
 
 	// 2. The connectors' series for the same spans, backfilled into a
 	// Prometheus TSDB.
@@ -107,7 +107,7 @@ func TestE2EServiceGraph(t *testing.T) {
 	aggModel := filepath.Join(dir, "aggregates.json")
 	code, _, stderr = runCLI(t, append([]string{"graph", "-o", aggModel}, pull...)...)
 	require.Equal(t, exitOK, code, stderr)
-	agg := readModel(t, aggModel)
+	agg := readModelT(t, aggModel)
 	require.Equal(t, cascade.FromAggregates, agg.Source.From)
 
 	// 5. The comparison. servicegraph pairs a client span with its
@@ -129,7 +129,7 @@ func TestE2EServiceGraph(t *testing.T) {
 	both := filepath.Join(dir, "both.json")
 	code, _, stderr = runCLI(t, append([]string{"graph", hotrodOTLP, "-o", both}, pull...)...)
 	require.Equal(t, exitOK, code, stderr)
-	refined := readModel(t, both)
+	refined := readModelT(t, both)
 	require.Equal(t, cascade.FromBoth, refined.Source.From)
 	require.Equal(t, len(traces.Edges), len(refined.Edges))
 	for i := range traces.Edges {
@@ -138,7 +138,7 @@ func TestE2EServiceGraph(t *testing.T) {
 	}
 }
 
-func readModel(t *testing.T, path string) *cascade.Model {
+func readModelT(t *testing.T, path string) *cascade.Model {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)

@@ -79,12 +79,12 @@ func TestGraphCommandErrors(t *testing.T) {
 		{"bad start", []string{"graph", ds, "--start", "yesterday"}, exitUsage, "cascade: --start: \"yesterday\": want RFC 3339, Unix seconds, now or now-DURATION\n"},
 		{"no spans, no series", []string{"graph", "--metrics", "../../testdata/hotrod-baseline/hotrod-metrics.prom"}, exitFailure, "cascade: no spans and no service-graph or span-metrics series\n"},
 		{"series at operation level", []string{"graph", "--metrics", "../../graph/testdata/connectors-hotrod.prom.gz", "--level", "operation"}, exitUsage, "cascade: --level operation: without spans the model comes from service-graph series, which name services only\n"},
-		{"bad output", []string{"graph", ds, "--output", "yaml"}, exitUsage, "cascade: --output \"yaml\": want one of [table json dot mermaid]\n"},
+		{"bad output", []string{"graph", ds, "--output", "yaml"}, exitUsage, "cascade: --output \"yaml\": want one of [table json markdown dot mermaid]\n"},
 		{"bad level", []string{"graph", ds, "--level", "pod"}, exitUsage, "cascade: level \"pod\": want service or operation\n"},
 		{"bad window", []string{"graph", ds, "--window", "1ms"}, exitUsage, "cascade: window: 1ms is shorter than the resolution 10ms\n"},
 		{"dataset and files", []string{"graph", ds, hotrodOTLP}, exitUsage, "cascade: give one dataset directory or raw source files, not both\n"},
 		{"metrics with a dataset", []string{"graph", ds, "--metrics", "x.prom"}, exitUsage, "cascade: --metrics: a dataset holds its metrics; ingest them into it\n"},
-		{"missing file", []string{"graph", filepath.Join(dir, "nope.json")}, exitFailure, "cascade: stat " + filepath.Join(dir, "nope.json") + ": no such file or directory\n"},
+		{"missing file", []string{"graph", filepath.Join(dir, "nope.json")}, exitUsage, "cascade: " + filepath.Join(dir, "nope.json") + ": no such file or directory\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -46,7 +46,7 @@ to a temporary directory and moved into place only when complete.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "table", "json"); err != nil {
+			if err := checkOutput(output, "table", "json", "markdown"); err != nil {
 				return err
 			}
 			cfg.Traces = args
@@ -87,6 +87,7 @@ to a temporary directory and moved into place only when complete.`,
 			if err != nil {
 				return err
 			}
+			printWarnings(cmd.ErrOrStderr(), sum)
 			return report.IngestSummary(cmd.OutOrStdout(), sum, report.Format(output))
 		},
 	}
@@ -101,8 +102,8 @@ to a temporary directory and moved into place only when complete.`,
 	f.BoolVar(&cfg.SkipInvalid, "skip-invalid", cfg.SkipInvalid, "skip invalid records and count them by reason")
 	f.IntVar(&cfg.MaxErrors, "max-errors", cfg.MaxErrors, "invalid records to report before stopping")
 	f.IntVar(&cfg.RunRows, "sort-rows", cfg.RunRows, "rows sorted in memory before spilling a sorted run to disk")
-	f.StringVarP(&output, "output", "o", "table", "summary format: table or json")
-	cmd.RegisterFlagCompletionFunc("output", fixedCompletions("table", "json"))
+	f.StringVarP(&output, "output", "o", "table", "summary format: table, json or markdown")
+	cmd.RegisterFlagCompletionFunc("output", fixedCompletions("table", "json", "markdown"))
 	cmd.RegisterFlagCompletionFunc("format", fixedCompletions(formatNames(ingest.TraceFormats)...))
 	cmd.RegisterFlagCompletionFunc("metric-format", fixedCompletions(formatNames(ingest.MetricFormats)...))
 	return cmd

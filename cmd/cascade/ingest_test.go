@@ -42,7 +42,7 @@ func TestIngestCommand(t *testing.T) {
 		{name: "no out", args: []string{"ingest", td + "hotrod-baseline/sample-trace-otlp.json"}, code: exitUsage, inStderr: "--out DATASET is required"},
 		{name: "bad format", args: []string{"ingest", "x", "--format", "xml"}, code: exitUsage, inStderr: `"xml": unknown format`},
 		{name: "bad output", args: []string{"ingest", "x", "-o", "yaml"}, code: exitUsage, inStderr: `--output "yaml"`},
-		{name: "missing file", args: []string{"ingest", filepath.Join(dir, "nope.json")}, code: exitFailure, inStderr: "no such file"},
+		{name: "missing file", args: []string{"ingest", filepath.Join(dir, "nope.json")}, code: exitUsage, inStderr: "no such file"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

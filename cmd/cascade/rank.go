@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -139,12 +138,8 @@ The package documentation (go doc cascade/rank) describes the methods.`,
 			var model *cascade.Model
 			if len(args) == 1 {
 				doc.Model = args[0]
-				b, err := os.ReadFile(args[0])
-				if err != nil {
+				if model, err = readModel(args[0]); err != nil {
 					return err
-				}
-				if model, err = cascade.DecodeModel(b); err != nil {
-					return fmt.Errorf("%s: %w", args[0], err)
 				}
 			}
 			if len(incident) > 0 {

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"cascade/internal/mdtable"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,16 +79,12 @@ K seeds with 95% intervals.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "table", "json"); err != nil {
+			if err := checkOutput(output, "table", "json", "markdown"); err != nil {
 				return err
 			}
-			b, err := os.ReadFile(args[0])
+			model, err := readModel(args[0])
 			if err != nil {
 				return err
-			}
-			model, err := cascade.DecodeModel(b)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			var scen *cascade.Scenario
 			name := ""
@@ -146,7 +143,7 @@ K seeds with 95% intervals.`,
 				if output == "json" {
 					return writeJSON(w, res)
 				}
-				return replayTable(w, args[0], cfg, res)
+				return replayTable(w, output == "markdown", args[0], cfg, res)
 			}
 			results, err := replay.RunSeeds(cmd.Context(), model, cfg)
 			if err != nil {
@@ -163,7 +160,7 @@ K seeds with 95% intervals.`,
 					Runs    []cascade.Outcome `json:"runs"`
 				}{sum, runs})
 			}
-			return summaryTable(w, args[0], cfg, sum)
+			return summaryTable(w, output == "markdown", args[0], cfg, sum)
 		},
 	}
 	f := cmd.Flags()
@@ -180,8 +177,8 @@ K seeds with 95% intervals.`,
 	f.IntVar(&cfg.Seeds, flagSeeds, cfg.Seeds, "replay this many seeds and report means with 95% intervals")
 	f.IntVar(&cfg.Parallel, flagParallel, 0, "seeds replayed at once (default: all cores); does not change the output")
 	f.BoolVar(&cfg.Series, flagSeries, false, "include per-node time series (JSON output)")
-	f.StringVarP(&output, flagOutput, "o", "table", "output format: table or json")
-	cmd.RegisterFlagCompletionFunc(flagOutput, fixedCompletions("table", "json"))
+	f.StringVarP(&output, flagOutput, "o", "table", "output format: table, json or markdown")
+	cmd.RegisterFlagCompletionFunc(flagOutput, fixedCompletions("table", "json", "markdown"))
 	cmd.RegisterFlagCompletionFunc(flagTier, fixedCompletions("p50", "p95", "p99", "tiers", "empirical"))
 	cmd.RegisterFlagCompletionFunc(flagArrivals, fixedCompletions("observed", "closed:"))
 	return cmd
@@ -320,9 +317,9 @@ func msOrNone(x float64) string {
 	return strconv.FormatFloat(x/1000, 'f', 1, 64) + " s"
 }
 
-func replayTable(w io.Writer, model string, cfg replay.Config, r *replay.Result) error {
+func replayTable(w io.Writer, md bool, model string, cfg replay.Config, r *replay.Result) error {
 	c := &r.Counts
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w, md, 0)
 	fmt.Fprintf(tw, "model\t%s\n", model)
 	fmt.Fprintf(tw, "scenario\t%s\n", r.Scenario)
 	fmt.Fprintf(tw, "seed\t%d\n", r.Seed)
@@ -357,8 +354,8 @@ func replayTable(w io.Writer, model string, cfg replay.Config, r *replay.Result)
 		return err
 	}
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "node\tcalls\tfailures\trejected\tutil\tqueue mean\tqueue max\tp50 ms\tp99 ms\tinfected\t")
+	tw = newTable(w, md, tabwriter.AlignRight)
+	fmt.Fprintln(tw, header(md, "node\tcalls\tfailures\trejected\tutil\tqueue mean\tqueue max\tp50 ms\tp99 ms\tinfected\t"))
 	for _, n := range r.Nodes {
 		inf := "-"
 		if n.Infected {
@@ -370,8 +367,8 @@ func replayTable(w io.Writer, model string, cfg replay.Config, r *replay.Result)
 	return tw.Flush()
 }
 
-func summaryTable(w io.Writer, model string, cfg replay.Config, s *replay.Summary) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+func summaryTable(w io.Writer, md bool, model string, cfg replay.Config, s *replay.Summary) error {
+	tw := newTable(w, md, 0)
 	fmt.Fprintf(tw, "model\t%s\n", model)
 	fmt.Fprintf(tw, "scenario\t%s\n", s.Scenario)
 	fmt.Fprintf(tw, "seeds\t%d to %d (%d)\n", s.Seeds[0], s.Seeds[len(s.Seeds)-1], len(s.Seeds))
@@ -381,8 +378,8 @@ func summaryTable(w io.Writer, model string, cfg replay.Config, s *replay.Summar
 		return err
 	}
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "metric\tmean\t95% low\t95% high\tstddev\t")
+	tw = newTable(w, md, tabwriter.AlignRight)
+	fmt.Fprintln(tw, header(md, "metric\tmean\t95% low\t95% high\tstddev\t"))
 	for _, m := range s.Metrics {
 		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.4g\t%.4g\t\n", m.Name, m.Mean, m.Low, m.High, m.StdDev)
 	}
@@ -395,4 +392,28 @@ func ratio(a, b int64) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
+}
+
+// tableWriter is a tabwriter.Writer or, for Markdown, an mdtable.Writer.
+type tableWriter interface {
+	io.Writer
+	Flush() error
+}
+
+// newTable returns the writer of one text table: aligned columns, or
+// Markdown when md is set.
+func newTable(w io.Writer, md bool, flags uint) tableWriter {
+	if md {
+		return mdtable.NewWriter(w)
+	}
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', flags)
+}
+
+// header is a table's header line: as written, or in upper case for
+// Markdown, where an upper-case line is what starts a table.
+func header(md bool, line string) string {
+	if md {
+		return strings.ToUpper(line)
+	}
+	return line
 }

@@ -94,7 +94,7 @@ func TestReplayUsageErrors(t *testing.T) {
 		})
 	}
 	code, _, stderr := runReplay(t, "/nonexistent/model.json")
-	require.Equal(t, exitFailure, code)
+	require.Equal(t, exitUsage, code)
 	require.Contains(t, stderr, "model.json")
 }
 

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -29,12 +31,20 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// inputError marks an input that is not what the command reads (an empty
+// file, traces where a model is expected): invalid input, exit 3.
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+func (e inputError) Unwrap() error { return e.err }
+
 // run builds the command tree, executes it and maps the outcome to an exit
 // code. Only main exits.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd(stdin)
+	strictCompletion(root)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -42,15 +52,30 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "cascade: %v\n", err)
-	var pe *ingest.ParseError
-	var ue usageError
+	msg := err.Error()
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) {
+		// "missing.json: no such file or directory", not "stat missing.json: ...".
+		msg = strings.Replace(msg, pe.Op+" "+pe.Path+": ", pe.Path+": ", 1)
+	}
+	fmt.Fprintf(stderr, "cascade: %s\n", msg)
+	return exitCode(ctx, err)
+}
+
+// exitCode maps a command's error to the exit code the README documents.
+func exitCode(ctx context.Context, err error) int {
+	var (
+		pe *ingest.ParseError
+		ie *ingest.InputError
+		ue usageError
+		be inputError
+	)
 	switch {
 	case ctx.Err() != nil:
 		return exitInterrupted
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.Is(err, fs.ErrNotExist):
+		// An input path that names nothing is a mistake in the call.
 		return exitUsage
-	case errors.As(err, &pe):
+	case errors.As(err, &pe), errors.As(err, &ie), errors.As(err, &be):
 		return exitInvalidData
 	}
 	return exitFailure
@@ -78,6 +103,29 @@ that reads and writes documented files.`,
 	root.AddCommand(newCollectCmd())
 	root.AddCommand(newAnalyzeCmd())
 	return root
+}
+
+// strictCompletion makes `cascade completion SHELL` fail, as a usage
+// error, for a shell it has no script for: cobra would print its help and
+// exit 0, which a setup script takes for success.
+func strictCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		var shells []string
+		for _, s := range c.Commands() {
+			shells = append(shells, s.Name())
+		}
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("give a shell: one of %s", strings.Join(shells, ", "))}
+			}
+			return usageError{fmt.Errorf("completion %q: unknown shell, want one of %s", args[0], strings.Join(shells, ", "))}
+		}
+	}
 }
 
 // checkOutput validates an --output value.
