@@ -601,7 +601,7 @@ func (e *Engine) reset(seed uint64) {
 		reseed(&n.svcR, streamService, uint64(i))
 		reseed(&n.failR, streamFailure, uint64(i))
 		reseed(&n.lbR, streamBalance, uint64(i))
-		n.rr, n.busy, n.queued = 0, 0, 0
+		n.rr, n.busy, n.queued, n.countdown = 0, 0, 0, 0
 		for r := range n.reps {
 			rp := &n.reps[r]
 			rp.busy, rp.qhead, rp.qtail, rp.qlen = 0, -1, -1, 0
