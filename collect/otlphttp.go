@@ -9,11 +9,12 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"strconv"
 	"strings"
 	"sync"
 
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	jsoniter "github.com/json-iterator/go"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"cascade"
 	"cascade/ingest"
@@ -238,28 +239,48 @@ func decodeBody(sig signal, enc encoding, body []byte, opts *ingest.Options) (*d
 
 // exportResponse encodes the answer to an accepted request: an empty
 // Export{Trace,Metrics}ServiceResponse, or one carrying the partial success
-// when some spans or points were rejected.
+// when some spans or points were rejected. It writes the bytes pdata's
+// ptraceotlp and pmetricotlp write (collect's tests hold it to them), by
+// hand: those packages link grpc into every cascade command, which costs
+// each process 2.2 ms at start-up (BENCHMARKS.md).
 func exportResponse(sig signal, enc encoding, rejected int64, msg string) ([]byte, error) {
-	if sig == signalTraces {
-		resp := ptraceotlp.NewExportResponse()
-		if rejected > 0 {
-			resp.PartialSuccess().SetRejectedSpans(rejected)
-			resp.PartialSuccess().SetErrorMessage(msg)
-		}
-		if enc == encodingJSON {
-			return resp.MarshalJSON()
-		}
-		return resp.MarshalProto()
-	}
-	resp := pmetricotlp.NewExportResponse()
-	if rejected > 0 {
-		resp.PartialSuccess().SetRejectedDataPoints(rejected)
-		resp.PartialSuccess().SetErrorMessage(msg)
+	if rejected <= 0 {
+		rejected, msg = 0, ""
 	}
 	if enc == encodingJSON {
-		return resp.MarshalJSON()
+		field := "rejectedSpans"
+		if sig != signalTraces {
+			field = "rejectedDataPoints"
+		}
+		st := jsoniter.ConfigFastest.BorrowStream(nil)
+		defer jsoniter.ConfigFastest.ReturnStream(st)
+		st.WriteRaw(`{"partialSuccess":{`)
+		if rejected != 0 {
+			st.WriteRaw(`"` + field + `":"` + strconv.FormatInt(rejected, 10) + `"`)
+		}
+		if msg != "" {
+			if rejected != 0 {
+				st.WriteMore()
+			}
+			st.WriteObjectField("errorMessage")
+			st.WriteString(msg)
+		}
+		st.WriteRaw("}}")
+		return bytes.Clone(st.Buffer()), st.Error
 	}
-	return resp.MarshalProto()
+	// partial_success (1) {rejected (1): varint, error_message (2):
+	// string}, fields in the order pdata writes them.
+	var ps []byte
+	if msg != "" {
+		ps = protowire.AppendTag(ps, 2, protowire.BytesType)
+		ps = protowire.AppendString(ps, msg)
+	}
+	if rejected != 0 {
+		ps = protowire.AppendTag(ps, 1, protowire.VarintType)
+		ps = protowire.AppendVarint(ps, uint64(rejected))
+	}
+	out := protowire.AppendTag(nil, 1, protowire.BytesType)
+	return protowire.AppendBytes(out, ps), nil
 }
 
 // gRPC status codes carried in the google.rpc.Status of error answers.

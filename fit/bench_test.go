@@ -24,12 +24,12 @@ var benchFixture struct {
 	obs  *fit.Observations
 }
 
-func hotrodFixture(b *testing.B) (*cascade.Model, *fit.Observations) {
+func hotrodFixture(tb testing.TB) (*cascade.Model, *fit.Observations) {
 	benchFixture.once.Do(func() {
-		dir := hotrodDataset(b)
-		benchFixture.m = buildModel(b, dir, graph.LevelService).Model
+		dir := hotrodDataset(tb)
+		benchFixture.m = buildModel(tb, dir, graph.LevelService).Model
 		obs, err := fit.Observe(context.Background(), fit.DefaultConfig(), benchFixture.m, spansOf(dir), nil)
-		require.NoError(b, err)
+		require.NoError(tb, err)
 		benchFixture.obs = obs
 	})
 	return benchFixture.m, benchFixture.obs

@@ -9,6 +9,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"cascade"
 )
@@ -114,13 +115,14 @@ func (m *KindMap) Kind(metric string) cascade.MetricKind {
 			}
 		}
 	}
+	dk := defaultKinds()
 	for j, c := range cands {
-		if k, ok := defaultKinds.exact[c]; ok {
+		if k, ok := dk.exact[c]; ok {
 			return derivedKind(metric, k, j == 0)
 		}
 	}
-	for i := range defaultKinds.patterns {
-		r := &defaultKinds.patterns[i]
+	for i := range dk.patterns {
+		r := &dk.patterns[i]
 		for _, c := range cands {
 			if r.match(c) {
 				return derivedKind(metric, r.kind, false)
@@ -302,8 +304,9 @@ func (l *kindLookup) kind(metric string) cascade.MetricKind {
 }
 
 // defaultKinds holds the built-in defaults, split into exact names (a map)
-// and patterns (tried in table order after every exact name).
-var defaultKinds = buildDefaultKinds(defaultKindTable)
+// and patterns (tried in table order after every exact name). It is built
+// on first use, not at start-up, which every command would pay.
+var defaultKinds = sync.OnceValue(func() defaultKindSet { return buildDefaultKinds(defaultKindTable) })
 
 // defaultKindSet is the compiled form of defaultKindTable.
 type defaultKindSet struct {

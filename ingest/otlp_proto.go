@@ -8,7 +8,8 @@ import (
 	"io"
 	"slices"
 
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // decodeOTLPProto decodes one binary ExportTraceServiceRequest (or
@@ -242,11 +243,11 @@ func (p *otlpProto) varintErr(err error, pos recordPos, what string) error {
 // content, which is itself a one-element ExportTraceServiceRequest) and
 // emits its spans.
 func (p *otlpProto) element(pos recordPos) error {
-	req := ptraceotlp.NewExportRequest()
-	if err := req.UnmarshalProto(p.buf); err != nil {
+	td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(migrateScopeSpans(p.buf))
+	if err != nil {
 		return p.d.invalid(pos, p.d.elementPath(pos.index), errorf(ErrSyntax, "%s", err.Error()))
 	}
-	rss := req.Traces().ResourceSpans()
+	rss := td.ResourceSpans()
 	for k := range rss.Len() {
 		if err := p.d.resourceSpans(rss.At(k), pos); err != nil {
 			return err
@@ -301,4 +302,65 @@ func (p *otlpProto) frames() error {
 			return p.d.fatal(pos, "", errorf(ErrSyntax, "frame %d: input ends inside the frame", frame))
 		}
 	}
+}
+
+// migrateScopeSpans does for one resourceSpans field (tag, length and
+// content) what an ExportRequest's UnmarshalProto does after unmarshaling
+// and ptrace's unmarshaler, which this decoder uses, does not: a
+// resourceSpans that has no scopeSpans (field 2) takes the deprecated
+// instrumentationLibrarySpans (field 1000, the same message) in their
+// place. It returns buf itself when there is nothing to migrate or the
+// bytes do not parse (the unmarshaler then reports them). ptraceotlp,
+// which does the migration, would link grpc into every cascade command
+// for this one call (2.2 ms of each process's start-up; BENCHMARKS.md).
+func migrateScopeSpans(buf []byte) []byte {
+	const (
+		scopeSpans      = 2
+		deprecatedSpans = 1000
+	)
+	num, typ, n := protowire.ConsumeTag(buf)
+	if n < 0 || num != 1 || typ != protowire.BytesType {
+		return buf
+	}
+	content, m := protowire.ConsumeBytes(buf[n:])
+	if m < 0 || n+m != len(buf) {
+		return buf
+	}
+	deprecated := false
+	for b := content; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return buf
+		}
+		if num == scopeSpans {
+			return buf
+		}
+		if num == deprecatedSpans && typ == protowire.BytesType {
+			deprecated = true
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return buf
+		}
+		b = b[n+m:]
+	}
+	if !deprecated {
+		return buf
+	}
+	// Field 1000 becomes field 2, in place of each entry, so the order is
+	// kept; everything else is copied as it is.
+	out := make([]byte, 0, len(content))
+	for b := content; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if num == deprecatedSpans && typ == protowire.BytesType {
+			out = protowire.AppendTag(out, scopeSpans, protowire.BytesType)
+			out = append(out, b[n:n+m]...)
+		} else {
+			out = append(out, b[:n+m]...)
+		}
+		b = b[n+m:]
+	}
+	res := protowire.AppendTag(nil, 1, protowire.BytesType)
+	return protowire.AppendBytes(res, out)
 }

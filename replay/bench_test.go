@@ -74,6 +74,38 @@ func BenchmarkSeed000(b *testing.B) {
 	}
 }
 
+// BenchmarkSeed000Collapsed replays the seed-000 model at 0.15
+// requests/ms for 100 s per op, where both simulators collapse (the
+// workers serve zombie attempts, almost every root exhausts its three
+// retries), and reports attempts (root requests and their retries) per
+// CPU-second of the simulating thread.
+func BenchmarkSeed000Collapsed(b *testing.B) {
+	m := loadModel(b, "seed000.json")
+	cfg := DefaultConfig()
+	cfg.Duration = benchSeed000Duration
+	cfg.Tick = 10 * time.Microsecond
+	cfg.Traffic = &cascade.Traffic{RatePerSec: 150}
+	e, err := NewEngine(m, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var attempts, events int64
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	c0 := cpuTime()
+	seed := uint64(1)
+	for b.Loop() {
+		r := e.Run(seed)
+		seed++
+		attempts += r.Counts.Roots + r.Counts.Retries
+		events += r.Counts.Events
+	}
+	cpu := (cpuTime() - c0).Seconds()
+	b.ReportMetric(float64(attempts)/cpu, "attempts/s")
+	b.ReportMetric(float64(events)/float64(b.N), "events/op")
+}
+
 // simpyRate runs the SimPy reference once and returns its submitted
 // requests per CPU-second.
 func simpyRate(b *testing.B) (float64, bool) {

@@ -210,27 +210,32 @@ type entry struct {
 
 // job is one attempt at its callee: network, queue, work, children.
 type job struct {
-	gen       uint32
+	// The fields are ordered so that a job is 96 bytes and a record (a
+	// job and its own link) 192, three cache lines: 4-byte fields, then
+	// the flags, then pointers and ticks.
+	gen     uint32
+	link    int32 // the caller's link
+	linkSeq uint32
+	depth   int32 // calls between the root and this one
+	rep     int32
+	qnext   int32
+	stage   int32 // the stage running (or next to run)
+	pending int32 // outstanding synchronous calls of this stage
+	issues  int32 // issue records of this stage
+	kids    int32 // child links (doubly linked through link.prev/next)
+
 	state     uint8
 	failed    bool
 	abandoned bool
 	childFail bool
-	low       bool  // a call of a low-priority request
-	link      int32 // the caller's link
-	linkSeq   uint32
+	low       bool // a call of a low-priority request
+
 	lk        *link  // the caller's link record (valid while linkSeq matches)
 	rt        *route // the route it came by
 	nd        *node  // its callee
-	rep       int32
-	qnext     int32
-	stage     int32 // the stage running (or next to run)
-	pending   int32 // outstanding synchronous calls of this stage
-	issues    int32 // issue records of this stage
-	kids      int32 // child links (doubly linked through link.prev/next)
 	arrive    int64
 	start     int64
 	abandonAt int64
-	depth     int32 // calls between the root and this one
 
 	// own is the link whose record this is, when live: the link of the
 	// attempt it first sent here. Later attempts of the link use this
@@ -256,10 +261,8 @@ type link struct {
 	waiting   bool // an attempt is out and its answer not yet in
 	low       bool // for a low-priority request
 	route     int32
-	rt        *route // &routes[route]
-	parent    int32  // the calling job, or -1 for roots and async calls
+	parent    int32 // the calling job, or -1 for roots and async calls
 	parentGen uint32
-	pj        *job  // the calling job's record (valid while parentGen matches), or nil
 	issue     int32 // the parent's issue record, or -1
 	user      int32 // closed-loop user of a root, or -1
 	attempt   int32
@@ -267,10 +270,13 @@ type link struct {
 	jobGen    uint32
 	prev      int32
 	next      int32
-	first     int64
-	backoff   float64 // previous backoff (decorrelated jitter)
-	depth     int32   // depth of its jobs when it has no parent (async calls)
-	home      *job    // the record the link lives in (its index is the link's)
+	depth     int32 // depth of its jobs when it has no parent (async calls)
+
+	rt      *route // &routes[route]
+	pj      *job   // the calling job's record (valid while parentGen matches), or nil
+	home    *job   // the record the link lives in (its index is the link's)
+	first   int64
+	backoff float64 // previous backoff (decorrelated jitter)
 }
 
 // issue is a job's progress on one synchronous edge of a stage.
@@ -595,7 +601,7 @@ func (e *Engine) reset(seed uint64) {
 		reseed(&n.svcR, streamService, uint64(i))
 		reseed(&n.failR, streamFailure, uint64(i))
 		reseed(&n.lbR, streamBalance, uint64(i))
-		n.rr, n.busy, n.queued = 0, 0, 0
+		n.rr, n.busy, n.queued, n.countdown = 0, 0, 0, 0
 		for r := range n.reps {
 			rp := &n.reps[r]
 			rp.busy, rp.qhead, rp.qtail, rp.qlen = 0, -1, -1, 0

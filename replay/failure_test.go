@@ -1,7 +1,9 @@
 package replay
 
 import (
+	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -41,5 +43,32 @@ func TestFailureProcess(t *testing.T) {
 			require.LessOrEqual(t, r.SuccessRate, tc.hi)
 			require.InDelta(t, tc.failRate, float64(o.Failures)/float64(o.Calls), 0.02)
 		})
+	}
+}
+
+// TestFailureProcessReusedEngine holds an engine reused across runs to
+// what a fresh one gives when a node has a failure process: the calls
+// left until its next failure start afresh with each run.
+func TestFailureProcessReusedEngine(t *testing.T) {
+	db := mnode("db", 1, 0, exp(1))
+	db.Overload = cascade.Overload{Base: 0.2, Threshold: 1, Gaps: &cascade.Dist{Kind: cascade.DistEmpirical, Points: []float64{1, 1, 1, 1, 21}}}
+	e := medge("api", "db")
+	e.Retry = &cascade.Retry{Reactivation: 1, MaxAttempts: 2}
+	m := mmodel("api", 50, []cascade.Node{mnode("api", 1, 0, exp(1)), db}, e)
+	require.NoError(t, m.Validate())
+	cfg := DefaultConfig()
+	cfg.Duration = 5 * time.Second
+	cfg.Series = true
+	fresh, err := NewEngine(m, cfg)
+	require.NoError(t, err)
+	want, err := json.Marshal(fresh.Run(2))
+	require.NoError(t, err)
+	reused, err := NewEngine(m, cfg)
+	require.NoError(t, err)
+	for _, s := range []uint64{1, 3, 4} {
+		reused.Run(s)
+		got, err := json.Marshal(reused.Run(2))
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "seed 2 after seed %d on one engine", s)
 	}
 }
