@@ -65,7 +65,7 @@ footer { color: var(--muted); font-size: 13px; border-top: 1px solid var(--rule)
 <header class="top"><div>
 <h1>{{.Title}}</h1>
 <p class="seed">Seed <code>{{.Seed}}</code> — every replay in this report derives its randomness from it; the same inputs and seed give the same report.</p>
-<nav><a href="#summary">Summary</a><a href="#remediations">Remediations</a><a href="#graph">Call graph</a><a href="#timeline">Over time</a><a href="#capacity">Capacity</a><a href="#metastability">Metastability</a>{{if .Incident}}<a href="#incident">Incident</a>{{end}}{{if .Fit}}<a href="#fit">Fit</a>{{end}}</nav>
+<nav>{{if .IncidentFirst}}<a href="#incident">Incident</a>{{end}}<a href="#summary">Summary</a><a href="#remediations">Remediations</a><a href="#graph">Call graph</a><a href="#timeline">Over time</a><a href="#capacity">Capacity</a><a href="#metastability">Metastability</a>{{if and .Incident (not .IncidentFirst)}}<a href="#incident">Incident</a>{{end}}{{if .Fit}}<a href="#fit">Fit</a>{{end}}</nav>
 </div></header>
 <main>
 {{- if .IncidentFirst}}{{template "incident" .}}{{end}}
