@@ -195,21 +195,29 @@ func objectiveDiffs(o Objective, base, cand [][]*replay.Result) []float64 {
 	n := float64(len(base) * len(composite))
 	for r := range base {
 		for _, m := range composite {
-			var mean float64
-			for i := 0; i < k; i++ {
-				mean += value(base[r][i], m)
-			}
-			scale := math.Max(math.Abs(mean/float64(k)), compositeFloor[m])
-			sign := -1.0
-			if higherBetter(m) {
-				sign = 1
-			}
+			sign, scale := compositeTerm(base[r], m)
 			for i := 0; i < k; i++ {
 				d[i] += sign * (value(cand[r][i], m) - value(base[r][i], m)) / scale / n
 			}
 		}
 	}
 	return d
+}
+
+// compositeTerm is how metric m enters the composite objective under one
+// regime: its sign (positive when higher is better) and its scale, the
+// baseline's mean over seeds (at least compositeFloor).
+func compositeTerm(base []*replay.Result, m string) (sign, scale float64) {
+	var mean float64
+	for _, r := range base {
+		mean += value(r, m)
+	}
+	scale = math.Max(math.Abs(mean/float64(len(base))), compositeFloor[m])
+	sign = -1.0
+	if higherBetter(m) {
+		sign = 1
+	}
+	return sign, scale
 }
 
 // objectiveBetterUp reports whether a larger objective difference is
@@ -260,15 +268,7 @@ func baselineSpread(o Objective, base [][]*replay.Result) float64 {
 		n := float64(len(base) * len(composite))
 		for r := range base {
 			for _, m := range composite {
-				var mean float64
-				for i := 0; i < k; i++ {
-					mean += value(base[r][i], m)
-				}
-				scale := math.Max(math.Abs(mean/float64(k)), compositeFloor[m])
-				sign := -1.0
-				if higherBetter(m) {
-					sign = 1
-				}
+				sign, scale := compositeTerm(base[r], m)
 				for i := 0; i < k; i++ {
 					level[i] += sign * value(base[r][i], m) / scale / n
 				}
