@@ -253,13 +253,13 @@ func Investigate(ctx context.Context, in IncidentInput, cfg IncidentConfig) (*In
 		if err := readAll(ctx, reference, ref); err != nil {
 			return nil, fmt.Errorf("reference: %w", err)
 		}
-		sc = mixScale(ref.recs, func(*reqRec) bool { return true }, cfg.MinCount)
+		sc = mixScale(ref, func(*reqRec) bool { return true }, cfg.MinCount)
 		ref.fill(sc)
 		ref.holdSerial()
 	} else {
 		lo, _ := acc.windowRange()
 		end := lo + int64(cfg.BaselineWindows)
-		sc = mixScale(acc.recs, func(r *reqRec) bool { return r.w < end }, cfg.MinCount)
+		sc = mixScale(acc, func(r *reqRec) bool { return r.w < end }, cfg.MinCount)
 	}
 	acc.fill(sc)
 	acc.holdSerial()

@@ -104,6 +104,17 @@ type spanAcc struct {
 	// knows each operation's normal (see fill).
 	recs     []reqRec
 	callRecs []callRec
+	// opIDs and ops number the (node, operation) pairs of recs; edgeIDs
+	// and edgeList the edges of callRecs.
+	opIDs    map[opKey]int32
+	ops      []opKey
+	edgeIDs  map[[2]string]int32
+	edgeList [][2]string
+	// Per span of the trace being read: its request's index in recs,
+	// the caller's request of its synchronous call, the sum of its
+	// synchronous calls' durations (buffers reused across traces).
+	recIdx, callerOf []int
+	callDur          []int64
 
 	trace string
 	spans []tspan
@@ -118,6 +129,7 @@ func newSpanAcc(width int64, capacity int, seed uint64) *spanAcc {
 		roots: map[string]int64{}, rootWin: map[int64]int64{},
 		clientTimed: map[[2]string]bool{}, opCallee: map[[2]string]string{}, unanswered: map[[2]string]map[int64]int64{},
 		index: map[string]int{}, names: map[string]string{},
+		opIDs: map[opKey]int32{}, edgeIDs: map[[2]string]int32{},
 		serial: map[string]bool{}, reqs: map[string][]serialReq{},
 	}
 }
@@ -320,14 +332,19 @@ func (a *spanAcc) flush() {
 	// request of a synchronous call, callDur the sum of a request's
 	// synchronous calls' durations.
 	spans := make(map[int][][2]int64)
-	recIdx := make(map[int]int)
+	n := len(ss)
+	if cap(a.recIdx) < n {
+		a.recIdx, a.callerOf, a.callDur = make([]int, n), make([]int, n), make([]int64, n)
+	}
+	recIdx, callerOf, callDur := a.recIdx[:n], a.callerOf[:n], a.callDur[:n]
+	next := len(a.recs)
 	for i := range ss {
+		recIdx[i], callerOf[i], callDur[i] = -1, -1, 0
 		if ss[i].request {
-			recIdx[i] = len(a.recs) + len(recIdx)
+			recIdx[i] = next
+			next++
 		}
 	}
-	callerOf := make(map[int]int)
-	callDur := make(map[int]int64)
 	for x := range calls {
 		c := &calls[x]
 		t := &ss[c.timing]
@@ -358,7 +375,7 @@ func (a *spanAcc) flush() {
 		e := a.edgeWin(caller.service, ss[c.callee].service, floorDiv(caller.start, a.width))
 		e.calls++
 		cs := &ss[c.callee]
-		a.callRecs = append(a.callRecs, callRec{from: caller.service, to: cs.service, callee: recIdx[c.callee], w: floorDiv(caller.start, a.width),
+		a.callRecs = append(a.callRecs, callRec{edge: a.edgeID(caller.service, cs.service), callee: int32(recIdx[c.callee]), w: floorDiv(caller.start, a.width),
 			lat: float64(t.end-t.start) / 1e6})
 		if retry[x] {
 			e.retries++
@@ -397,9 +414,9 @@ func (a *spanAcc) flush() {
 		if s.failed {
 			w.errs++
 		}
-		rec := reqRec{service: s.service, op: s.op, w: floorDiv(s.start, a.width), lat: l, self: self, parent: -1, share: 1}
-		if p, ok := callerOf[i]; ok {
-			rec.parent = recIdx[p]
+		rec := reqRec{op: a.opID(s.service, s.op), w: floorDiv(s.start, a.width), lat: l, self: self, parent: -1, share: 1}
+		if p := callerOf[i]; p >= 0 {
+			rec.parent = int32(recIdx[p])
 		}
 		if d := callDur[i]; d > 0 {
 			rec.share = float64(wait) / float64(d)
@@ -411,25 +428,46 @@ func (a *spanAcc) flush() {
 // reqRec is one request's latency and self time (ms), by node,
 // operation and window.
 type reqRec struct {
-	service, op string
-	w           int64
-	lat, self   float64
+	op int32 // the node's operation, in spanAcc.ops
 	// parent is the caller's request of a synchronous call (its index
 	// in recs), −1 for none; share is the part of this request's calls'
 	// summed durations that its latency waited (less than 1 where calls
 	// overlapped).
-	parent int
-	share  float64
+	parent           int32
+	w                int64
+	lat, self, share float64
+}
+
+func (a *spanAcc) opID(service, op string) int32 {
+	k := opKey{service, op}
+	id, ok := a.opIDs[k]
+	if !ok {
+		id = int32(len(a.ops))
+		a.opIDs[k] = id
+		a.ops = append(a.ops, k)
+	}
+	return id
+}
+
+func (a *spanAcc) edgeID(from, to string) int32 {
+	k := [2]string{from, to}
+	id, ok := a.edgeIDs[k]
+	if !ok {
+		id = int32(len(a.edgeList))
+		a.edgeIDs[k] = id
+		a.edgeList = append(a.edgeList, k)
+	}
+	return id
 }
 
 // callRec is one call's latency as its caller saw it and as the
 // callee served it (ms), by edge, the callee's operation and the
 // caller's window.
 type callRec struct {
-	from, to string
-	callee   int // the callee's request, its index in recs
-	w        int64
-	lat      float64
+	edge   int32 // in spanAcc.edgeList
+	callee int32 // the callee's request, its index in recs
+	w      int64
+	lat    float64
 }
 
 // opKey is one node's operation.
@@ -445,7 +483,8 @@ type opScale map[opKey][2]float64
 // reads, one that writes), and a shift in their mix moves the node's
 // median with nothing slower. An operation with fewer than minCount
 // normal requests, or a node with one operation, keeps its times.
-func mixScale(base []reqRec, in func(*reqRec) bool, minCount int) opScale {
+func mixScale(a *spanAcc, in func(*reqRec) bool, minCount int) opScale {
+	base := a.recs
 	lat, self := map[opKey][]float64{}, map[opKey][]float64{}
 	nodeLat, nodeSelf := map[string][]float64{}, map[string][]float64{}
 	for i := range base {
@@ -453,11 +492,11 @@ func mixScale(base []reqRec, in func(*reqRec) bool, minCount int) opScale {
 		if !in(r) {
 			continue
 		}
-		k := opKey{r.service, r.op}
+		k := a.ops[r.op]
 		lat[k] = append(lat[k], r.lat)
 		self[k] = append(self[k], r.self)
-		nodeLat[r.service] = append(nodeLat[r.service], r.lat)
-		nodeSelf[r.service] = append(nodeSelf[r.service], r.self)
+		nodeLat[k.service] = append(nodeLat[k.service], r.lat)
+		nodeSelf[k.service] = append(nodeSelf[k.service], r.self)
 	}
 	ops := map[string]int{}
 	for k := range lat {
@@ -496,37 +535,55 @@ func (a *spanAcc) fill(sc opScale) {
 	}
 	shownRNG := rand.New(rand.NewPCG(0x5e1f, 0x5e1f))
 	factor := func(r *reqRec) [2]float64 {
-		if f, ok := sc[opKey{r.service, r.op}]; ok {
+		if f, ok := sc[a.ops[r.op]]; ok {
 			return f
 		}
 		return [2]float64{1, 1}
 	}
 	n := len(a.recs)
-	depth := make([]int32, n)
-	for i := range a.recs {
-		for p, steps := a.recs[i].parent, 0; p >= 0 && steps < n; p, steps = a.recs[p].parent, steps+1 {
-			depth[i]++
+	adj := make([]float64, n)
+	if len(sc) == 0 {
+		for i := range a.recs {
+			adj[i] = a.recs[i].lat
+		}
+	} else {
+		// Deepest first: requests by depth (counting sort, stable).
+		depth := make([]int32, n)
+		var most int32
+		for i := range a.recs {
+			for p, steps := a.recs[i].parent, 0; p >= 0 && steps < n; p, steps = a.recs[p].parent, steps+1 {
+				depth[i]++
+			}
+			most = max(most, depth[i])
+		}
+		start := make([]int, most+2)
+		for _, d := range depth {
+			start[most-d+1]++
+		}
+		for d := 1; d < len(start); d++ {
+			start[d] += start[d-1]
+		}
+		order := make([]int, n)
+		for i, d := range depth {
+			order[start[most-d]] = i
+			start[most-d]++
+		}
+		delta := make([]float64, n)
+		for _, i := range order {
+			r := &a.recs[i]
+			adj[i] = factor(r)[0] * max(0, r.lat+delta[i]*r.share)
+			if r.parent >= 0 {
+				delta[r.parent] += adj[i] - r.lat
+			}
 		}
 	}
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(x, y int) bool { return depth[order[x]] > depth[order[y]] })
-	adj, delta := make([]float64, n), make([]float64, n)
-	for _, i := range order {
-		r := &a.recs[i]
-		adj[i] = factor(r)[0] * max(0, r.lat+delta[i]*r.share)
-		if r.parent >= 0 {
-			delta[r.parent] += adj[i] - r.lat
-		}
-	}
 	for i := range a.recs {
 		r := &a.recs[i]
-		w := a.win(r.service, r.w)
+		svc := a.ops[r.op].service
+		w := a.win(svc, r.w)
 		w.lat.add(adj[i], a.cap, a.rng)
 		w.self.add(r.self*factor(r)[1], a.cap, a.rng)
-		if scaled[r.service] || adj[i] != r.lat {
+		if scaled[svc] || adj[i] != r.lat {
 			// What the windows show stays the times as measured; its
 			// own generator keeps the judged samples what they were.
 			if w.shown == nil {
@@ -538,7 +595,8 @@ func (a *spanAcc) fill(sc opScale) {
 	}
 	for i := range a.callRecs {
 		r := &a.callRecs[i]
-		e := a.edgeWin(r.from, r.to, r.w)
+		k := a.edgeList[r.edge]
+		e := a.edgeWin(k[0], k[1], r.w)
 		d := adj[r.callee] - a.recs[r.callee].lat
 		e.lat.add(max(0, r.lat+d), a.cap, a.rng)
 		e.srv.add(adj[r.callee], a.cap, a.rng)
