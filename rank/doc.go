@@ -250,8 +250,9 @@
 // re-orders the candidates by fit within each onset group of each class
 // only: the structural order (explained or not, onset) stays, and the
 // fit decides among changes that began together. Re-ordering all
-// candidates by fit lost a hit on OnlineBoutique and a synthetic fault
-// (TestNezhaOriginChoice, TestShapesFaults). The most infectable node is found by replaying the
+// candidates by fit, or each class, lost a hit on OnlineBoutique
+// (TestNezhaOriginChoice), and all of them a synthetic fault too
+// (TestShapesFaults). The most infectable node is found by replaying the
 // model with each node's service time slowed by Slowdown (50%) in turn:
 // the one whose slowdown newly infects the most other nodes, then adds
 // the most root p99.

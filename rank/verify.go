@@ -383,7 +383,8 @@ func sq(x float64) float64 { return x * x }
 // simultaneous, unexplained or explained), or within each class. The
 // leave-one-out of TestNezhaOriginChoice compares them; verifyGroup ties
 // verifyOff on OnlineBoutique and keeps every synthetic fault first,
-// where the others lose one of each.
+// where verifyAll and verifyClass lose an OnlineBoutique hit and
+// verifyAll a synthetic fault too.
 const (
 	verifyOff = iota
 	verifyAll
