@@ -244,14 +244,16 @@
 // baseline replay of the same seed. At each node judged and in the model
 // the replay predicts the log ratio of its median latency and its
 // failure rate's rise (rises only, as observed); the fit is 1 − Σ
-// (predicted − observed)² / Σ observed² over the nodes (1: the fault
-// reproduces every node's change; 0: no better than no fault), on each
+// (predicted − observed)² / Σ observed² over the other nodes (1: the
+// fault reproduces every other node's change; 0: no better than no
+// fault; the faulty node's own change, which its fault was built from,
+// is left out), on each
 // NodeChange as ReplayFit with the fault as ReplayFault. The check
 // re-orders the candidates by fit within each onset group of each class
 // only: the structural order (explained or not, onset) stays, and the
-// fit decides among changes that began together. Re-ordering all
-// candidates by fit, or each class, lost a hit on OnlineBoutique
-// (TestNezhaOriginChoice), and all of them a synthetic fault too
+// fit decides among changes that began together. Re-ordering each
+// class or all candidates by fit tied it on OnlineBoutique
+// (TestNezhaOriginChoice), and all of them lost a synthetic fault
 // (TestShapesFaults). The most infectable node is found by replaying the
 // model with each node's service time slowed by Slowdown (50%) in turn:
 // the one whose slowdown newly infects the most other nodes, then adds

@@ -141,11 +141,11 @@ type NodeChange struct {
 	// plus the largest log ratio of a saturation metric to normal).
 	Score float64 `json:"score,omitempty"`
 	// ReplayFit is how well the node's fault (ReplayFault), injected
-	// into the model, reproduces the changes observed at every node in
-	// replay: 1 − Σ (replayed − observed)² / Σ observed² over the latency
-	// log ratios and error-rate rises, so 1 is a perfect fit and 0 no
-	// better than no fault; set for the candidates the replay check
-	// replayed (IncidentConfig.Verify).
+	// into the model, reproduces the changes observed at the other nodes
+	// in replay: 1 − Σ (replayed − observed)² / Σ observed² over their
+	// latency log ratios and error-rate rises, so 1 is a perfect fit and
+	// 0 no better than no fault (negative: worse); set for the
+	// candidates the replay check replayed (IncidentConfig.Verify).
 	ReplayFit float64 `json:"replay_fit,omitempty"`
 	// ReplayFault is the fault the replay check injected at the node, in
 	// the model's knobs; empty when it was not replayed.

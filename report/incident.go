@@ -151,7 +151,7 @@ func originEvidence(inc *rank.Incident) []string {
 			e.Metric, g4(e.Normal), g4(e.NormalHigh), g4(e.Value), clock(e.AtNS)[11:], g4(e.Z)))
 	}
 	if n.ReplayFault != "" {
-		out = append(out, fmt.Sprintf("replay: its fault (%s) reproduces %s of the changes seen at the nodes (1 all, 0 none)",
+		out = append(out, fmt.Sprintf("replay: its fault (%s) reproduces %s of the changes seen at the other nodes (1 all, 0 none)",
 			n.ReplayFault, g4(n.ReplayFit)))
 	}
 	return out
