@@ -400,11 +400,13 @@ const (
 
 var verifyBy = verifyGroup
 
-// verifyOrder is the replay check: it replays the model with the fault of
-// each of the first candidates of order (changed nodes in analyse's
-// order), sets their ReplayFit and ReplayFault, and returns the order
-// with those candidates re-ordered by fit (higher first; analyse's order
-// on ties and for candidates without a fault to inject).
+// verifyOrder is the replay check: it replays the baseline model with
+// the fault of each of the first candidates of order (changed nodes in
+// analyse's order), sets their ReplayFit and ReplayFault, and returns
+// the order with those candidates re-ordered by fit within each onset
+// group (higher first; analyse's order on ties). A candidate with
+// nothing of its own that rose fits 0; one the model lacks, or that
+// fell silent, keeps its place.
 func verifyOrder(ctx context.Context, acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig, changes []NodeChange, order, groups []int) ([]int, error) {
 	var cands []int
 	for _, i := range order {
@@ -456,16 +458,20 @@ func verifyOrder(ctx context.Context, acc, ref *spanAcc, m *cascade.Model, cfg I
 	if len(ranked) < 2 {
 		return order, nil
 	}
-	tick := checkTick(base, cfg.Tick)
-	tickMS := float64(tick) / 1e6
-	rc := Config{Seed: cfg.Seed, Seeds: cfg.Seeds, Parallel: cfg.Parallel, Duration: checkDuration(base, cfg.Duration),
-		Tick: tick, Window: time.Second}
-	res, errs, err := newRunner(rc).run(ctx, jobs)
-	if err != nil {
-		return nil, err
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("replay check: %w", err)
+	var res [][]*replay.Result
+	tickMS := 0.0
+	if len(faulted) > 0 {
+		tick := checkTick(base, cfg.Tick)
+		tickMS = float64(tick) / 1e6
+		rc := Config{Seed: cfg.Seed, Seeds: cfg.Seeds, Parallel: cfg.Parallel, Duration: checkDuration(base, cfg.Duration),
+			Tick: tick, Window: time.Second}
+		var errs []error
+		if res, errs, err = newRunner(rc).run(ctx, jobs); err != nil {
+			return nil, err
+		}
+		if err := errors.Join(errs...); err != nil {
+			return nil, fmt.Errorf("replay check: %w", err)
+		}
 	}
 	obs := v.observed(changes)
 	for k, i := range faulted {
