@@ -46,6 +46,10 @@ type Summary struct {
 	// ClockSkewSpans counts spans that start before their parent, a sign
 	// of clock skew between hosts.
 	ClockSkewSpans int64 `json:"clock_skew_spans"`
+	// DispatchErrorSpans counts spans that recorded no status and were
+	// marked failed because their request handed its response to a web
+	// framework's error handler (see ErrorDispatch).
+	DispatchErrorSpans int64 `json:"dispatch_error_spans,omitempty"`
 
 	// Samples counts stored metric points (after deduplication).
 	Samples int64 `json:"samples"`
@@ -108,7 +112,7 @@ func sortedKeys[K ~string, V any](m map[K]V) []K {
 type spanStats struct {
 	spans, traces, errors, roots             int64
 	dups, orphans, noRoot, truncated, skewed int64
-	cycles                                   int64
+	cycles, dispatched                       int64
 	services                                 map[string]bool
 	ops                                      map[[2]string]bool
 	rng                                      TimeRange
@@ -136,6 +140,7 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 	}
 	st.traces++
 	st.cycles += int64(cutCycles(st.kept, st.index))
+	st.dispatched += int64(markDispatched(st.kept, st.index))
 	roots, orphans := 0, 0
 	for i := range st.kept {
 		s := &st.kept[i]
@@ -178,6 +183,7 @@ func (st *spanStats) fill(sum *Summary) {
 	sum.Services = sortedKeys(st.services)
 	sum.Operations = len(st.ops)
 	sum.SpanRange = st.rng
+	sum.DispatchErrorSpans = st.dispatched
 	if st.cycles > 0 {
 		sum.Warnings[warnParentCycle] += st.cycles
 	}

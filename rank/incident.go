@@ -258,19 +258,27 @@ func Investigate(ctx context.Context, in IncidentInput, cfg IncidentConfig) (*In
 	if err := readAll(ctx, spans, acc); err != nil {
 		return nil, err
 	}
-	acc.holdSerial()
 	if len(acc.nodes) == 0 {
 		return nil, graph.ErrNoSpans
 	}
 	var ref *spanAcc
+	var sc opScale
 	if reference != nil {
 		ref = newSpanAcc(width, cfg.Reservoir, cfg.Seed)
 		serialised(m, ref)
 		if err := readAll(ctx, reference, ref); err != nil {
 			return nil, fmt.Errorf("reference: %w", err)
 		}
+		sc = mixScale(ref.recs, func(*reqRec) bool { return true }, cfg.MinCount)
+		ref.fill(sc)
 		ref.holdSerial()
+	} else {
+		lo, _ := acc.windowRange()
+		end := lo + int64(cfg.BaselineWindows)
+		sc = mixScale(acc.recs, func(r *reqRec) bool { return r.w < end }, cfg.MinCount)
 	}
+	acc.fill(sc)
+	acc.holdSerial()
 	var check originCheck
 	if m != nil && cfg.Verify > 0 {
 		check = func(changes []NodeChange, order, groups []int) ([]int, error) {

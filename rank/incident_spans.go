@@ -46,8 +46,10 @@ type winAcc struct {
 	n, errs   int64
 	lat, self reservoir
 	// shown is the latency as callers see it where lat judges something
-	// else (a serialised node's time holding its slot); nil otherwise.
-	shown *reservoir
+	// else (a serialised node's time holding its slot, or times scaled
+	// for the mix of operations); nil otherwise. shownSelf is the self
+	// time before scaling, where it was scaled.
+	shown, shownSelf *reservoir
 }
 
 // serialReq is one request of a serialised node.
@@ -97,6 +99,11 @@ type spanAcc struct {
 	// tell the wait for the slot from the time holding it.
 	serial map[string]bool
 	reqs   map[string][]serialReq
+
+	// recs are the requests' latency and self time, held until fill
+	// knows each operation's normal (see fill).
+	recs     []reqRec
+	callRecs []callRec
 
 	trace string
 	spans []tspan
@@ -176,8 +183,10 @@ func (a *spanAcc) holdSerial() {
 			if h == nil {
 				continue
 			}
-			shown := x.lat
-			x.shown = &shown
+			if x.shown == nil {
+				shown := x.lat
+				x.shown = &shown
+			}
 			x.lat, x.self = h.lat, h.self
 		}
 	}
@@ -306,8 +315,19 @@ func (a *spanAcc) flush() {
 			}
 		}
 	}
-	// Per request: latency, self time, calls.
+	// Per request: latency, self time, calls. recIdx is where each
+	// request's record will be in a.recs; callerOf is the caller's
+	// request of a synchronous call, callDur the sum of a request's
+	// synchronous calls' durations.
 	spans := make(map[int][][2]int64)
+	recIdx := make(map[int]int)
+	for i := range ss {
+		if ss[i].request {
+			recIdx[i] = len(a.recs) + len(recIdx)
+		}
+	}
+	callerOf := make(map[int]int)
+	callDur := make(map[int]int64)
 	for x := range calls {
 		c := &calls[x]
 		t := &ss[c.timing]
@@ -316,6 +336,8 @@ func (a *spanAcc) flush() {
 		}
 		if !c.async {
 			spans[c.caller] = append(spans[c.caller], [2]int64{t.start, t.end})
+			callerOf[c.callee] = c.caller
+			callDur[c.caller] += t.end - t.start
 		}
 		caller := &ss[c.caller]
 		if c.timing != c.callee || ss[c.callee].kind == cascade.KindClient {
@@ -335,9 +357,9 @@ func (a *spanAcc) flush() {
 		}
 		e := a.edgeWin(caller.service, ss[c.callee].service, floorDiv(caller.start, a.width))
 		e.calls++
-		e.lat.add(float64(t.end-t.start)/1e6, a.cap, a.rng)
 		cs := &ss[c.callee]
-		e.srv.add(float64(cs.end-cs.start)/1e6, a.cap, a.rng)
+		a.callRecs = append(a.callRecs, callRec{from: caller.service, to: cs.service, callee: recIdx[c.callee], w: floorDiv(caller.start, a.width),
+			lat: float64(t.end-t.start) / 1e6})
 		if retry[x] {
 			e.retries++
 		}
@@ -375,9 +397,153 @@ func (a *spanAcc) flush() {
 		if s.failed {
 			w.errs++
 		}
-		w.lat.add(l, a.cap, a.rng)
-		w.self.add(self, a.cap, a.rng)
+		rec := reqRec{service: s.service, op: s.op, w: floorDiv(s.start, a.width), lat: l, self: self, parent: -1, share: 1}
+		if p, ok := callerOf[i]; ok {
+			rec.parent = recIdx[p]
+		}
+		if d := callDur[i]; d > 0 {
+			rec.share = float64(wait) / float64(d)
+		}
+		a.recs = append(a.recs, rec)
 	}
+}
+
+// reqRec is one request's latency and self time (ms), by node,
+// operation and window.
+type reqRec struct {
+	service, op string
+	w           int64
+	lat, self   float64
+	// parent is the caller's request of a synchronous call (its index
+	// in recs), −1 for none; share is the part of this request's calls'
+	// summed durations that its latency waited (less than 1 where calls
+	// overlapped).
+	parent int
+	share  float64
+}
+
+// callRec is one call's latency as its caller saw it and as the
+// callee served it (ms), by edge, the callee's operation and the
+// caller's window.
+type callRec struct {
+	from, to string
+	callee   int // the callee's request, its index in recs
+	w        int64
+	lat      float64
+}
+
+// opKey is one node's operation.
+type opKey struct{ service, op string }
+
+// opScale is, per operation of a node, the factor that brings its
+// requests' latency and self time to the node's normal: the node's
+// median over its operation's, both in the normal range.
+type opScale map[opKey][2]float64
+
+// mixScale reads each operation's normal from the requests of base for
+// which in is true: a node serves several operations (a route that
+// reads, one that writes), and a shift in their mix moves the node's
+// median with nothing slower. An operation with fewer than minCount
+// normal requests, or a node with one operation, keeps its times.
+func mixScale(base []reqRec, in func(*reqRec) bool, minCount int) opScale {
+	lat, self := map[opKey][]float64{}, map[opKey][]float64{}
+	nodeLat, nodeSelf := map[string][]float64{}, map[string][]float64{}
+	for i := range base {
+		r := &base[i]
+		if !in(r) {
+			continue
+		}
+		k := opKey{r.service, r.op}
+		lat[k] = append(lat[k], r.lat)
+		self[k] = append(self[k], r.self)
+		nodeLat[r.service] = append(nodeLat[r.service], r.lat)
+		nodeSelf[r.service] = append(nodeSelf[r.service], r.self)
+	}
+	ops := map[string]int{}
+	for k := range lat {
+		ops[k.service]++
+	}
+	sc := opScale{}
+	for k, xs := range lat {
+		if ops[k.service] < 2 || len(xs) < minCount {
+			continue
+		}
+		f := [2]float64{1, 1}
+		if m := quantile(xs, 0.5); m > 0 {
+			f[0] = quantile(nodeLat[k.service], 0.5) / m
+		}
+		if m := quantile(self[k], 0.5); m > 0 {
+			f[1] = quantile(nodeSelf[k.service], 0.5) / m
+		}
+		sc[k] = f
+	}
+	return sc
+}
+
+// fill puts the requests' latency and self time into their windows, in
+// the order they were read, adjusted for the mix of operations: a
+// request's self time by its operation's factor (1 where sc has none),
+// its latency by the factor after its synchronous calls' own latencies
+// are replaced by theirs adjusted (deepest first, weighted by the share
+// of the calls its latency waited). A caller whose callee was asked for
+// more of its slow operation waits longer with nothing slower; adjusted
+// this way it is not a change, at the callee or above it. Calls take
+// their callee's adjusted latency likewise.
+func (a *spanAcc) fill(sc opScale) {
+	scaled := map[string]bool{}
+	for k := range sc {
+		scaled[k.service] = true
+	}
+	shownRNG := rand.New(rand.NewPCG(0x5e1f, 0x5e1f))
+	factor := func(r *reqRec) [2]float64 {
+		if f, ok := sc[opKey{r.service, r.op}]; ok {
+			return f
+		}
+		return [2]float64{1, 1}
+	}
+	n := len(a.recs)
+	depth := make([]int32, n)
+	for i := range a.recs {
+		for p, steps := a.recs[i].parent, 0; p >= 0 && steps < n; p, steps = a.recs[p].parent, steps+1 {
+			depth[i]++
+		}
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool { return depth[order[x]] > depth[order[y]] })
+	adj, delta := make([]float64, n), make([]float64, n)
+	for _, i := range order {
+		r := &a.recs[i]
+		adj[i] = factor(r)[0] * max(0, r.lat+delta[i]*r.share)
+		if r.parent >= 0 {
+			delta[r.parent] += adj[i] - r.lat
+		}
+	}
+	for i := range a.recs {
+		r := &a.recs[i]
+		w := a.win(r.service, r.w)
+		w.lat.add(adj[i], a.cap, a.rng)
+		w.self.add(r.self*factor(r)[1], a.cap, a.rng)
+		if scaled[r.service] || adj[i] != r.lat {
+			// What the windows show stays the times as measured; its
+			// own generator keeps the judged samples what they were.
+			if w.shown == nil {
+				w.shown, w.shownSelf = &reservoir{}, &reservoir{}
+			}
+			w.shown.add(r.lat, a.cap, shownRNG)
+			w.shownSelf.add(r.self, a.cap, shownRNG)
+		}
+	}
+	for i := range a.callRecs {
+		r := &a.callRecs[i]
+		e := a.edgeWin(r.from, r.to, r.w)
+		d := adj[r.callee] - a.recs[r.callee].lat
+		e.lat.add(max(0, r.lat+d), a.cap, a.rng)
+		e.srv.add(adj[r.callee], a.cap, a.rng)
+	}
+	a.recs, a.callRecs = nil, nil
 }
 
 // covered returns the length of the union of intervals within [lo, hi].

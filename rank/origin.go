@@ -113,7 +113,11 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 				}
 				ws.P50MS = round3(quantile(lat.vals, 0.5))
 				ws.P99MS = round3(quantile(lat.vals, 0.99))
-				ws.SelfP50MS = round3(quantile(w.self.vals, 0.5))
+				self := &w.self
+				if w.shownSelf != nil {
+					self = w.shownSelf
+				}
+				ws.SelfP50MS = round3(quantile(self.vals, 0.5))
 			}
 			if k >= scan && nc.Note == "" {
 				st.js[k] = nb.judge(w, cfg.Threshold, cfg.MinChange, cfg.MinCount)

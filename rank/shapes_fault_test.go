@@ -49,3 +49,37 @@ func TestShapesFaults(t *testing.T) {
 		}
 	}
 }
+
+// TestShapesMixShift shifts the mix of a service's work — a bulk
+// operation with five times the own work goes from a tenth of its
+// requests to 60% mid-capture, nothing slower — alone and beside a real
+// slowdown elsewhere. Judged by medians, the shift looks like a slowdown
+// of the service and of every caller above it; judged operation by
+// operation, with callers' waits adjusted the same way, it is no change:
+// alone it reports no origin, and beside a slowdown the slowdown is
+// first.
+func TestShapesMixShift(t *testing.T) {
+	tests := []struct {
+		shape, mix, slow string
+	}{
+		{"pairs", "stock", ""},
+		{"pairs", "ledger", ""},
+		{"server-only", "stock", ""},
+		{"client-only", "orders", ""},
+		{"pairs", "stock", "ledger"},
+		{"server-only", "orders", "stock"},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s/mix=%s/slow=%s", tc.shape, tc.mix, tc.slow), func(t *testing.T) {
+			cfg := shapes.Config{Shape: tc.shape, Traces: int(shapes.Rate(tc.shape) * 120), Mix: tc.mix, Slow: tc.slow, SlowFactor: 3}
+			dir, _ := testutil.ShapeDataset(t, cfg)
+			inc := shapeIncident(t, dir)
+			if tc.slow == "" {
+				require.Empty(t, inc.Origins, "the mix shift flagged as a change: %+v", brief(inc))
+			} else {
+				require.NotEmpty(t, inc.Origins, "%+v", brief(inc))
+				require.Equal(t, tc.slow, inc.Origins[0], "origins %v; nodes %+v", inc.Origins, brief(inc))
+			}
+		})
+	}
+}

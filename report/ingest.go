@@ -71,6 +71,9 @@ func ingestTable(tw tableWriter, s *ingest.Summary) error {
 	p("services\t%d\t%s", len(s.Services), strings.Join(s.Services, " "))
 	p("operations\t%d", s.Operations)
 	p("error spans\t%d", s.ErrorSpans)
+	if s.DispatchErrorSpans > 0 {
+		p("  of which by error dispatch (no status recorded)\t%d", s.DispatchErrorSpans)
+	}
 	p("span time range\t%s .. %s", stamp(s.SpanRange.Start), stamp(s.SpanRange.End))
 	p("duplicate spans dropped\t%d", s.DuplicateSpans)
 	p("orphan spans\t%d", s.OrphanSpans)

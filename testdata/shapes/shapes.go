@@ -93,6 +93,13 @@ type Config struct {
 	// from SlowFrom on (a crash): it records nothing, and each call to it
 	// fails after 1 ms, where the caller records it.
 	Silent string
+	// Mix, when not empty, names a service that serves two operations:
+	// its usual one and a bulk one ("<name> bulk") with five times the
+	// own work. A tenth of its requests are bulk before SlowFrom and
+	// MixShare (default 0.6) from then on: the mix of work shifts,
+	// nothing gets slower. Not a fault.
+	Mix      string
+	MixShare float64
 }
 
 // Truth is what the generator knows about a capture.
@@ -314,6 +321,7 @@ type gen struct {
 	// or Saturate fault; satFree is when the saturated service's one
 	// slot is next free.
 	faulty  bool
+	shifted bool // Mix: the bulk share is MixShare
 	satFree int64
 	// slotFree are when each slot of the locked service is next free
 	// (one slot: a lock); empty when the lock is removed.
@@ -347,7 +355,10 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	if cfg.SaturateLoad == 0 {
 		cfg.SaturateLoad = 1.25
 	}
-	for _, svc := range []string{cfg.Slow, cfg.Fail, cfg.Saturate, cfg.Silent} {
+	if cfg.MixShare == 0 {
+		cfg.MixShare = 0.6
+	}
+	for _, svc := range []string{cfg.Slow, cfg.Fail, cfg.Saturate, cfg.Silent, cfg.Mix} {
 		if svc != "" && !slices.Contains(Services, svc) {
 			return nil, nil, fmt.Errorf("shapes: unknown service %q", svc)
 		}
@@ -384,6 +395,7 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 		t += int64(g.rng.ExpFloat64() / sh.rate * 1e9)
 		g.slow = cfg.Slow != "" && i >= slowAt
 		g.faulty = (cfg.Fail != "" || cfg.Saturate != "" || cfg.Silent != "") && i >= slowAt
+		g.shifted = cfg.Mix != "" && i >= slowAt
 		if fault && i == slowAt {
 			tr.SlowFromNS = t
 		}
@@ -448,6 +460,16 @@ func (g *gen) request(svc string, parent [8]byte, kind ptrace.SpanKind, name str
 	}
 	if g.slow && svc == g.cfg.Slow {
 		self = int64(float64(self) * g.cfg.SlowFactor)
+	}
+	if svc == g.cfg.Mix {
+		share := 0.1
+		if g.shifted {
+			share = g.cfg.MixShare
+		}
+		if g.rng.Float64() < share {
+			self *= 5
+			name += " bulk"
+		}
 	}
 	own := g.rng.Float64() < ns.failP
 	injected := false
