@@ -220,7 +220,41 @@
 // its value, its first window and its largest z. The path climbs from
 // the origin to the changed caller that changed earliest, and on, with
 // each edge's calls per parent request and attempts per call before and
-// during the incident. The most infectable node is found by replaying the
+// during the incident.
+//
+// The replay check (IncidentConfig.Verify, default 5; it needs the model)
+// then tests the first max(Top, Verify) changed nodes by replay. Each
+// one's fault is what was observed at it over the incident (from the
+// first of their changes to the end): its service time scaled by the
+// ratio of its self-time median to normal (service_ms.scale), its own
+// failure probability raised by its error-rate rise (overload.base,
+// failure gaps dropped), and the time its callers' calls spent between
+// the two ends beyond normal, halved, added each way to every call into
+// it (network_ms.shift_ms). A node whose change was silence is left in
+// its place: no knob of the model makes a node stop answering; one with
+// nothing of its own that rose gets a fit of 0. The faults are injected
+// into the baseline model — the model with each node's service drawn
+// from 32 quantiles of its normal self time, its own failures at no more
+// than its normal error rate, and each network delay at the normal time
+// between the ends, since the model is usually built from the incident's
+// own spans and holds the fault already — and replayed at the entry
+// rates over the seeds Seed … Seed+Seeds−1 for Duration, or long enough
+// to see 200 root requests, on a tick a tenth of the shortest mean
+// service time (at most Tick, at least 1 µs), each fault against the
+// baseline replay of the same seed. At each node judged and in the model
+// the replay predicts the log ratio of its median latency and its
+// failure rate's rise (rises only, as observed); the fit is 1 − Σ
+// (predicted − observed)² / Σ observed² over the other nodes (1: the
+// fault reproduces every other node's change; 0: no better than no
+// fault; the faulty node's own change, which its fault was built from,
+// is left out), on each
+// NodeChange as ReplayFit with the fault as ReplayFault. The check
+// re-orders the candidates by fit within each onset group of each class
+// only: the structural order (explained or not, onset) stays, and the
+// fit decides among changes that began together. Re-ordering each
+// class or all candidates by fit tied it on OnlineBoutique
+// (TestNezhaOriginChoice), and all of them lost a synthetic fault
+// (TestShapesFaults). The most infectable node is found by replaying the
 // model with each node's service time slowed by Slowdown (50%) in turn:
 // the one whose slowdown newly infects the most other nodes, then adds
 // the most root p99.

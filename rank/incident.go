@@ -39,11 +39,17 @@ type IncidentConfig struct {
 	Top int
 	// Reservoir bounds the values kept per node and window; default 1024.
 	Reservoir int
+	// Verify is how many of the first changed nodes (at least Top) the
+	// replay check re-ranks by how well their fault, injected into the
+	// model, reproduces the other nodes' changes; default 5. Zero skips
+	// it, as does a nil model.
+	Verify int
 	// Slowdown is the relative service-time increase of the
 	// infectability replays (0.5: +50%); default 0.5. Zero skips them.
 	Slowdown float64
 	// Seed, Seeds, Duration, Tick and Parallel drive the infectability
-	// replays: defaults 1, 4, 30 s, 1 ms, GOMAXPROCS.
+	// replays and the replay check: defaults 1, 4, 30 s, 1 ms,
+	// GOMAXPROCS.
 	Seed     uint64
 	Seeds    int
 	Duration time.Duration
@@ -56,7 +62,7 @@ type IncidentConfig struct {
 func DefaultIncidentConfig() IncidentConfig {
 	return IncidentConfig{
 		Window: 10 * time.Second, BaselineWindows: 3, Threshold: 4, MinChange: 0.25, MinCount: 3,
-		Persist: 2, Slack: 1, Top: 3, Reservoir: 1024, Slowdown: 0.5,
+		Persist: 2, Slack: 1, Top: 3, Reservoir: 1024, Verify: 5, Slowdown: 0.5,
 		Seed: 1, Seeds: 4, Duration: 30 * time.Second, Tick: time.Millisecond,
 	}
 }
@@ -70,11 +76,11 @@ func (c *IncidentConfig) Validate() error {
 	if c.BaselineWindows < 1 || c.MinCount < 1 || c.Persist < 1 || c.Top < 1 || c.Reservoir < 1 {
 		errs = append(errs, errors.New("baseline windows, min count, persist, top and reservoir must be at least 1"))
 	}
-	if c.Threshold <= 0 || c.MinChange < 0 || c.Slack < 0 || c.Slowdown < 0 {
-		errs = append(errs, errors.New("threshold must be positive; min change, slack and slowdown not negative"))
+	if c.Threshold <= 0 || c.MinChange < 0 || c.Slack < 0 || c.Slowdown < 0 || c.Verify < 0 {
+		errs = append(errs, errors.New("threshold must be positive; min change, slack, verify and slowdown not negative"))
 	}
-	if c.Slowdown > 0 && (c.Seeds < 1 || c.Duration <= 0 || c.Tick <= 0 || c.Parallel < 0) {
-		errs = append(errs, errors.New("infectability replays need seeds >= 1, a positive duration and tick"))
+	if (c.Slowdown > 0 || c.Verify > 0) && (c.Seeds < 1 || c.Duration <= 0 || c.Tick <= 0 || c.Parallel < 0) {
+		errs = append(errs, errors.New("infectability replays and the replay check need seeds >= 1, a positive duration and tick"))
 	}
 	return errors.Join(errs...)
 }
@@ -134,6 +140,16 @@ type NodeChange struct {
 	// to normal, its own or as a caller sees it, plus its error rise,
 	// plus the largest log ratio of a saturation metric to normal).
 	Score float64 `json:"score,omitempty"`
+	// ReplayFit is how well the node's fault (ReplayFault), injected
+	// into the model, reproduces the changes observed at the other nodes
+	// in replay: 1 − Σ (replayed − observed)² / Σ observed² over their
+	// latency log ratios and error-rate rises, so 1 is a perfect fit and
+	// 0 no better than no fault (negative: worse); set for the
+	// candidates the replay check replayed (IncidentConfig.Verify).
+	ReplayFit float64 `json:"replay_fit,omitempty"`
+	// ReplayFault is the fault the replay check injected at the node, in
+	// the model's knobs; empty when it was not replayed.
+	ReplayFault string `json:"replay_fault,omitempty"`
 	// Evidence lists each metric that left its range from the change
 	// on, with its first window.
 	Evidence []ChangeEvidence `json:"evidence,omitempty"`
@@ -263,7 +279,13 @@ func Investigate(ctx context.Context, in IncidentInput, cfg IncidentConfig) (*In
 	}
 	acc.fill(sc)
 	acc.holdSerial()
-	inc, err := analyse(acc, ref, m, in.Samples, cfg)
+	var check originCheck
+	if m != nil && cfg.Verify > 0 {
+		check = func(changes []NodeChange, order, groups []int) ([]int, error) {
+			return verifyOrder(ctx, acc, ref, m, cfg, changes, order, groups)
+		}
+	}
+	inc, err := analyse(acc, ref, m, in.Samples, cfg, check)
 	if err != nil {
 		return nil, err
 	}

@@ -166,8 +166,9 @@ func evidenceDetail(inc *Incident, injected int64) string {
 }
 
 // TestNezhaOriginChoice is the guard against tuning. It runs the
-// evaluation of TestNezhaOrigin with the method's one ordering choice
-// and its knobs moved one step, then (1) picks the variant with the
+// evaluation of TestNezhaOrigin with the method's ordering choices
+// (analyse's order, and how the replay check re-orders it) and its
+// knobs moved one step, then (1) picks the variant with the
 // most hits@1 on OnlineBoutique alone (all four modes; the defaults win
 // ties) and gives its TrainTicket figures, and (2) picks, for each fault
 // held out, the variant with the most hits@1 on the other eight (per
@@ -180,23 +181,29 @@ func TestNezhaOriginChoice(t *testing.T) {
 		t.Skipf("set %s to the directory of the Nezha captures to measure the hit rate", envNezha)
 	}
 	variants := []struct {
-		name  string
-		set   func(*IncidentConfig)
-		order int
+		name   string
+		set    func(*IncidentConfig)
+		order  int
+		verify int
 	}{
-		{"defaults (onset groups, then score)", func(*IncidentConfig) {}, orderOnsetGroup},
-		{"change time first", func(*IncidentConfig) {}, orderOnset},
-		{"score first", func(*IncidentConfig) {}, orderScore},
-		{"threshold 3", func(c *IncidentConfig) { c.Threshold = 3 }, orderOnsetGroup},
-		{"threshold 6", func(c *IncidentConfig) { c.Threshold = 6 }, orderOnsetGroup},
-		{"persist 1", func(c *IncidentConfig) { c.Persist = 1 }, orderOnsetGroup},
-		{"persist 3", func(c *IncidentConfig) { c.Persist = 3 }, orderOnsetGroup},
-		{"slack 0", func(c *IncidentConfig) { c.Slack = 0 }, orderOnsetGroup},
-		{"slack 2", func(c *IncidentConfig) { c.Slack = 2 }, orderOnsetGroup},
-		{"baseline windows 2", func(c *IncidentConfig) { c.BaselineWindows = 2 }, orderOnsetGroup},
-		{"baseline windows 4", func(c *IncidentConfig) { c.BaselineWindows = 4 }, orderOnsetGroup},
+		{"defaults (onset groups, then score; replay fit within onset groups)", func(*IncidentConfig) {}, orderOnsetGroup, verifyGroup},
+		{"change time first", func(*IncidentConfig) {}, orderOnset, verifyGroup},
+		{"score first", func(*IncidentConfig) {}, orderScore, verifyGroup},
+		{"no replay check", func(*IncidentConfig) {}, orderOnsetGroup, verifyOff},
+		{"replay fit first among the candidates", func(*IncidentConfig) {}, orderOnsetGroup, verifyAll},
+		{"replay fit first within each class", func(*IncidentConfig) {}, orderOnsetGroup, verifyClass},
+		{"replay check of 3", func(c *IncidentConfig) { c.Verify = 3 }, orderOnsetGroup, verifyGroup},
+		{"replay check of 8", func(c *IncidentConfig) { c.Verify = 8 }, orderOnsetGroup, verifyGroup},
+		{"threshold 3", func(c *IncidentConfig) { c.Threshold = 3 }, orderOnsetGroup, verifyGroup},
+		{"threshold 6", func(c *IncidentConfig) { c.Threshold = 6 }, orderOnsetGroup, verifyGroup},
+		{"persist 1", func(c *IncidentConfig) { c.Persist = 1 }, orderOnsetGroup, verifyGroup},
+		{"persist 3", func(c *IncidentConfig) { c.Persist = 3 }, orderOnsetGroup, verifyGroup},
+		{"slack 0", func(c *IncidentConfig) { c.Slack = 0 }, orderOnsetGroup, verifyGroup},
+		{"slack 2", func(c *IncidentConfig) { c.Slack = 2 }, orderOnsetGroup, verifyGroup},
+		{"baseline windows 2", func(c *IncidentConfig) { c.BaselineWindows = 2 }, orderOnsetGroup, verifyGroup},
+		{"baseline windows 4", func(c *IncidentConfig) { c.BaselineWindows = 4 }, orderOnsetGroup, verifyGroup},
 	}
-	defer func(v int) { orderBy = v }(orderBy)
+	defer func(v, w int) { orderBy, verifyBy = v, w }(orderBy, verifyBy)
 	ev := newOriginEval(t, root)
 	ranks := make([][][]int, len(variants)) // variant, mode, fault
 	var b strings.Builder
@@ -206,7 +213,7 @@ func TestNezhaOriginChoice(t *testing.T) {
 		cfg := DefaultIncidentConfig()
 		cfg.Slowdown = 0
 		x.set(&cfg)
-		orderBy = x.order
+		orderBy, verifyBy = x.order, x.verify
 		for _, mode := range nezhaModes {
 			r, _ := ev.ranks(t, cfg, mode)
 			ranks[v] = append(ranks[v], r)

@@ -18,8 +18,10 @@ type nodeState struct {
 }
 
 // analyse finds every node's change point, orders the origins and
-// traces the path.
-func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg IncidentConfig) (*Incident, error) {
+// traces the path. check, when not nil, may re-order the nodes (by index
+// into changes; groups are their onset groups) before the origins are
+// named: the replay check.
+func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg IncidentConfig, check originCheck) (*Incident, error) {
 	lo, hi := acc.windowRange()
 	width := acc.width
 	nw := int(hi - lo + 1)
@@ -300,6 +302,11 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 		}
 		return sx.name < sy.name
 	})
+	if check != nil {
+		if order, err = check(changes, order, groups); err != nil {
+			return nil, err
+		}
+	}
 	for _, i := range order {
 		inc.Nodes = append(inc.Nodes, changes[i])
 		if changes[i].Changed && len(inc.Origins) < cfg.Top {

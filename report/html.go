@@ -461,10 +461,7 @@ func incidentSection(inc *rank.Incident) *incidentView {
 		v.Evidence = originEvidence(inc)
 		v.Origins = nil
 		for _, o := range inc.Origins {
-			if n := nodeOf(inc, o); n != nil && n.Score > 0 {
-				o += " (score " + g4(n.Score) + ")"
-			}
-			v.Origins = append(v.Origins, o)
+			v.Origins = append(v.Origins, o+originNote(nodeOf(inc, o)))
 		}
 	}
 	for i := range inc.Nodes {

@@ -99,12 +99,28 @@ func originText(inc *rank.Incident) string {
 	}
 	parts := make([]string, len(inc.Origins))
 	for i, o := range inc.Origins {
-		parts[i] = fmt.Sprintf("%d. %s", i+1, o)
-		if n := nodeOf(inc, o); n != nil && n.Score > 0 {
-			parts[i] += fmt.Sprintf(" (score %s)", g4(n.Score))
-		}
+		parts[i] = fmt.Sprintf("%d. %s", i+1, o) + originNote(nodeOf(inc, o))
 	}
 	return strings.Join(parts, "  ")
+}
+
+// originNote is an origin's score and replay fit, in parentheses, or
+// nothing.
+func originNote(n *rank.NodeChange) string {
+	if n == nil {
+		return ""
+	}
+	var parts []string
+	if n.Score > 0 {
+		parts = append(parts, "score "+g4(n.Score))
+	}
+	if n.ReplayFault != "" {
+		parts = append(parts, "replay fit "+g4(n.ReplayFit))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // confidenceText says how far the first origin is ahead of the second.
@@ -133,6 +149,10 @@ func originEvidence(inc *rank.Incident) []string {
 	for _, e := range n.Evidence {
 		out = append(out, fmt.Sprintf("%s: normal %s (up to %s), then %s from %s, z %s",
 			e.Metric, g4(e.Normal), g4(e.NormalHigh), g4(e.Value), clock(e.AtNS)[11:], g4(e.Z)))
+	}
+	if n.ReplayFault != "" {
+		out = append(out, fmt.Sprintf("replay: its fault (%s) reproduces %s of the changes seen at the other nodes (1 all, 0 none)",
+			n.ReplayFault, g4(n.ReplayFit)))
 	}
 	return out
 }

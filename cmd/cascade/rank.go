@@ -38,6 +38,7 @@ const (
 	rankFlagBaseline      = "baseline"
 	rankFlagIncWindow     = "incident-window"
 	rankFlagSlowdown      = "slowdown"
+	rankFlagVerify        = "verify"
 )
 
 func newRankCmd() *cobra.Command {
@@ -177,6 +178,7 @@ The package documentation (go doc cascade/rank) describes the methods.`,
 	f.StringArrayVar(&baseline, rankFlagBaseline, nil, "a fault-free dataset or trace files for the normal range (default: the incident's first windows)")
 	f.DurationVar(&icfg.Window, rankFlagIncWindow, icfg.Window, "window of the incident's per-node series")
 	f.Float64Var(&icfg.Slowdown, rankFlagSlowdown, icfg.Slowdown, "infectability: each node's service time is slowed by this share in replay; 0 skips it")
+	f.IntVar(&icfg.Verify, rankFlagVerify, icfg.Verify, "replay check: the first N origins, each one's fault replayed, re-ranked within their onset group by how well it reproduces the other nodes; 0 skips it")
 	cmd.RegisterFlagCompletionFunc(rankFlagOutput, fixedCompletions("table", "json", "markdown"))
 	cmd.RegisterFlagCompletionFunc(rankFlagObjective, fixedCompletions("success", "goodput", "p99", "amplification", "spread", "composite"))
 	cmd.RegisterFlagCompletionFunc(rankFlagTraffic, fixedCompletions("observed", "surge:", "closed:"))
@@ -185,7 +187,8 @@ The package documentation (go doc cascade/rank) describes the methods.`,
 
 // rootCause reads the incident (and the baseline capture, if any),
 // ingesting raw files on the fly, and locates the origin. Without a
-// model it builds one from the incident to replay infectability.
+// model it builds one from the incident to replay infectability and the
+// replay check.
 func rootCause(cmd *cobra.Command, incident, baseline []string, m *cascade.Model, cfg rank.IncidentConfig) (*rank.Incident, error) {
 	dir, cleanup, err := graphInput(cmd, incident, nil, "auto")
 	if err != nil {
@@ -201,7 +204,7 @@ func rootCause(cmd *cobra.Command, incident, baseline []string, m *cascade.Model
 		defer bclean()
 		ref = spansOf(bdir)
 	}
-	if m == nil && cfg.Slowdown > 0 {
+	if m == nil && (cfg.Slowdown > 0 || cfg.Verify > 0) {
 		gcfg := graph.DefaultConfig()
 		gcfg.Dataset = strings.Join(incident, " ")
 		res, err := graph.Build(cmd.Context(), gcfg, spansOf(dir), samplesOf(dir))
