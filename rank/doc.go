@@ -248,12 +248,12 @@
 // fault reproduces every other node's change; 0: no better than no
 // fault; the faulty node's own change, which its fault was built from,
 // is left out), on each
-// NodeChange as ReplayFit with the fault as ReplayFault. The check
-// re-orders the candidates by fit within each onset group of each class
-// only: the structural order (explained or not, onset) stays, and the
-// fit decides among changes that began together. Re-ordering each
-// class or all candidates by fit tied it on OnlineBoutique
-// (TestNezhaOriginChoice), and all of them lost a synthetic fault
+// NodeChange as ReplayFit with the fault as ReplayFault. The fit is
+// reported, and the order stays the structural one: re-ordering by fit
+// within each onset group, each class or all candidates tied no
+// re-ordering on OnlineBoutique (TestNezhaOriginChoice), where such
+// choices are made, and a tie keeps the method that was there;
+// re-ordering all candidates also loses a synthetic fault
 // (TestShapesFaults). The most infectable node is found by replaying the
 // model with each node's service time slowed by Slowdown (50%) in turn:
 // the one whose slowdown newly infects the most other nodes, then adds

@@ -186,22 +186,22 @@ func TestNezhaOriginChoice(t *testing.T) {
 		order  int
 		verify int
 	}{
-		{"defaults (onset groups, then score; replay fit within onset groups)", func(*IncidentConfig) {}, orderOnsetGroup, verifyGroup},
-		{"change time first", func(*IncidentConfig) {}, orderOnset, verifyGroup},
-		{"score first", func(*IncidentConfig) {}, orderScore, verifyGroup},
-		{"no replay check", func(*IncidentConfig) {}, orderOnsetGroup, verifyOff},
+		{"defaults (onset groups, then score; replay fit reported)", func(*IncidentConfig) {}, orderOnsetGroup, verifyOff},
+		{"replay fit first within onset groups", func(*IncidentConfig) {}, orderOnsetGroup, verifyGroup},
+		{"change time first", func(*IncidentConfig) {}, orderOnset, verifyOff},
+		{"score first", func(*IncidentConfig) {}, orderScore, verifyOff},
 		{"replay fit first among the candidates", func(*IncidentConfig) {}, orderOnsetGroup, verifyAll},
 		{"replay fit first within each class", func(*IncidentConfig) {}, orderOnsetGroup, verifyClass},
 		{"replay check of 3", func(c *IncidentConfig) { c.Verify = 3 }, orderOnsetGroup, verifyGroup},
 		{"replay check of 8", func(c *IncidentConfig) { c.Verify = 8 }, orderOnsetGroup, verifyGroup},
-		{"threshold 3", func(c *IncidentConfig) { c.Threshold = 3 }, orderOnsetGroup, verifyGroup},
-		{"threshold 6", func(c *IncidentConfig) { c.Threshold = 6 }, orderOnsetGroup, verifyGroup},
-		{"persist 1", func(c *IncidentConfig) { c.Persist = 1 }, orderOnsetGroup, verifyGroup},
-		{"persist 3", func(c *IncidentConfig) { c.Persist = 3 }, orderOnsetGroup, verifyGroup},
-		{"slack 0", func(c *IncidentConfig) { c.Slack = 0 }, orderOnsetGroup, verifyGroup},
-		{"slack 2", func(c *IncidentConfig) { c.Slack = 2 }, orderOnsetGroup, verifyGroup},
-		{"baseline windows 2", func(c *IncidentConfig) { c.BaselineWindows = 2 }, orderOnsetGroup, verifyGroup},
-		{"baseline windows 4", func(c *IncidentConfig) { c.BaselineWindows = 4 }, orderOnsetGroup, verifyGroup},
+		{"threshold 3", func(c *IncidentConfig) { c.Threshold = 3 }, orderOnsetGroup, verifyOff},
+		{"threshold 6", func(c *IncidentConfig) { c.Threshold = 6 }, orderOnsetGroup, verifyOff},
+		{"persist 1", func(c *IncidentConfig) { c.Persist = 1 }, orderOnsetGroup, verifyOff},
+		{"persist 3", func(c *IncidentConfig) { c.Persist = 3 }, orderOnsetGroup, verifyOff},
+		{"slack 0", func(c *IncidentConfig) { c.Slack = 0 }, orderOnsetGroup, verifyOff},
+		{"slack 2", func(c *IncidentConfig) { c.Slack = 2 }, orderOnsetGroup, verifyOff},
+		{"baseline windows 2", func(c *IncidentConfig) { c.BaselineWindows = 2 }, orderOnsetGroup, verifyOff},
+		{"baseline windows 4", func(c *IncidentConfig) { c.BaselineWindows = 4 }, orderOnsetGroup, verifyOff},
 	}
 	defer func(v, w int) { orderBy, verifyBy = v, w }(orderBy, verifyBy)
 	ev := newOriginEval(t, root)
