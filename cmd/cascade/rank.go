@@ -178,7 +178,7 @@ The package documentation (go doc cascade/rank) describes the methods.`,
 	f.StringArrayVar(&baseline, rankFlagBaseline, nil, "a fault-free dataset or trace files for the normal range (default: the incident's first windows)")
 	f.DurationVar(&icfg.Window, rankFlagIncWindow, icfg.Window, "window of the incident's per-node series")
 	f.Float64Var(&icfg.Slowdown, rankFlagSlowdown, icfg.Slowdown, "infectability: each node's service time is slowed by this share in replay; 0 skips it")
-	f.IntVar(&icfg.Verify, rankFlagVerify, icfg.Verify, "replay check: the first N origins, each one's fault replayed, re-ranked within their onset group by how well it reproduces the other nodes; 0 skips it")
+	f.IntVar(&icfg.Verify, rankFlagVerify, icfg.Verify, "replay check: the first N origins, each one's fault replayed and scored by how well it reproduces the other nodes (replay_fit); 0 skips it")
 	cmd.RegisterFlagCompletionFunc(rankFlagOutput, fixedCompletions("table", "json", "markdown"))
 	cmd.RegisterFlagCompletionFunc(rankFlagObjective, fixedCompletions("success", "goodput", "p99", "amplification", "spread", "composite"))
 	cmd.RegisterFlagCompletionFunc(rankFlagTraffic, fixedCompletions("observed", "surge:", "closed:"))
