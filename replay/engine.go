@@ -169,7 +169,12 @@ type route struct {
 	guarded bool
 	// plain: not guarded, and no timeout, network delay or retry budget;
 	// synchronous first attempts on it go through Engine.call.
-	plain  bool
+	plain bool
+	// leaf: plain, into a node that calls nobody and cannot fail from
+	// overload, in a model without children lists (Engine.kids): such a
+	// call is answered exactly when its work ends, so its attempt needs
+	// no link (Engine.callLeaf).
+	leaf   bool
 	callee *node // &nodes[to]
 	ed     *edge // &edges[edge], or nil for an entry
 }
@@ -535,6 +540,10 @@ func (e *Engine) build() error {
 	for i := range e.nodes {
 		n := &e.nodes[i]
 		e.kids = e.kids || n.overOn || n.qcap > 0 || n.brkOn
+	}
+	for i := range e.routes {
+		r := &e.routes[i]
+		r.leaf = r.plain && r.edge >= 0 && !e.kids && len(r.callee.stages) == 0 && !r.callee.overOn
 	}
 	if err := e.buildTraffic(rates); err != nil {
 		return err

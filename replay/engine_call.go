@@ -82,6 +82,10 @@ func (e *Engine) loop() {
 			if lk := e.link(id); lk.live && lk.seq == gen && !lk.waiting {
 				e.send(id, lk)
 			}
+		case evLeafDone:
+			if jb := e.jobs.at(id); jb.gen == gen && jb.state == jsRunning {
+				e.finishLeaf(id, jb)
+			}
 		}
 		if e.check != nil {
 			e.check(e.checked)
@@ -146,6 +150,10 @@ func (e *Engine) linkKid(l int32, lk *link, jb *job) {
 // the same order; a plain route lets it skip the guards, the retry
 // budget, the timer and the network.
 func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
+	if r.leaf {
+		e.callLeaf(ri, r, p, pgen, pj, is)
+		return
+	}
 	// A new record, as in newLink: its job half takes the first attempt.
 	l := e.jobs.alloc()
 	jb := e.jobs.at(l)
@@ -227,6 +235,113 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 		x = rg.expSlow(ui, x)
 	}
 	e.q.push(e.now+e.ticks(x*n.svc.a), evJobDone, j, jb.gen)
+}
+
+// callLeaf is call on a leaf route (route.leaf). Nothing in such a model
+// times a call out, abandons it or turns it away on its way (a rejected
+// sibling fails its parent, but the parent keeps no list of its calls),
+// so the attempt's link would wait for exactly this job and end when it
+// answers. An attempt that starts at once therefore keeps only what
+// finishLeaf needs: its job half (its own link stays free), with the
+// caller in own.parent, own.parentGen, own.pj and own.issue. An attempt
+// that must queue takes the full record (leafQueued). Counters, draws
+// and events are those of call, in the same order.
+func (e *Engine) callLeaf(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
+	e.m.calls++
+	n := r.callee
+	e.nodeCall(n)
+	var rep int32
+	if n.replicas > 1 {
+		if n.lb == lbRoundRobin {
+			rep = n.rr
+			if n.rr++; n.rr == n.replicas {
+				n.rr = 0
+			}
+		} else {
+			rep = e.pickReplica(n, 0)
+		}
+	}
+	rp := &n.reps[rep]
+	if (rp.conc != 0 && rp.busy >= rp.conc) || pj.abandoned {
+		e.leafQueued(ri, r, p, pgen, pj, is, rep)
+		return
+	}
+	j := e.jobs.alloc()
+	jb := e.jobs.at(j)
+	e.njobs++
+	jb.own.live = false // a record left by an earlier run may say otherwise
+	jb.own.parent, jb.own.parentGen, jb.own.pj, jb.own.issue = p, pgen, pj, is
+	jb.rt, jb.nd, jb.rep = r, n, rep
+	jb.state = jsRunning
+	jb.arrive, jb.start = e.now, e.now
+	rp.busy++
+	if nm := &n.nm; e.now < nm.wEnd {
+		n.busy++
+		nm.bInt[nm.w] += nm.stop - e.now
+	} else {
+		e.busyAdd(n, 1)
+	}
+	if b := int(n.busy); b > n.nm.inflightMax {
+		n.nm.inflightMax = b
+	}
+	e.m.starts++
+	var d float64
+	if n.svc.kind == sExpMean {
+		// n.svcR.Rand.ExpFloat64(), by hand, as in call.
+		rg := n.svcR.Rand
+		u := rg.src.Uint64()
+		uj, ui := uint32(u), uint8(u>>32)
+		x := float64(uj) * float64(we[ui])
+		if uj >= ke[ui] {
+			x = rg.expSlow(ui, x)
+		}
+		d = x * n.svc.a
+	} else {
+		d = n.svc.draw(n.svcR.Rand)
+	}
+	e.q.push(e.now+e.ticks(d), evLeafDone, j, jb.gen)
+}
+
+// leafQueued is callLeaf for an attempt that cannot start at once at
+// replica rep: the full record of call, queued (or zombie work, which a
+// leaf model never has; kept for safety).
+//
+//go:noinline
+func (e *Engine) leafQueued(ri int32, r *route, p int32, pgen uint32, pj *job, is int32, rep int32) {
+	l := e.jobs.alloc()
+	jb := e.jobs.at(l)
+	lk := &jb.own
+	lk.home = jb
+	lk.seq += 2
+	seq := lk.seq
+	lk.live, lk.waiting = true, true
+	lk.route, lk.rt = ri, r
+	lk.parent, lk.parentGen, lk.issue, lk.user = p, pgen, is, -1
+	lk.attempt, lk.prev, lk.next = 1, -1, -1
+	lk.first, lk.backoff, lk.depth = e.now, 0, 0
+	lk.pj = pj
+	lk.low = pj.low
+	j := l
+	e.njobs++
+	n := r.callee
+	jb.state = jsNet
+	jb.failed, jb.abandoned, jb.childFail = false, false, false
+	jb.link, jb.linkSeq, jb.lk, jb.rt, jb.nd = l, seq, lk, r, n
+	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
+	jb.low = lk.low
+	lk.job, lk.jobGen = j, jb.gen
+	jb.depth = pj.depth + 1
+	if pj.abandoned {
+		jb.abandoned = true
+		jb.abandonAt = e.now
+	}
+	jb.arrive = e.now
+	jb.rep = rep
+	if rp := &n.reps[rep]; rp.conc != 0 && rp.busy >= rp.conc {
+		e.enqueue(j, jb, n)
+		return
+	}
+	e.start(j, jb, &n.reps[rep])
 }
 
 // freeLink ends link l (whose record is lk): events that still name it
@@ -568,6 +683,55 @@ func (e *Engine) finish(j int32, jb *job) {
 		e.jobs.release(l)
 	}
 	if p < 0 || pj.gen != pgen || pj.state != jsWaiting {
+		return
+	}
+	pj.pending--
+	if ed := r.ed; is >= 0 || ed.shared || pj.childFail {
+		e.childDone(p, pj, is, ed)
+		return
+	}
+	if pj.pending == 0 {
+		if pj.issues >= 0 {
+			e.freeIssues(pj)
+		}
+		pj.stage++
+		e.runStages(p, pj)
+	}
+}
+
+// finishLeaf is finish for an attempt of callLeaf: it did its work, and
+// its caller waits for it. The steps are finish's, in the same order,
+// without those its kind of call never needs.
+func (e *Engine) finishLeaf(j int32, jb *job) {
+	n := jb.nd
+	h := &n.nm.latency
+	o, s := histBucket(uint64(e.now - jb.arrive))
+	c := h.oct[o]
+	if c == nil {
+		c = h.grow(o)
+	}
+	c[s&(1<<histSub-1)]++
+	h.n++
+	e.m.slotTicks += e.now - jb.start
+	rep, r := jb.rep, jb.rt
+	p, pgen, is, pj := jb.own.parent, jb.own.parentGen, jb.own.issue, jb.own.pj
+	rp := &n.reps[rep]
+	rp.busy--
+	if nm := &n.nm; e.now < nm.wEnd {
+		n.busy--
+		nm.bInt[nm.w] -= nm.stop - e.now
+	} else {
+		e.busyAdd(n, -1)
+	}
+	// freeJob, by hand: the record's link half is free.
+	jb.gen++
+	jb.state = jsFree
+	e.njobs--
+	e.jobs.release(j)
+	if rp.qlen > 0 {
+		e.drain(n, rep)
+	}
+	if pj.gen != pgen || pj.state != jsWaiting {
 		return
 	}
 	pj.pending--
