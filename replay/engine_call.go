@@ -513,11 +513,13 @@ func (e *Engine) runStages(j int32, jb *job) {
 			jb.pending += c
 		}
 		gen := jb.gen
-		for is := jb.issues; is >= 0; is = e.issues.at(is).next {
-			e.pump(is)
+		for is := jb.issues; is >= 0; {
+			rec := e.issues.at(is)
+			e.pump(is, rec)
 			if jb.gen != gen {
 				return // cannot happen while sends answer through events; kept as a guard
 			}
+			is = rec.next
 		}
 		if jb.pending > 0 {
 			return
@@ -528,10 +530,9 @@ func (e *Engine) runStages(j int32, jb *job) {
 	e.finish(j, jb)
 }
 
-// pump issues as many of an issue record's calls as its parallelism (or
-// shared pool) allows.
-func (e *Engine) pump(i int32) {
-	is := e.issues.at(i)
+// pump issues as many of issue record i's calls (its record is is) as
+// its parallelism (or shared pool) allows.
+func (e *Engine) pump(i int32, is *issue) {
 	ed := &e.edges[is.edge]
 	if ed.shared {
 		if is.waiting {
@@ -541,7 +542,7 @@ func (e *Engine) pump(i int32) {
 		pl := e.nodes[ed.from].pool(jb.rep, ed.pool)
 		for is.left > 0 && pl.free > 0 && pl.whead < 0 {
 			pl.free--
-			e.issueOne(i)
+			e.issueOne(i, is, ed)
 		}
 		if is.left > 0 {
 			is.waiting = true
@@ -556,15 +557,17 @@ func (e *Engine) pump(i int32) {
 		return
 	}
 	for is.left > 0 && (ed.par == 0 || is.active < ed.par) {
-		e.issueOne(i)
+		e.issueOne(i, is, ed)
 	}
 }
 
-func (e *Engine) issueOne(i int32) {
-	is := e.issues.at(i)
+// issueOne sends the next call of issue record i (its record is is) on
+// edge ed. Records do not move, and a send answers through events, so
+// is stays valid across the call.
+func (e *Engine) issueOne(i int32, is *issue, ed *edge) {
 	is.left--
 	is.active++
-	if r := &e.routes[is.edge]; r.plain {
+	if r := ed.rt; r.plain {
 		e.call(is.edge, r, is.job, is.jobGen, is.jp, i)
 		return
 	}
@@ -579,7 +582,7 @@ func (e *Engine) servePool(pl *pool) {
 		ws := e.issues.at(w)
 		if !ws.dead && ws.left > 0 {
 			pl.free--
-			e.issueOne(w)
+			e.issueOne(w, ws, &e.edges[ws.edge])
 		}
 		if ws.dead || ws.left == 0 {
 			pl.whead = ws.wnext
