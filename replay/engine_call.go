@@ -21,23 +21,32 @@ func (e *Engine) loop() {
 		// q.pop(), by hand: the call and its copy of the event cost more
 		// than the pop itself.
 		b := int(q.now & wheelMask)
-		bk := &q.w.b[b]
-		if bk.head == 0 {
+		i := q.ev[b].next
+		if i < 0 {
 			if !q.advance() {
 				break
 			}
 			b = int(q.now & wheelMask)
-			bk = &q.w.b[b]
+			i = q.ev[b].next
 		}
-		i := bk.head - 1
 		s := &q.ev[i]
 		id, gen, kind := s.id, s.gen, s.kind
-		bk.head = s.next + 1
-		if s.next < 0 {
-			q.emptied(b)
-		}
+		// q.unlink(b, i, s), by hand: it is over the inliner's budget.
+		next := s.next
+		q.ev[b].next = next
 		s.next = q.free
 		q.free = i
+		empty := next >> 31
+		w := q.w
+		t := w.tail[b]
+		w.tail[b] = t ^ (t^int32(b))&empty
+		wd := w.bits[b>>6] &^ (uint64(int64(empty)) & (1 << (b & 63)))
+		w.bits[b>>6] = wd
+		var z uint64
+		if wd == 0 {
+			z = 1
+		}
+		w.sum[0] &^= z << (b >> 6)
 		if q.now >= e.end {
 			break
 		}
