@@ -123,6 +123,17 @@ type replica struct {
 	qlen  int32
 }
 
+// nextRR is the round-robin replica after n.rr. It is a conditional
+// move, not a branch: with two or three replicas the wrap is a coin toss
+// to a predictor, since consecutive calls go to different nodes.
+func (n *node) nextRR() int32 {
+	r := n.rr + 1
+	if r == n.replicas {
+		r = 0
+	}
+	return r
+}
+
 // pool returns pool p of replica r (the index of a job's slots in reps:
 // a bulkhead's slots are at a replica's index plus a multiple of
 // replicas).

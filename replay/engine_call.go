@@ -203,9 +203,7 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	if n.replicas > 1 {
 		if n.lb == lbRoundRobin {
 			rep = n.rr
-			if n.rr++; n.rr == n.replicas {
-				n.rr = 0
-			}
+			n.rr = n.nextRR()
 		} else {
 			rep = e.pickReplica(n, 0)
 		}
@@ -263,9 +261,7 @@ func (e *Engine) callLeaf(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	if n.replicas > 1 {
 		if n.lb == lbRoundRobin {
 			rep = n.rr
-			if n.rr++; n.rr == n.replicas {
-				n.rr = 0
-			}
+			n.rr = n.nextRR()
 		} else {
 			rep = e.pickReplica(n, 0)
 		}

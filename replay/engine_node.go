@@ -18,9 +18,7 @@ func (e *Engine) arrive(j int32, jb *job) {
 		if n.lb == lbRoundRobin {
 			// pickReplica's default, inline.
 			rep += n.rr
-			if n.rr++; n.rr == n.replicas {
-				n.rr = 0
-			}
+			n.rr = n.nextRR()
 		} else {
 			rep = e.pickReplica(n, rep)
 		}
