@@ -4,6 +4,8 @@ package replay
 // attempts, timer and retries) sends jobs (attempts) to the callee, where
 // they queue, work, call their own children stage by stage, and answer.
 
+import "math/bits"
+
 // maxDepth bounds chains of calls: a job this deep in its request's call
 // tree does not call its children (Counts.Truncated counts them), so a
 // cycle in the graph (a node that calls itself) cannot recurse forever.
@@ -19,16 +21,34 @@ func (e *Engine) loop() {
 	q := &e.q
 	for {
 		// q.pop(), by hand: the call and its copy of the event cost more
-		// than the pop itself.
-		b := int(q.now & wheelMask)
-		i := q.ev[b].next
-		if i < 0 {
-			if !q.advance() {
+		// than the pop itself. The next event's tick is found from the
+		// bitmap, now's bucket included, rather than by testing now's
+		// bucket first: in a dense replay whether now's tick holds another
+		// event is a coin toss, while the next event lying within the
+		// bitmap word is nearly sure.
+		cur := int(q.now & wheelMask)
+		m := q.w.bits[cur>>6] >> (cur & 63)
+		if m == 0 {
+			if !q.advance() { // now's bucket is empty
 				break
 			}
-			b = int(q.now & wheelMask)
-			i = q.ev[b].next
+		} else {
+			// q.advance's end, for a bucket at most 63 ticks on (0 when
+			// now's holds an event: the heap's first event is then past
+			// the horizon, so the test below fails).
+			next := q.now + int64(bits.TrailingZeros64(m))
+			if q.overAt-next < wheelSize {
+				if q.overAt < next {
+					next = q.overAt
+				}
+				q.now = next
+				q.pullOver()
+			} else {
+				q.now = next
+			}
 		}
+		b := int(q.now & wheelMask)
+		i := q.ev[b].next
 		s := &q.ev[i]
 		id, gen, kind := s.id, s.gen, s.kind
 		// q.unlink(b, i, s), by hand: it is over the inliner's budget.
