@@ -87,6 +87,13 @@ type node struct {
 	stages [][]int32 // outgoing edges by stage, in stage order
 	svcR   stream
 	svc    sampler
+	// svcBuf holds exponential draws of svcR made ahead, svcBatch at a
+	// time, when every draw from svcR is one (svcBatched: an exponential
+	// service and no failSvc); svcK is the next one to use (svcBatch:
+	// none left).
+	svcBuf     [svcBatch]float64
+	svcK       uint32
+	svcBatched bool
 	// failSvc is the self time of a call that failed on its own, when
 	// the model gives one (failSvcOn).
 	failSvc   sampler
@@ -121,6 +128,38 @@ type replica struct {
 	qhead int32 // FIFO of queued jobs through job.qnext
 	qtail int32
 	qlen  int32
+}
+
+// svcBatch is the number of exponential service draws a node makes
+// ahead (a power of two).
+const svcBatch = 16
+
+// svcExp returns the node's next exponential service draw (of mean 1),
+// which is svcR's next ExpFloat64. Drawing svcBatch at a time in
+// refillSvc takes the draw's chain of dependent operations (the PCG step,
+// its output hash, the ziggurat's tables, the conversions) off the path
+// of each call, where it held up the work that follows; the stream gives
+// the same numbers in the same order.
+func (n *node) svcExp() float64 {
+	k := n.svcK
+	if k >= svcBatch {
+		return n.refillSvc()
+	}
+	n.svcK = k + 1
+	return n.svcBuf[k]
+}
+
+// refillSvc draws svcBatch exponential values ahead and returns the
+// first.
+//
+//go:noinline
+func (n *node) refillSvc() float64 {
+	r := n.svcR.Rand
+	for i := range n.svcBuf {
+		n.svcBuf[i] = r.ExpFloat64()
+	}
+	n.svcK = 1
+	return n.svcBuf[0]
 }
 
 // nextRR is the round-robin replica after n.rr. It is a conditional
@@ -392,6 +431,7 @@ func (e *Engine) build() error {
 		if mn.FailService != nil {
 			n.failSvc, n.failSvcOn = compileDist(mn.FailService), true
 		}
+		n.svcBatched = n.svc.kind == sExpMean && !n.failSvcOn
 		n.over = mn.Overload
 		n.overOn = mn.Overload.Base > 0 || mn.Overload.Slope > 0
 		if g := mn.Overload.Gaps; g != nil {
@@ -622,6 +662,7 @@ func (e *Engine) reset(seed uint64) {
 		reseed(&n.failR, streamFailure, uint64(i))
 		reseed(&n.lbR, streamBalance, uint64(i))
 		n.rr, n.busy, n.queued, n.countdown = 0, 0, 0, 0
+		n.svcK = svcBatch
 		for r := range n.reps {
 			rp := &n.reps[r]
 			rp.busy, rp.qhead, rp.qtail, rp.qlen = 0, -1, -1, 0

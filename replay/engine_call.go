@@ -253,13 +253,11 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	jb.state = jsRunning
 	jb.start = e.now
 	e.m.starts++
-	// n.svcR.Rand.ExpFloat64(), by hand: it does not inline.
-	rg := n.svcR.Rand
-	u := rg.src.Uint64()
-	uj, ui := uint32(u), uint8(u>>32)
-	x := float64(uj) * float64(we[ui])
-	if uj >= ke[ui] {
-		x = rg.expSlow(ui, x)
+	var x float64
+	if n.svcBatched {
+		x = n.svcExp()
+	} else {
+		x = n.svcR.Rand.ExpFloat64()
 	}
 	e.q.push(e.now+e.ticks(x*n.svc.a), evJobDone, j, jb.gen)
 }
@@ -314,16 +312,10 @@ func (e *Engine) callLeaf(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	}
 	e.m.starts++
 	var d float64
-	if n.svc.kind == sExpMean {
-		// n.svcR.Rand.ExpFloat64(), by hand, as in call.
-		rg := n.svcR.Rand
-		u := rg.src.Uint64()
-		uj, ui := uint32(u), uint8(u>>32)
-		x := float64(uj) * float64(we[ui])
-		if uj >= ke[ui] {
-			x = rg.expSlow(ui, x)
-		}
-		d = x * n.svc.a
+	if n.svcBatched {
+		d = n.svcExp() * n.svc.a
+	} else if n.svc.kind == sExpMean {
+		d = n.svcR.Rand.ExpFloat64() * n.svc.a
 	} else {
 		d = n.svc.draw(n.svcR.Rand)
 	}

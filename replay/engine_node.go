@@ -105,6 +105,8 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 	var d float64
 	if jb.failed && n.failSvcOn {
 		d = n.failSvc.draw(n.svcR.Rand)
+	} else if n.svcBatched {
+		d = n.svcExp() * n.svc.a
 	} else if n.svc.kind == sExpMean {
 		d = n.svcR.Rand.ExpFloat64() * n.svc.a
 	} else {
