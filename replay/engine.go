@@ -87,8 +87,8 @@ type node struct {
 	stages [][]int32 // outgoing edges by stage, in stage order
 	svcR   stream
 	svc    sampler
-	// svcBuf holds exponential draws of svcR made ahead, svcBatch at a
-	// time, when every draw from svcR is one (svcBatched: an exponential
+	// svcBuf holds service times drawn ahead from svcR, svcBatch at a
+	// time, when every draw from svcR is one (svcBatched: a random
 	// service and no failSvc); svcK is the next one to use (svcBatch:
 	// none left).
 	svcBuf     [svcBatch]float64
@@ -130,17 +130,16 @@ type replica struct {
 	qlen  int32
 }
 
-// svcBatch is the number of exponential service draws a node makes
-// ahead (a power of two).
+// svcBatch is the number of service times a node draws ahead.
 const svcBatch = 16
 
-// svcExp returns the node's next exponential service draw (of mean 1),
-// which is svcR's next ExpFloat64. Drawing svcBatch at a time in
-// refillSvc takes the draw's chain of dependent operations (the PCG step,
-// its output hash, the ziggurat's tables, the conversions) off the path
-// of each call, where it held up the work that follows; the stream gives
-// the same numbers in the same order.
-func (n *node) svcExp() float64 {
+// svcNext returns the node's next service time, which is svc.draw(svcR)'s
+// next value. Drawing svcBatch at a time in refillSvc takes the draw's
+// chain of dependent operations (the PCG step, its output hash, the
+// ziggurat's tables or the normal's and the exponential's arithmetic,
+// the conversions) off the path of each call, where it held up the work
+// that follows; the stream gives the same numbers in the same order.
+func (n *node) svcNext() float64 {
 	k := n.svcK
 	if k >= svcBatch {
 		return n.refillSvc()
@@ -149,14 +148,20 @@ func (n *node) svcExp() float64 {
 	return n.svcBuf[k]
 }
 
-// refillSvc draws svcBatch exponential values ahead and returns the
-// first.
+// refillSvc draws svcBatch service times ahead and returns the first.
 //
 //go:noinline
 func (n *node) refillSvc() float64 {
 	r := n.svcR.Rand
-	for i := range n.svcBuf {
-		n.svcBuf[i] = r.ExpFloat64()
+	if n.svc.kind == sExpMean {
+		a := n.svc.a
+		for i := range n.svcBuf {
+			n.svcBuf[i] = r.ExpFloat64() * a
+		}
+	} else {
+		for i := range n.svcBuf {
+			n.svcBuf[i] = n.svc.draw(r)
+		}
 	}
 	n.svcK = 1
 	return n.svcBuf[0]
@@ -431,7 +436,7 @@ func (e *Engine) build() error {
 		if mn.FailService != nil {
 			n.failSvc, n.failSvcOn = compileDist(mn.FailService), true
 		}
-		n.svcBatched = n.svc.kind == sExpMean && !n.failSvcOn
+		n.svcBatched = !n.svc.deterministic() && !n.failSvcOn
 		n.over = mn.Overload
 		n.overOn = mn.Overload.Base > 0 || mn.Overload.Slope > 0
 		if g := mn.Overload.Gaps; g != nil {

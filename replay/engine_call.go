@@ -253,13 +253,13 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	jb.state = jsRunning
 	jb.start = e.now
 	e.m.starts++
-	var x float64
+	var d float64
 	if n.svcBatched {
-		x = n.svcExp()
+		d = n.svcNext()
 	} else {
-		x = n.svcR.Rand.ExpFloat64()
+		d = n.svcR.Rand.ExpFloat64() * n.svc.a
 	}
-	e.q.push(e.now+e.ticks(x*n.svc.a), evJobDone, j, jb.gen)
+	e.q.push(e.now+e.ticks(d), evJobDone, j, jb.gen)
 }
 
 // callLeaf is call on a leaf route (route.leaf). Nothing in such a model
@@ -313,7 +313,7 @@ func (e *Engine) callLeaf(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	e.m.starts++
 	var d float64
 	if n.svcBatched {
-		d = n.svcExp() * n.svc.a
+		d = n.svcNext()
 	} else if n.svc.kind == sExpMean {
 		d = n.svcR.Rand.ExpFloat64() * n.svc.a
 	} else {

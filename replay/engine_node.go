@@ -106,7 +106,7 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 	if jb.failed && n.failSvcOn {
 		d = n.failSvc.draw(n.svcR.Rand)
 	} else if n.svcBatched {
-		d = n.svcExp() * n.svc.a
+		d = n.svcNext()
 	} else if n.svc.kind == sExpMean {
 		d = n.svcR.Rand.ExpFloat64() * n.svc.a
 	} else {
