@@ -218,7 +218,13 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	}
 	// arrive
 	jb.arrive = e.now
-	e.nodeCall(n)
+	// e.nodeCall(n), by hand, in the node's own window (as in callLeaf).
+	nm := &n.nm
+	if e.now >= nm.wEnd {
+		e.roll(n)
+	}
+	nm.calls++
+	nm.wCalls[nm.w]++
 	var rep int32
 	if n.replicas > 1 {
 		if n.lb == lbRoundRobin {
@@ -241,14 +247,10 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	// start, by hand, for work that is wanted, cannot fail from overload
 	// and takes an exponential time.
 	rp.busy++
-	if nm := &n.nm; e.now < nm.wEnd {
-		n.busy++
-		nm.bInt[nm.w] += nm.stop - e.now
-	} else {
-		e.busyAdd(n, 1)
-	}
-	if b := int(n.busy); b > n.nm.inflightMax {
-		n.nm.inflightMax = b
+	n.busy++ // busyAdd(n, 1), by hand: nm is in e.now's window
+	nm.bInt[nm.w] += nm.stop - e.now
+	if b := int(n.busy); b > nm.inflightMax {
+		nm.inflightMax = b
 	}
 	jb.state = jsRunning
 	jb.start = e.now
@@ -259,7 +261,19 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	} else {
 		d = n.svcR.Rand.ExpFloat64() * n.svc.a
 	}
-	e.q.push(e.now+e.ticks(d), evJobDone, j, jb.gen)
+	// e.q.push(e.now+e.ticks(d), evJobDone, j, jb.gen), by hand (see
+	// callLeaf).
+	q := &e.q
+	at, i := e.now+e.ticks(d), q.free
+	if uint64(at-q.now) >= wheelSize || i < 0 {
+		q.pushSlow(at, evJobDone, j, jb.gen)
+		return
+	}
+	sl := &q.ev[i]
+	q.free = sl.next
+	*sl = slot{next: -1, id: j, gen: jb.gen, kind: evJobDone}
+	q.count++
+	q.link(i, at)
 }
 
 // callLeaf is call on a leaf route (route.leaf). Nothing in such a model

@@ -112,7 +112,19 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 	} else {
 		d = n.svc.draw(n.svcR.Rand)
 	}
-	e.q.push(e.now+e.ticks(d), evJobDone, j, jb.gen)
+	// e.q.push(e.now+e.ticks(d), evJobDone, j, jb.gen), by hand (see
+	// callLeaf).
+	q := &e.q
+	at, i := e.now+e.ticks(d), q.free
+	if uint64(at-q.now) >= wheelSize || i < 0 {
+		q.pushSlow(at, evJobDone, j, jb.gen)
+		return
+	}
+	sl := &q.ev[i]
+	q.free = sl.next
+	*sl = slot{next: -1, id: j, gen: jb.gen, kind: evJobDone}
+	q.count++
+	q.link(i, at)
 }
 
 // drop cancels abandoned work that reaches a worker of a node with
