@@ -87,6 +87,13 @@ type node struct {
 	stages [][]int32 // outgoing edges by stage, in stage order
 	svcR   stream
 	svc    sampler
+	// svcBuf holds service times drawn ahead from svcR, svcBatch at a
+	// time, when every draw from svcR is one (svcBatched: a random
+	// service and no failSvc); svcK is the next one to use (svcBatch:
+	// none left).
+	svcBuf     [svcBatch]float64
+	svcK       uint32
+	svcBatched bool
 	// failSvc is the self time of a call that failed on its own, when
 	// the model gives one (failSvcOn).
 	failSvc   sampler
@@ -121,6 +128,54 @@ type replica struct {
 	qhead int32 // FIFO of queued jobs through job.qnext
 	qtail int32
 	qlen  int32
+}
+
+// svcBatch is the number of service times a node draws ahead.
+const svcBatch = 16
+
+// svcNext returns the node's next service time, which is svc.draw(svcR)'s
+// next value. Drawing svcBatch at a time in refillSvc takes the draw's
+// chain of dependent operations (the PCG step, its output hash, the
+// ziggurat's tables or the normal's and the exponential's arithmetic,
+// the conversions) off the path of each call, where it held up the work
+// that follows; the stream gives the same numbers in the same order.
+func (n *node) svcNext() float64 {
+	k := n.svcK
+	if k >= svcBatch {
+		return n.refillSvc()
+	}
+	n.svcK = k + 1
+	return n.svcBuf[k]
+}
+
+// refillSvc draws svcBatch service times ahead and returns the first.
+//
+//go:noinline
+func (n *node) refillSvc() float64 {
+	r := n.svcR.Rand
+	if n.svc.kind == sExpMean {
+		a := n.svc.a
+		for i := range n.svcBuf {
+			n.svcBuf[i] = r.ExpFloat64() * a
+		}
+	} else {
+		for i := range n.svcBuf {
+			n.svcBuf[i] = n.svc.draw(r)
+		}
+	}
+	n.svcK = 1
+	return n.svcBuf[0]
+}
+
+// nextRR is the round-robin replica after n.rr. It is a conditional
+// move, not a branch: with two or three replicas the wrap is a coin toss
+// to a predictor, since consecutive calls go to different nodes.
+func (n *node) nextRR() int32 {
+	r := n.rr + 1
+	if r == n.replicas {
+		r = 0
+	}
+	return r
 }
 
 // pool returns pool p of replica r (the index of a job's slots in reps:
@@ -169,7 +224,12 @@ type route struct {
 	guarded bool
 	// plain: not guarded, and no timeout, network delay or retry budget;
 	// synchronous first attempts on it go through Engine.call.
-	plain  bool
+	plain bool
+	// leaf: plain, into a node that calls nobody and cannot fail from
+	// overload, in a model without children lists (Engine.kids): such a
+	// call is answered exactly when its work ends, so its attempt needs
+	// no link (Engine.callLeaf).
+	leaf   bool
 	callee *node // &nodes[to]
 	ed     *edge // &edges[edge], or nil for an entry
 }
@@ -376,6 +436,7 @@ func (e *Engine) build() error {
 		if mn.FailService != nil {
 			n.failSvc, n.failSvcOn = compileDist(mn.FailService), true
 		}
+		n.svcBatched = !n.svc.deterministic() && !n.failSvcOn
 		n.over = mn.Overload
 		n.overOn = mn.Overload.Base > 0 || mn.Overload.Slope > 0
 		if g := mn.Overload.Gaps; g != nil {
@@ -536,6 +597,10 @@ func (e *Engine) build() error {
 		n := &e.nodes[i]
 		e.kids = e.kids || n.overOn || n.qcap > 0 || n.brkOn
 	}
+	for i := range e.routes {
+		r := &e.routes[i]
+		r.leaf = r.plain && r.edge >= 0 && !e.kids && len(r.callee.stages) == 0 && !r.callee.overOn
+	}
 	if err := e.buildTraffic(rates); err != nil {
 		return err
 	}
@@ -602,6 +667,7 @@ func (e *Engine) reset(seed uint64) {
 		reseed(&n.failR, streamFailure, uint64(i))
 		reseed(&n.lbR, streamBalance, uint64(i))
 		n.rr, n.busy, n.queued, n.countdown = 0, 0, 0, 0
+		n.svcK = svcBatch
 		for r := range n.reps {
 			rp := &n.reps[r]
 			rp.busy, rp.qhead, rp.qtail, rp.qlen = 0, -1, -1, 0

@@ -209,7 +209,9 @@ func (e *Engine) childDone(p int32, jb *job, is int32, ed *edge) {
 	if pl != nil {
 		e.servePool(pl)
 	} else if rec != nil && rec.left > 0 {
-		e.pump(is)
+		// pump(is, rec), which issues exactly one call here: it keeps
+		// rec.active at most the edge's parallelism, and one just ended.
+		e.issueOne(is, rec, ed)
 	}
 	if jb.pending == 0 && jb.state == jsWaiting && jb.gen == pgen {
 		e.freeIssues(jb)

@@ -4,6 +4,8 @@ package replay
 // attempts, timer and retries) sends jobs (attempts) to the callee, where
 // they queue, work, call their own children stage by stage, and answer.
 
+import "math/bits"
+
 // maxDepth bounds chains of calls: a job this deep in its request's call
 // tree does not call its children (Counts.Truncated counts them), so a
 // cycle in the graph (a node that calls itself) cannot recurse forever.
@@ -19,25 +21,52 @@ func (e *Engine) loop() {
 	q := &e.q
 	for {
 		// q.pop(), by hand: the call and its copy of the event cost more
-		// than the pop itself.
-		b := int(q.now & wheelMask)
-		bk := &q.w.b[b]
-		if bk.head == 0 {
-			if !q.advance() {
+		// than the pop itself. The next event's tick is found from the
+		// bitmap, now's bucket included, rather than by testing now's
+		// bucket first: in a dense replay whether now's tick holds another
+		// event is a coin toss, while the next event lying within the
+		// bitmap word is nearly sure.
+		cur := int(q.now & wheelMask)
+		m := q.w.bits[cur>>6] >> (cur & 63)
+		if m == 0 {
+			if !q.advance() { // now's bucket is empty
 				break
 			}
-			b = int(q.now & wheelMask)
-			bk = &q.w.b[b]
+		} else {
+			// q.advance's end, for a bucket at most 63 ticks on (0 when
+			// now's holds an event: the heap's first event is then past
+			// the horizon, so the test below fails).
+			next := q.now + int64(bits.TrailingZeros64(m))
+			if q.overAt-next < wheelSize {
+				if q.overAt < next {
+					next = q.overAt
+				}
+				q.now = next
+				q.pullOver()
+			} else {
+				q.now = next
+			}
 		}
-		i := bk.head - 1
+		b := int(q.now & wheelMask)
+		i := q.ev[b].next
 		s := &q.ev[i]
 		id, gen, kind := s.id, s.gen, s.kind
-		bk.head = s.next + 1
-		if s.next < 0 {
-			q.emptied(b)
-		}
+		// q.unlink(b, i, s), by hand: it is over the inliner's budget.
+		next := s.next
+		q.ev[b].next = next
 		s.next = q.free
 		q.free = i
+		empty := next >> 31
+		w := q.w
+		t := w.tail[b]
+		w.tail[b] = t ^ (t^int32(b))&empty
+		wd := w.bits[b>>6] &^ (uint64(int64(empty)) & (1 << (b & 63)))
+		w.bits[b>>6] = wd
+		var z uint64
+		if wd == 0 {
+			z = 1
+		}
+		w.sum[0] &^= z << (b >> 6)
 		if q.now >= e.end {
 			break
 		}
@@ -81,6 +110,10 @@ func (e *Engine) loop() {
 		case evRetry:
 			if lk := e.link(id); lk.live && lk.seq == gen && !lk.waiting {
 				e.send(id, lk)
+			}
+		case evLeafDone:
+			if jb := e.jobs.at(id); jb.gen == gen && jb.state == jsRunning {
+				e.finishLeaf(id, jb)
 			}
 		}
 		if e.check != nil {
@@ -146,6 +179,10 @@ func (e *Engine) linkKid(l int32, lk *link, jb *job) {
 // the same order; a plain route lets it skip the guards, the retry
 // budget, the timer and the network.
 func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
+	if r.leaf {
+		e.callLeaf(ri, r, p, pgen, pj, is)
+		return
+	}
 	// A new record, as in newLink: its job half takes the first attempt.
 	l := e.jobs.alloc()
 	jb := e.jobs.at(l)
@@ -181,14 +218,18 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	}
 	// arrive
 	jb.arrive = e.now
-	e.nodeCall(n)
+	// e.nodeCall(n), by hand, in the node's own window (as in callLeaf).
+	nm := &n.nm
+	if e.now >= nm.wEnd {
+		e.roll(n)
+	}
+	nm.calls++
+	nm.wCalls[nm.w]++
 	var rep int32
 	if n.replicas > 1 {
 		if n.lb == lbRoundRobin {
 			rep = n.rr
-			if n.rr++; n.rr == n.replicas {
-				n.rr = 0
-			}
+			n.rr = n.nextRR()
 		} else {
 			rep = e.pickReplica(n, 0)
 		}
@@ -206,27 +247,147 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	// start, by hand, for work that is wanted, cannot fail from overload
 	// and takes an exponential time.
 	rp.busy++
-	if nm := &n.nm; e.now < nm.wEnd {
-		n.busy++
-		nm.bInt[nm.w] += nm.stop - e.now
-	} else {
-		e.busyAdd(n, 1)
-	}
-	if b := int(n.busy); b > n.nm.inflightMax {
-		n.nm.inflightMax = b
+	n.busy++ // busyAdd(n, 1), by hand: nm is in e.now's window
+	nm.bInt[nm.w] += nm.stop - e.now
+	if b := int(n.busy); b > nm.inflightMax {
+		nm.inflightMax = b
 	}
 	jb.state = jsRunning
 	jb.start = e.now
 	e.m.starts++
-	// n.svcR.Rand.ExpFloat64(), by hand: it does not inline.
-	rg := n.svcR.Rand
-	u := rg.src.Uint64()
-	uj, ui := uint32(u), uint8(u>>32)
-	x := float64(uj) * float64(we[ui])
-	if uj >= ke[ui] {
-		x = rg.expSlow(ui, x)
+	var d float64
+	if n.svcBatched {
+		d = n.svcNext()
+	} else {
+		d = n.svcR.Rand.ExpFloat64() * n.svc.a
 	}
-	e.q.push(e.now+e.ticks(x*n.svc.a), evJobDone, j, jb.gen)
+	// e.q.push(e.now+e.ticks(d), evJobDone, j, jb.gen), by hand (see
+	// callLeaf).
+	q := &e.q
+	at, i := e.now+e.ticks(d), q.free
+	if uint64(at-q.now) >= wheelSize || i < 0 {
+		q.pushSlow(at, evJobDone, j, jb.gen)
+		return
+	}
+	sl := &q.ev[i]
+	q.free = sl.next
+	*sl = slot{next: -1, id: j, gen: jb.gen, kind: evJobDone}
+	q.count++
+	q.link(i, at)
+}
+
+// callLeaf is call on a leaf route (route.leaf). Nothing in such a model
+// times a call out, abandons it or turns it away on its way (a rejected
+// sibling fails its parent, but the parent keeps no list of its calls),
+// so the attempt's link would wait for exactly this job and end when it
+// answers. An attempt that starts at once therefore keeps only what
+// finishLeaf needs: its job half (its own link stays free), with the
+// caller in own.parent, own.parentGen, own.pj and own.issue. An attempt
+// that must queue takes the full record (leafQueued). Counters, draws
+// and events are those of call, in the same order.
+func (e *Engine) callLeaf(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
+	e.m.calls++
+	n := r.callee
+	// e.nodeCall(n), by hand, in the node's own window: after roll,
+	// n.nm.w is e.window(), and the busy integral below needs it too.
+	nm := &n.nm
+	if e.now >= nm.wEnd {
+		e.roll(n)
+	}
+	nm.calls++
+	nm.wCalls[nm.w]++
+	var rep int32
+	if n.replicas > 1 {
+		if n.lb == lbRoundRobin {
+			rep = n.rr
+			n.rr = n.nextRR()
+		} else {
+			rep = e.pickReplica(n, 0)
+		}
+	}
+	rp := &n.reps[rep]
+	if (rp.conc != 0 && rp.busy >= rp.conc) || pj.abandoned {
+		e.leafQueued(ri, r, p, pgen, pj, is, rep)
+		return
+	}
+	j := e.jobs.alloc()
+	jb := e.jobs.at(j)
+	e.njobs++
+	jb.own.live = false // a record left by an earlier run may say otherwise
+	jb.own.parent, jb.own.parentGen, jb.own.pj, jb.own.issue = p, pgen, pj, is
+	jb.rt, jb.nd, jb.rep = r, n, rep
+	jb.state = jsRunning
+	jb.arrive, jb.start = e.now, e.now
+	rp.busy++
+	n.busy++ // busyAdd(n, 1), by hand: nm is in e.now's window
+	nm.bInt[nm.w] += nm.stop - e.now
+	if b := int(n.busy); b > nm.inflightMax {
+		nm.inflightMax = b
+	}
+	e.m.starts++
+	var d float64
+	if n.svcBatched {
+		d = n.svcNext()
+	} else if n.svc.kind == sExpMean {
+		d = n.svcR.Rand.ExpFloat64() * n.svc.a
+	} else {
+		d = n.svc.draw(n.svcR.Rand)
+	}
+	// e.q.push(e.now+e.ticks(d), evLeafDone, j, jb.gen), by hand: the
+	// call and its spills cost a fifth of push.
+	q := &e.q
+	at, i := e.now+e.ticks(d), q.free
+	if uint64(at-q.now) >= wheelSize || i < 0 {
+		q.pushSlow(at, evLeafDone, j, jb.gen)
+		return
+	}
+	sl := &q.ev[i]
+	q.free = sl.next
+	*sl = slot{next: -1, id: j, gen: jb.gen, kind: evLeafDone}
+	q.count++
+	q.link(i, at)
+}
+
+// leafQueued is callLeaf for an attempt that cannot start at once at
+// replica rep: the full record of call, queued (or zombie work, which a
+// leaf model never has; kept for safety).
+//
+//go:noinline
+func (e *Engine) leafQueued(ri int32, r *route, p int32, pgen uint32, pj *job, is int32, rep int32) {
+	l := e.jobs.alloc()
+	jb := e.jobs.at(l)
+	lk := &jb.own
+	lk.home = jb
+	lk.seq += 2
+	seq := lk.seq
+	lk.live, lk.waiting = true, true
+	lk.route, lk.rt = ri, r
+	lk.parent, lk.parentGen, lk.issue, lk.user = p, pgen, is, -1
+	lk.attempt, lk.prev, lk.next = 1, -1, -1
+	lk.first, lk.backoff, lk.depth = e.now, 0, 0
+	lk.pj = pj
+	lk.low = pj.low
+	j := l
+	e.njobs++
+	n := r.callee
+	jb.state = jsNet
+	jb.failed, jb.abandoned, jb.childFail = false, false, false
+	jb.link, jb.linkSeq, jb.lk, jb.rt, jb.nd = l, seq, lk, r, n
+	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
+	jb.low = lk.low
+	lk.job, lk.jobGen = j, jb.gen
+	jb.depth = pj.depth + 1
+	if pj.abandoned {
+		jb.abandoned = true
+		jb.abandonAt = e.now
+	}
+	jb.arrive = e.now
+	jb.rep = rep
+	if rp := &n.reps[rep]; rp.conc != 0 && rp.busy >= rp.conc {
+		e.enqueue(j, jb, n)
+		return
+	}
+	e.start(j, jb, &n.reps[rep])
 }
 
 // freeLink ends link l (whose record is lk): events that still name it
@@ -398,11 +559,13 @@ func (e *Engine) runStages(j int32, jb *job) {
 			jb.pending += c
 		}
 		gen := jb.gen
-		for is := jb.issues; is >= 0; is = e.issues.at(is).next {
-			e.pump(is)
+		for is := jb.issues; is >= 0; {
+			rec := e.issues.at(is)
+			e.pump(is, rec)
 			if jb.gen != gen {
 				return // cannot happen while sends answer through events; kept as a guard
 			}
+			is = rec.next
 		}
 		if jb.pending > 0 {
 			return
@@ -413,10 +576,9 @@ func (e *Engine) runStages(j int32, jb *job) {
 	e.finish(j, jb)
 }
 
-// pump issues as many of an issue record's calls as its parallelism (or
-// shared pool) allows.
-func (e *Engine) pump(i int32) {
-	is := e.issues.at(i)
+// pump issues as many of issue record i's calls (its record is is) as
+// its parallelism (or shared pool) allows.
+func (e *Engine) pump(i int32, is *issue) {
 	ed := &e.edges[is.edge]
 	if ed.shared {
 		if is.waiting {
@@ -426,7 +588,7 @@ func (e *Engine) pump(i int32) {
 		pl := e.nodes[ed.from].pool(jb.rep, ed.pool)
 		for is.left > 0 && pl.free > 0 && pl.whead < 0 {
 			pl.free--
-			e.issueOne(i)
+			e.issueOne(i, is, ed)
 		}
 		if is.left > 0 {
 			is.waiting = true
@@ -441,15 +603,17 @@ func (e *Engine) pump(i int32) {
 		return
 	}
 	for is.left > 0 && (ed.par == 0 || is.active < ed.par) {
-		e.issueOne(i)
+		e.issueOne(i, is, ed)
 	}
 }
 
-func (e *Engine) issueOne(i int32) {
-	is := e.issues.at(i)
+// issueOne sends the next call of issue record i (its record is is) on
+// edge ed. Records do not move, and a send answers through events, so
+// is stays valid across the call.
+func (e *Engine) issueOne(i int32, is *issue, ed *edge) {
 	is.left--
 	is.active++
-	if r := &e.routes[is.edge]; r.plain {
+	if r := ed.rt; r.plain {
 		e.call(is.edge, r, is.job, is.jobGen, is.jp, i)
 		return
 	}
@@ -464,7 +628,7 @@ func (e *Engine) servePool(pl *pool) {
 		ws := e.issues.at(w)
 		if !ws.dead && ws.left > 0 {
 			pl.free--
-			e.issueOne(w)
+			e.issueOne(w, ws, &e.edges[ws.edge])
 		}
 		if ws.dead || ws.left == 0 {
 			pl.whead = ws.wnext
@@ -568,6 +732,55 @@ func (e *Engine) finish(j int32, jb *job) {
 		e.jobs.release(l)
 	}
 	if p < 0 || pj.gen != pgen || pj.state != jsWaiting {
+		return
+	}
+	pj.pending--
+	if ed := r.ed; is >= 0 || ed.shared || pj.childFail {
+		e.childDone(p, pj, is, ed)
+		return
+	}
+	if pj.pending == 0 {
+		if pj.issues >= 0 {
+			e.freeIssues(pj)
+		}
+		pj.stage++
+		e.runStages(p, pj)
+	}
+}
+
+// finishLeaf is finish for an attempt of callLeaf: it did its work, and
+// its caller waits for it. The steps are finish's, in the same order,
+// without those its kind of call never needs.
+func (e *Engine) finishLeaf(j int32, jb *job) {
+	n := jb.nd
+	h := &n.nm.latency
+	o, s := histBucket(uint64(e.now - jb.arrive))
+	c := h.oct[o]
+	if c == nil {
+		c = h.grow(o)
+	}
+	c[s&(1<<histSub-1)]++
+	h.n++
+	e.m.slotTicks += e.now - jb.start
+	rep, r := jb.rep, jb.rt
+	p, pgen, is, pj := jb.own.parent, jb.own.parentGen, jb.own.issue, jb.own.pj
+	rp := &n.reps[rep]
+	rp.busy--
+	if nm := &n.nm; e.now < nm.wEnd {
+		n.busy--
+		nm.bInt[nm.w] -= nm.stop - e.now
+	} else {
+		e.busyAdd(n, -1)
+	}
+	// freeJob, by hand: the record's link half is free.
+	jb.gen++
+	jb.state = jsFree
+	e.njobs--
+	e.jobs.release(j)
+	if rp.qlen > 0 {
+		e.drain(n, rep)
+	}
+	if pj.gen != pgen || pj.state != jsWaiting {
 		return
 	}
 	pj.pending--

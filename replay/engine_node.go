@@ -18,9 +18,7 @@ func (e *Engine) arrive(j int32, jb *job) {
 		if n.lb == lbRoundRobin {
 			// pickReplica's default, inline.
 			rep += n.rr
-			if n.rr++; n.rr == n.replicas {
-				n.rr = 0
-			}
+			n.rr = n.nextRR()
 		} else {
 			rep = e.pickReplica(n, rep)
 		}
@@ -107,12 +105,26 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 	var d float64
 	if jb.failed && n.failSvcOn {
 		d = n.failSvc.draw(n.svcR.Rand)
+	} else if n.svcBatched {
+		d = n.svcNext()
 	} else if n.svc.kind == sExpMean {
 		d = n.svcR.Rand.ExpFloat64() * n.svc.a
 	} else {
 		d = n.svc.draw(n.svcR.Rand)
 	}
-	e.q.push(e.now+e.ticks(d), evJobDone, j, jb.gen)
+	// e.q.push(e.now+e.ticks(d), evJobDone, j, jb.gen), by hand (see
+	// callLeaf).
+	q := &e.q
+	at, i := e.now+e.ticks(d), q.free
+	if uint64(at-q.now) >= wheelSize || i < 0 {
+		q.pushSlow(at, evJobDone, j, jb.gen)
+		return
+	}
+	sl := &q.ev[i]
+	q.free = sl.next
+	*sl = slot{next: -1, id: j, gen: jb.gen, kind: evJobDone}
+	q.count++
+	q.link(i, at)
 }
 
 // drop cancels abandoned work that reaches a worker of a node with

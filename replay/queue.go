@@ -15,11 +15,13 @@ import (
 // Events at the same tick pop in the order they were pushed: the
 // overflow heap orders by (tick, sequence) and moves its events into the
 // wheel before any later push can reach their bucket. That holds for any
-// wheel size, so the size is a matter of speed only: 4096 buckets (32
-// KiB, and 512 bytes of bitmap) stay in the L1 and L2 caches, where 65536
-// buckets missed them at every push and pop of a sparse replay, and the
-// heap holds little more than the far timeouts and backoffs. The
-// bitmap's second level is one word, which needs wheelBits = 12.
+// wheel size, so the size is a matter of speed only: 4096 buckets (their
+// heads 64 KiB of event slots, their tails 16 KiB, and 512 bytes of
+// bitmap) stay in the L1 and L2 caches, where 65536 buckets missed them
+// at every push and pop of a sparse replay, and the heap holds little
+// more than the far timeouts and backoffs. The bitmap's second level is
+// one word, which needs wheelBits = 12. Neither push nor pop branches on
+// whether a bucket is or becomes empty (see slot and unlink).
 const (
 	wheelBits = 12
 	wheelSize = 1 << wheelBits
@@ -36,6 +38,7 @@ const (
 	evRespFail               // a failed response reaches the caller
 	evTimeout                // the caller's per-attempt deadline
 	evRetry                  // a backoff is over: send the next attempt
+	evLeafDone               // a lean leaf attempt's work is over (Engine.callLeaf)
 	evStop                   // end of the replay
 )
 
@@ -50,17 +53,19 @@ type event struct {
 // slot is an event in the wheel. Its tick is implicit: every event in
 // the bucket of tick now is at now, because the wheel holds only events
 // less than wheelSize ticks ahead.
+//
+// The first wheelSize slots of eventQueue.ev are not events but the
+// buckets' heads: ev[b].next is the first event of bucket b, or -1. A
+// bucket is a FIFO list through slot.next, and wheel.tail[b] is its last
+// event, or b itself when it is empty, so that push appends to a bucket
+// with one store whether it was empty or not (a test of emptiness is a
+// branch that no predictor gets right in a replay whose ticks hold one or
+// two events).
 type slot struct {
 	next int32 // next event in the bucket list, or -1
 	id   int32
 	gen  uint32
 	kind uint8
-}
-
-// bucket is the FIFO list of a tick's events: head is the first event's
-// index plus one (the zero bucket is empty), tail the last event's index.
-type bucket struct {
-	head, tail int32
 }
 
 type overflowItem struct {
@@ -69,10 +74,13 @@ type overflowItem struct {
 	ev  int32
 }
 
-// wheel is the wheel's buckets and bitmap: 33 KiB, which engines take
-// from their scratch (see scratch) rather than hold.
+// wheel is the buckets' tails and the bitmap of non-empty buckets (16.5
+// KiB), which engines take from their scratch (see scratch) rather than
+// hold, together with the event slots that begin with the buckets' heads.
+// A bucket that is not marked in bits is empty: its head is -1 and its
+// tail is itself.
 type wheel struct {
-	b    [wheelSize]bucket
+	tail [wheelSize]int32
 	bits [wheelSize / 64]uint64
 	sum  [wheelSize / 64 / 64]uint64
 }
@@ -91,15 +99,30 @@ type eventQueue struct {
 }
 
 func (q *eventQueue) reset() {
-	if q.w == nil {
-		q.w = new(wheel)
+	if q.w == nil || len(q.ev) < wheelSize {
+		// New memory (the wheel and the slots always travel together):
+		// every bucket empty.
+		if q.w == nil {
+			q.w = new(wheel)
+		}
+		if cap(q.ev) < wheelSize {
+			q.ev = make([]slot, wheelSize, 2*wheelSize)
+		}
+		q.ev = q.ev[:wheelSize]
+		for b := range q.ev {
+			q.ev[b].next = -1
+			q.w.tail[b] = int32(b)
+		}
+		clear(q.w.bits[:])
 	}
-	q.ev = q.ev[:0]
+	q.ev = q.ev[:wheelSize]
 	q.free = -1
 	// Only buckets marked in bits hold events.
 	for w, m := range q.w.bits {
 		for m != 0 {
-			q.w.b[w<<6+bits.TrailingZeros64(m)].head = 0
+			b := w<<6 + bits.TrailingZeros64(m)
+			q.ev[b].next = -1
+			q.w.tail[b] = int32(b)
 			m &= m - 1
 		}
 	}
@@ -153,49 +176,62 @@ func (q *eventQueue) pushSlow(at int64, kind uint8, id int32, gen uint32) {
 	q.overAt = q.over[0].at
 }
 
+// link appends event i to the bucket of tick at and marks the bucket.
 func (q *eventQueue) link(i int32, at int64) {
 	b := int(at & wheelMask)
-	bk := &q.w.b[b]
-	if bk.head == 0 {
-		bk.head = i + 1
-		wd := &q.w.bits[b>>6]
-		if *wd == 0 {
-			q.w.sum[0] |= 1 << (b >> 6)
-		}
-		*wd |= 1 << (b & 63)
-	} else {
-		q.ev[bk.tail].next = i
-	}
-	bk.tail = i
+	t := &q.w.tail[b]
+	q.ev[*t].next = i
+	*t = i
+	q.w.bits[b>>6] |= 1 << (b & 63)
+	q.w.sum[0] |= 1 << (b >> 6)
 }
 
 // pop removes the next event and returns a copy; ok is false when the
 // queue is empty.
 func (q *eventQueue) pop() (e event, ok bool) {
 	b := int(q.now & wheelMask)
-	bk := &q.w.b[b]
-	if bk.head == 0 {
+	i := q.ev[b].next
+	if i < 0 {
 		if !q.advance() {
 			return event{}, false
 		}
 		b = int(q.now & wheelMask)
-		bk = &q.w.b[b]
+		i = q.ev[b].next
 	}
-	i := bk.head - 1
 	s := &q.ev[i]
 	e = event{at: q.now, id: s.id, gen: s.gen, kind: s.kind}
-	bk.head = s.next + 1
-	if s.next < 0 {
-		q.emptied(b)
-	}
-	s.next = q.free
-	q.free = i
+	q.unlink(b, i, s)
 	return e, true
 }
 
-// emptied clears the bitmap bit of bucket b, which pop emptied. Engine.loop
-// pops by hand, in the same way as pop.
+// unlink takes event i (its slot is s), the first of bucket b, off the
+// bucket and frees its slot. Engine.loop pops by hand, with unlink.
+//
+// Whether the bucket is now empty is as unpredictable as in push, so
+// unlink marks it without a branch: when it is, its tail goes back to
+// itself and its bitmap bit (and the summary's, if the word empties) is
+// cleared; when it is not, the same stores leave them as they were.
+func (q *eventQueue) unlink(b int, i int32, s *slot) {
+	next := s.next
+	q.ev[b].next = next
+	s.next = q.free
+	q.free = i
+	empty := next >> 31 // -1 when the bucket is empty, else 0
+	w := q.w
+	t := w.tail[b]
+	w.tail[b] = t ^ (t^int32(b))&empty
+	wd := w.bits[b>>6] &^ (uint64(int64(empty)) & (1 << (b & 63)))
+	w.bits[b>>6] = wd
+	var z uint64
+	if wd == 0 {
+		z = 1
+	}
+	w.sum[0] &^= z << (b >> 6)
+}
+
+// emptied marks bucket b, which pop emptied, empty.
 func (q *eventQueue) emptied(b int) {
+	q.w.tail[b] = int32(b)
 	q.w.bits[b>>6] &^= 1 << (b & 63)
 	if q.w.bits[b>>6] == 0 {
 		q.w.sum[0] &^= 1 << (b >> 6)
@@ -205,7 +241,7 @@ func (q *eventQueue) emptied(b int) {
 // peekTick returns the tick of the next event, advancing now to it; ok is
 // false when the queue is empty.
 func (q *eventQueue) peekTick() (int64, bool) {
-	if q.w.b[q.now&wheelMask].head != 0 {
+	if q.ev[q.now&wheelMask].next >= 0 {
 		return q.now, true
 	}
 	if !q.advance() {

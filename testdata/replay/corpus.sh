@@ -60,6 +60,13 @@ c $S2 --duration 20s --set 'edge.dispatcher->worker.async=true'
 c $S2 --duration 20s --set 'edge.dispatcher->worker.bulkhead=2' --set 'edge.dispatcher->worker.timeout_ms=50'
 c $S2 --duration 20s --set 'edge.dispatcher->worker.fallback={"probability":0.5}' --set 'node.worker.overload={"base":0.1,"slope":0,"threshold":0}'
 c $S2 --duration 20s --set 'edge.dispatcher->worker.network_ms={"kind":"normal","mean":2,"sigma":0.5,"floor":0.1}'
+# Seed 002 with nothing that fails or times out: no children lists, so
+# calls into the worker take the lean leaf path (Engine.callLeaf).
+P="--set edge.dispatcher->worker.timeout_ms=0 --set node.worker.overload={\"base\":0,\"slope\":0,\"threshold\":0}"
+c $S2 --duration 20s $P
+c $S2 --duration 20s $P --set 'edge.dispatcher->worker.fan_out={"kind":"uniform","min":1,"max":6}' --set 'edge.dispatcher->worker.parallelism=2'
+c $S2 --duration 20s $P --set 'edge.dispatcher->worker.shared_pool=true' --set 'edge.dispatcher->worker.parallelism=2'
+c $S2 --duration 20s $P --set node.worker.concurrency=2 --set entry.dispatcher.low_priority=0.5 --set node.worker.shed_low_at=2
 c $S4 --duration 20s
 c $S4 --duration 20s --scenario testdata/replay/seed004-least-loaded.yaml
 c $S4 --duration 20s --scenario testdata/replay/seed004-random.yaml
