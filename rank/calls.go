@@ -1,0 +1,227 @@
+package rank
+
+import (
+	"math"
+	"sort"
+)
+
+// magnitudeAt measures a node's change in window w (see analyse).
+func magnitudeAt(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, name string, w int64) float64 {
+	logRatio := func(vals []float64, med float64) float64 {
+		if len(vals) == 0 || med <= 0 {
+			return 0
+		}
+		m := quantile(vals, 0.5)
+		if m <= 0 {
+			return 0
+		}
+		return math.Max(0, math.Log(m/med))
+	}
+	var mag, errRise float64
+	if x := acc.nodes[name][w]; x != nil && nb.n > 0 {
+		mag = logRatio(x.lat.vals, nb.latMed)
+		errRise = math.Max(0, float64(x.errs)/float64(max(1, x.n))-nb.errRate)
+	}
+	for k, en := range edgeNormals {
+		if k[1] != name {
+			continue
+		}
+		if e := acc.edges[k][w]; e != nil {
+			mag = math.Max(mag, logRatio(e.lat.vals, en.latMed))
+		}
+	}
+	return mag + errRise
+}
+
+// accounts reports whether the calls from st to callee account for at
+// least half of st's latency change in window w: the rise of their median
+// latency as st sees it (over the edge's normal median), times the calls
+// per st request, against the rise of st's own median latency. An error
+// change (or a window too thin to weigh) is accounted for by any changed
+// callee; any change by a callee whose errors rose, when st re-sent
+// calls to it in that window (its retries and their backoff are the
+// time st lost).
+//
+// When served is set the calls' latency is read as the callee served
+// it (edgeNormals then holds the served normals): the time added
+// between the two ends was the caller's own.
+func accounts(acc *spanAcc, edgeNormals map[[2]string]normal, served bool, nb normal, st, cs *nodeState, w int64, minCount, pool int) bool {
+	callee := cs.name
+	j := st.js[st.change]
+	if j.metric == "error_rate" || j.metric == "call_error_rate" {
+		return true
+	}
+	if m := cs.js[cs.change].metric; m == "error_rate" || m == "call_error_rate" {
+		if e := acc.edges[[2]string{st.name, callee}][w]; e != nil && e.retries > 0 {
+			return true
+		}
+	}
+	// A thin window is pooled with the next ones (up to pool windows)
+	// until it holds minCount requests.
+	var ownLat, vals []float64
+	var n, calls int64
+	for k := int64(0); k < int64(max(1, pool)) && n < int64(minCount); k++ {
+		if own := acc.nodes[st.name][w+k]; own != nil {
+			n += own.n
+			ownLat = append(ownLat, own.lat.vals...)
+		}
+		if e := acc.edges[[2]string{st.name, callee}][w+k]; e != nil {
+			calls += e.calls
+			if served {
+				vals = append(vals, e.srv.vals...)
+			} else {
+				vals = append(vals, e.lat.vals...)
+			}
+		}
+	}
+	en, ok := edgeNormals[[2]string{st.name, callee}]
+	if n < int64(minCount) || nb.n == 0 {
+		return true
+	}
+	if !ok || len(vals) == 0 {
+		return false
+	}
+	rise := quantile(ownLat, 0.5) - nb.latMed
+	contrib := (quantile(vals, 0.5) - en.latMed) * float64(calls) / float64(n)
+	return rise*contrib > 0 && math.Abs(contrib) >= 0.5*math.Abs(rise)
+}
+
+// attributeCalls judges each call edge's latency as the caller sees it
+// (its client span) against the edge's normal range, and gives a window
+// out of range to one end. When the callee served those calls slower
+// (the median of its request spans on the edge rose by at least half as
+// much), the time is the callee's. Otherwise it was added between the
+// two ends: to the caller when at least two of its judged calls in that
+// window are out and they are at least half of them (a delay on all of
+// a caller's calls is the caller's: a starved CPU, a full connection
+// pool), or when the callee's other callers, judged in that window, see
+// no change (only this caller's calls are slow); else to the callee (its
+// network). The node keeps whichever of its own judgement and the
+// calls' is out and louder.
+//
+// It returns the edges' normal ranges as the caller saw the calls and as
+// the callee served them, and the edge windows whose added time was
+// given to the callee.
+func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, nw, scan int, cfg IncidentConfig) (map[[2]string]normal, map[[2]string]normal, map[edgeWindow]bool) {
+	normals := map[[2]string]normal{}
+	srvNormals := map[[2]string]normal{}
+	callers := map[edgeWindow]bool{}
+	type ej struct {
+		from, to string
+		js       []judgement
+		srv      normal
+	}
+	keys := make([][2]string, 0, len(acc.edges))
+	for k := range acc.edges {
+		if k[0] != k[1] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	asWin := func(e *edgeWin) *winAcc {
+		if e == nil {
+			return nil
+		}
+		return &winAcc{n: e.calls, lat: e.lat}
+	}
+	asSrv := func(e *edgeWin) *winAcc {
+		if e == nil {
+			return nil
+		}
+		return &winAcc{n: e.calls, lat: e.srv}
+	}
+	var edges []ej
+	for _, k := range keys {
+		var base, srvBase []*winAcc
+		if ref != nil {
+			ws := make([]int64, 0, len(ref.edges[k]))
+			for w := range ref.edges[k] {
+				ws = append(ws, w)
+			}
+			sort.Slice(ws, func(i, j int) bool { return ws[i] < ws[j] })
+			for _, w := range ws {
+				base = append(base, asWin(ref.edges[k][w]))
+				srvBase = append(srvBase, asSrv(ref.edges[k][w]))
+			}
+		} else {
+			for w := lo; w < lo+int64(cfg.BaselineWindows); w++ {
+				if e := acc.edges[k][w]; e != nil {
+					base = append(base, asWin(e))
+					srvBase = append(srvBase, asSrv(e))
+				}
+			}
+		}
+		nb := normalOf(base)
+		if nb.n < int64(cfg.MinCount) {
+			continue
+		}
+		normals[k] = nb
+		e := ej{from: k[0], to: k[1], js: make([]judgement, nw), srv: normalOf(srvBase)}
+		srvNormals[k] = e.srv
+		for i := scan; i < nw; i++ {
+			j := nb.judge(asWin(acc.edges[k][lo+int64(i)]), cfg.Threshold, cfg.MinChange, cfg.MinCount)
+			j.metric = "call_" + j.metric
+			e.js[i] = j
+		}
+		edges = append(edges, e)
+	}
+	for i := scan; i < nw; i++ {
+		judged, out := map[string]int{}, map[string]int{}
+		inJudged, inOut := map[string]int{}, map[string]int{}
+		for _, e := range edges {
+			if e.js[i].judged {
+				judged[e.from]++
+				inJudged[e.to]++
+				if e.js[i].out {
+					out[e.from]++
+					inOut[e.to]++
+				}
+			}
+		}
+		for _, e := range edges {
+			j := e.js[i]
+			if !j.out {
+				continue
+			}
+			target := e.to
+			served := false
+			if x := acc.edges[[2]string{e.from, e.to}][lo+int64(i)]; x != nil && len(x.srv.vals) > 0 && len(x.lat.vals) > 0 {
+				rise := quantile(x.lat.vals, 0.5) - normals[[2]string{e.from, e.to}].latMed
+				srvRise := quantile(x.srv.vals, 0.5) - e.srv.latMed
+				served = rise > 0 && srvRise >= 0.5*rise
+			}
+			switch {
+			case served:
+			case out[e.from] >= 2 && 2*out[e.from] >= judged[e.from]:
+				target = e.from
+			case inJudged[e.to] > 1 && inOut[e.to] == 1:
+				target = e.from
+			}
+			if target == e.to && !served {
+				callers[edgeWindow{e.from, e.to, lo + int64(i)}] = true
+			}
+			if target == e.to && acc.serial[e.to] {
+				// A serialised callee is judged by the time it holds its
+				// slot; the wait in its queue is not a change of its own.
+				continue
+			}
+			st := byName[target]
+			if st == nil {
+				continue
+			}
+			st.js[i] = merge(st.js[i], j)
+		}
+	}
+	return normals, srvNormals, callers
+}
+
+// edgeWindow is one edge in one window.
+type edgeWindow struct {
+	from, to string
+	w        int64
+}
