@@ -1,0 +1,70 @@
+package cascade
+
+// NodeObserved are a node's measurements from the dataset.
+type NodeObserved struct {
+	Requests       int64   `json:"requests"`
+	RatePerSec     float64 `json:"rate_per_sec"`
+	ErrorRate      float64 `json:"error_rate"`
+	PeakInFlight   int     `json:"peak_in_flight"`
+	MeanInFlight   float64 `json:"mean_in_flight"`
+	LatencyP50MS   float64 `json:"latency_p50_ms"`
+	LatencyP95MS   float64 `json:"latency_p95_ms"`
+	LatencyP99MS   float64 `json:"latency_p99_ms"`
+	QueueDepthMax  float64 `json:"queue_depth_max,omitempty"`
+	PoolSize       float64 `json:"pool_size,omitempty"`
+	Rejected       float64 `json:"rejected,omitempty"`
+	LittleL        float64 `json:"little_l,omitempty"`
+	SelfCall       bool    `json:"self_call,omitempty"`
+	Component      int     `json:"scc,omitempty"`
+	Betweenness    float64 `json:"betweenness,omitempty"`
+	CapacitySource string  `json:"capacity_source,omitempty"`
+	// CapacityProven says whether the traces or metrics prove a limit on
+	// concurrency (a pool_size metric, a serialised node); a peak in
+	// flight alone proves none.
+	CapacityProven bool `json:"capacity_proven,omitempty"`
+	// ZombieShare is the share of the node's busy time spent on calls
+	// whose caller had already given up.
+	ZombieShare float64 `json:"zombie_share,omitempty"`
+	// FailureProcess says how the node's own failures came, read from
+	// their sequence in time: "independent", "regular" (gaps between
+	// failures less spread than independent failures give, down to a
+	// failure every Nth call) or "bursty" (more spread: failures come
+	// together); empty with too few failures to tell. FailureDispersion
+	// is the gaps' variance over an independent process's.
+	FailureProcess    string  `json:"failure_process,omitempty"`
+	FailureDispersion float64 `json:"failure_dispersion,omitempty"`
+}
+
+// EdgeObserved are an edge's measurements from the dataset.
+type EdgeObserved struct {
+	Calls            int64   `json:"calls"`
+	ParentRequests   int64   `json:"parent_requests"`
+	FanOutMean       float64 `json:"fan_out_mean"`
+	FanOutP50        float64 `json:"fan_out_p50"`
+	FanOutP95        float64 `json:"fan_out_p95"`
+	FanOutMax        float64 `json:"fan_out_max"`
+	FanOutHistogram  []int64 `json:"fan_out_histogram,omitempty"`
+	ObservedParallel float64 `json:"observed_parallelism"`
+	Overlapping      bool    `json:"overlapping"`
+	ErrorRate        float64 `json:"error_rate"`
+	Timeouts         int64   `json:"timeouts"`
+	// Cut counts attempts the caller abandoned while the callee went on
+	// working (counted as failed timeouts of the edge).
+	Cut int64 `json:"cut,omitempty"`
+	// TimeoutEvidence says how TimeoutMS was found: "timeout errors",
+	// "cut-off durations", "callee outlived caller", "slow failures" or
+	// "none".
+	TimeoutEvidence string `json:"timeout_evidence,omitempty"`
+	Retries         int64  `json:"retries"`
+	// RetryEvidence says how retries were told from fan-out:
+	// "resend_count", "staggered siblings", both, or "none".
+	RetryEvidence   string    `json:"retry_evidence,omitempty"`
+	RetryShare      float64   `json:"retry_share"`
+	AttemptsPerCall float64   `json:"attempts_per_call"`
+	BackoffGapsMS   []float64 `json:"backoff_gaps_ms,omitempty"`
+	Propagation     float64   `json:"propagation"`
+	LatencyP50MS    float64   `json:"latency_p50_ms"`
+	LatencyP95MS    float64   `json:"latency_p95_ms"`
+	LatencyP99MS    float64   `json:"latency_p99_ms"`
+	SelfCall        bool      `json:"self_call,omitempty"`
+}
