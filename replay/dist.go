@@ -191,15 +191,20 @@ func (s *sampler) count(r *rng) int {
 	case sUnif:
 		if s.cntOn {
 			// unifCount(m) without its floating point, its rounding and
-			// their chain of dependent operations: the count rises by
-			// one at each threshold m passes (1 - the borrow of m -
-			// cnt[i], both below 2⁵³), with no branch on the draw.
-			m := r.src.Uint64() << 11 >> 11
-			return s.n + 3 - int((m-s.cnt[0])>>63+(m-s.cnt[1])>>63+(m-s.cnt[2])>>63)
+			// their chain of dependent operations, and with no branch
+			// on the draw.
+			return s.stepCount(r.src.Uint64() << 11 >> 11)
 		}
 		return s.unifCount(r.src.Uint64() << 11 >> 11)
 	}
 	return int(math.Round(s.draw(r)))
+}
+
+// stepCount is unifCount(m) for a sampler with cntOn: the count rises by
+// one at each threshold m reaches (1 - the borrow of m - cnt[i], both
+// below 2⁵³).
+func (s *sampler) stepCount(m uint64) int {
+	return s.n + 3 - int((m-s.cnt[0])>>63+(m-s.cnt[1])>>63+(m-s.cnt[2])>>63)
 }
 
 // unifCount is the count of an sUnif sampler whose Float64 draw is
