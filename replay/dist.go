@@ -21,7 +21,15 @@ type sampler struct {
 	// clamp) when xform is set: the what-if knobs over a fitted shape.
 	xform        bool
 	scale, shift float64
+	// cntOn: count draws from the 53 random bits of Float64 by
+	// comparing them with cnt (countSteps), n being the count at 0.
+	cntOn bool
+	cnt   [countSteps]uint64
 }
+
+// countSteps is the most steps a uniform fan-out count may take for
+// count to find it by comparisons (setCountSteps).
+const countSteps = 3
 
 const (
 	sConst uint8 = iota
@@ -72,6 +80,7 @@ func compileDist(d *cascade.Dist) sampler {
 		!math.IsInf(s.a+s.b, 0):
 		// The draw is finite and at least a ≥ floor: clamp keeps it.
 		s.kind = sUnif
+		s.setCountSteps()
 	case (s.kind == sNormal || s.kind == sLognormal) && s.spikeProb == 0 && s.floor >= 0 && s.cap == 0 &&
 		!math.IsInf(s.a, 0) && !math.IsInf(s.b, 0) && !math.IsNaN(s.a) && !math.IsNaN(s.b):
 		// The draw is not NaN, and raising it to floor ≥ 0 also
@@ -180,7 +189,60 @@ func (s *sampler) count(r *rng) int {
 	case sFixed:
 		return s.n
 	case sUnif:
-		return int(math.Round(s.a + s.b*r.Float64()))
+		if s.cntOn {
+			// unifCount(m) without its floating point, its rounding and
+			// their chain of dependent operations, and with no branch
+			// on the draw.
+			return s.stepCount(r.src.Uint64() << 11 >> 11)
+		}
+		return s.unifCount(r.src.Uint64() << 11 >> 11)
 	}
 	return int(math.Round(s.draw(r)))
+}
+
+// stepCount is unifCount(m) for a sampler with cntOn: the count rises by
+// one at each threshold m reaches (1 - the borrow of m - cnt[i], both
+// below 2⁵³).
+func (s *sampler) stepCount(m uint64) int {
+	return s.n + 3 - int((m-s.cnt[0])>>63+(m-s.cnt[1])>>63+(m-s.cnt[2])>>63)
+}
+
+// unifCount is the count of an sUnif sampler whose Float64 draw is
+// m·2⁻⁵³ (rng.Float64 of the same bits).
+func (s *sampler) unifCount(m uint64) int {
+	return int(math.Round(s.a + s.b*(float64(m)*0x1p-53)))
+}
+
+// setCountSteps prepares count's comparisons for an sUnif sampler whose
+// counts span at most countSteps + 1 values. unifCount is monotonic in m
+// (every step of it is a correctly rounded operation or math.Round, each
+// non-decreasing in its input, and b ≥ 0), so a count is n plus the
+// number of thresholds at or below m, and the threshold of each step is
+// the least m that reaches it, found by bisection. Thresholds beyond the
+// last step are 2⁵³, which no m reaches.
+func (s *sampler) setCountSteps() {
+	const top = 1<<53 - 1
+	lo, hi := s.unifCount(0), s.unifCount(top)
+	if hi-lo > countSteps || lo < 0 || hi > 1<<20 {
+		return
+	}
+	s.cntOn, s.n = true, lo
+	for i := range s.cnt {
+		k := lo + 1 + i
+		if k > hi {
+			s.cnt[i] = top + 1
+			continue
+		}
+		// The least m in (0, top] with unifCount(m) ≥ k.
+		a, b := uint64(0), uint64(top) // unifCount(a) < k ≤ unifCount(b)
+		for b-a > 1 {
+			mid := a + (b-a)/2
+			if s.unifCount(mid) >= k {
+				b = mid
+			} else {
+				a = mid
+			}
+		}
+		s.cnt[i] = b
+	}
 }

@@ -89,10 +89,11 @@ type node struct {
 	svc    sampler
 	// svcBuf holds service times drawn ahead from svcR, svcBatch at a
 	// time, when every draw from svcR is one (svcBatched: a random
-	// service and no failSvc); svcK is the next one to use (svcBatch:
-	// none left).
-	svcBuf     [svcBatch]float64
+	// service and no failSvc), already converted to ticks (Engine.ticks);
+	// svcK is the next one to use (svcBatch: none left).
+	svcBuf     [svcBatch]int64
 	svcK       uint32
+	perMS      float64 // Engine.perMS, for refillSvc
 	svcBatched bool
 	// failSvc is the self time of a call that failed on its own, when
 	// the model gives one (failSvcOn).
@@ -133,38 +134,30 @@ type replica struct {
 // svcBatch is the number of service times a node draws ahead.
 const svcBatch = 16
 
-// svcNext returns the node's next service time, which is svc.draw(svcR)'s
-// next value. Drawing svcBatch at a time in refillSvc takes the draw's
-// chain of dependent operations (the PCG step, its output hash, the
-// ziggurat's tables or the normal's and the exponential's arithmetic,
-// the conversions) off the path of each call, where it held up the work
-// that follows; the stream gives the same numbers in the same order.
-func (n *node) svcNext() float64 {
-	k := n.svcK
-	if k >= svcBatch {
-		return n.refillSvc()
-	}
-	n.svcK = k + 1
-	return n.svcBuf[k]
-}
-
-// refillSvc draws svcBatch service times ahead and returns the first.
+// refillSvc draws svcBatch service times ahead, in ticks: svcBuf[svcK]
+// is the next e.ticks(svc.draw(svcR)), and the hot callers (Engine.call,
+// Engine.callLeaf, Engine.start) take it by hand, refilling when svcK
+// reaches svcBatch (a method for that is just over the inliner's budget).
+// Drawing svcBatch at a time takes the draw's chain of dependent
+// operations (the PCG step, its output hash, the ziggurat's tables or the
+// normal's and the exponential's arithmetic, the conversion to ticks) off
+// the path of each call, where it held up the work that follows (the push
+// of the call's event needs its tick); the stream gives the same numbers
+// in the same order.
 //
 //go:noinline
-func (n *node) refillSvc() float64 {
+func (n *node) refillSvc() {
 	r := n.svcR.Rand
 	if n.svc.kind == sExpMean {
 		a := n.svc.a
 		for i := range n.svcBuf {
-			n.svcBuf[i] = r.ExpFloat64() * a
+			n.svcBuf[i] = msTicks(r.ExpFloat64()*a, n.perMS)
 		}
 	} else {
 		for i := range n.svcBuf {
-			n.svcBuf[i] = n.svc.draw(r)
+			n.svcBuf[i] = msTicks(n.svc.draw(r), n.perMS)
 		}
 	}
-	n.svcK = 1
-	return n.svcBuf[0]
 }
 
 // nextRR is the round-robin replica after n.rr. It is a conditional
@@ -391,8 +384,11 @@ func NewEngine(m *cascade.Model, cfg Config) (*Engine, error) {
 
 // ticks converts milliseconds to ticks, rounding up (a hair of slack
 // keeps exact multiples exact).
-func (e *Engine) ticks(ms float64) int64 {
-	x := ms*e.perMS - 1e-9
+func (e *Engine) ticks(ms float64) int64 { return msTicks(ms, e.perMS) }
+
+// msTicks is Engine.ticks at perMS ticks per millisecond.
+func msTicks(ms, perMS float64) int64 {
+	x := ms*perMS - 1e-9
 	if x <= 0 {
 		return 0
 	}
@@ -437,6 +433,7 @@ func (e *Engine) build() error {
 			n.failSvc, n.failSvcOn = compileDist(mn.FailService), true
 		}
 		n.svcBatched = !n.svc.deterministic() && !n.failSvcOn
+		n.perMS = e.perMS
 		n.over = mn.Overload
 		n.overOn = mn.Overload.Base > 0 || mn.Overload.Slope > 0
 		if g := mn.Overload.Gaps; g != nil {

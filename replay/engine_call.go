@@ -255,16 +255,22 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	jb.state = jsRunning
 	jb.start = e.now
 	e.m.starts++
-	var d float64
+	var d int64 // ticks
 	if n.svcBatched {
-		d = n.svcNext()
+		// The next of svcBuf (see refillSvc).
+		k := n.svcK
+		if k >= svcBatch {
+			n.refillSvc()
+			k = 0
+		}
+		n.svcK = k + 1
+		d = n.svcBuf[k]
 	} else {
-		d = n.svcR.Rand.ExpFloat64() * n.svc.a
+		d = e.ticks(n.svcR.Rand.ExpFloat64() * n.svc.a)
 	}
-	// e.q.push(e.now+e.ticks(d), evJobDone, j, jb.gen), by hand (see
-	// callLeaf).
+	// e.q.push(e.now+d, evJobDone, j, jb.gen), by hand (see callLeaf).
 	q := &e.q
-	at, i := e.now+e.ticks(d), q.free
+	at, i := e.now+d, q.free
 	if uint64(at-q.now) >= wheelSize || i < 0 {
 		q.pushSlow(at, evJobDone, j, jb.gen)
 		return
@@ -325,18 +331,25 @@ func (e *Engine) callLeaf(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 		nm.inflightMax = b
 	}
 	e.m.starts++
-	var d float64
+	var d int64 // ticks
 	if n.svcBatched {
-		d = n.svcNext()
+		// The next of svcBuf (see refillSvc).
+		k := n.svcK
+		if k >= svcBatch {
+			n.refillSvc()
+			k = 0
+		}
+		n.svcK = k + 1
+		d = n.svcBuf[k]
 	} else if n.svc.kind == sExpMean {
-		d = n.svcR.Rand.ExpFloat64() * n.svc.a
+		d = e.ticks(n.svcR.Rand.ExpFloat64() * n.svc.a)
 	} else {
-		d = n.svc.draw(n.svcR.Rand)
+		d = e.ticks(n.svc.draw(n.svcR.Rand))
 	}
-	// e.q.push(e.now+e.ticks(d), evLeafDone, j, jb.gen), by hand: the
-	// call and its spills cost a fifth of push.
+	// e.q.push(e.now+d, evLeafDone, j, jb.gen), by hand: the call and
+	// its spills cost a fifth of push.
 	q := &e.q
-	at, i := e.now+e.ticks(d), q.free
+	at, i := e.now+d, q.free
 	if uint64(at-q.now) >= wheelSize || i < 0 {
 		q.pushSlow(at, evLeafDone, j, jb.gen)
 		return

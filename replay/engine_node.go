@@ -102,20 +102,26 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 		jb.failed = e.overloaded(n)
 	}
 	e.m.starts++
-	var d float64
+	var d int64 // ticks
 	if jb.failed && n.failSvcOn {
-		d = n.failSvc.draw(n.svcR.Rand)
+		d = e.ticks(n.failSvc.draw(n.svcR.Rand))
 	} else if n.svcBatched {
-		d = n.svcNext()
+		// The next of svcBuf (see refillSvc).
+		k := n.svcK
+		if k >= svcBatch {
+			n.refillSvc()
+			k = 0
+		}
+		n.svcK = k + 1
+		d = n.svcBuf[k]
 	} else if n.svc.kind == sExpMean {
-		d = n.svcR.Rand.ExpFloat64() * n.svc.a
+		d = e.ticks(n.svcR.Rand.ExpFloat64() * n.svc.a)
 	} else {
-		d = n.svc.draw(n.svcR.Rand)
+		d = e.ticks(n.svc.draw(n.svcR.Rand))
 	}
-	// e.q.push(e.now+e.ticks(d), evJobDone, j, jb.gen), by hand (see
-	// callLeaf).
+	// e.q.push(e.now+d, evJobDone, j, jb.gen), by hand (see callLeaf).
 	q := &e.q
-	at, i := e.now+e.ticks(d), q.free
+	at, i := e.now+d, q.free
 	if uint64(at-q.now) >= wheelSize || i < 0 {
 		q.pushSlow(at, evJobDone, j, jb.gen)
 		return

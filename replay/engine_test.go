@@ -433,6 +433,58 @@ func TestFanOutDistribution(t *testing.T) {
 	require.InDelta(t, 3.5, r.Amplification, 0.05)
 }
 
+// TestFanOutCountSteps checks that count's comparisons (setCountSteps)
+// give unifCount's value at and around every threshold and for random
+// draws.
+func TestFanOutCountSteps(t *testing.T) {
+	tests := []struct {
+		name     string
+		min, max float64
+		on       bool
+	}{
+		{"1-3", 0.5, 3.5, true},
+		{"1-4", 0.5, 4.5, false}, // 0.5 + 4·(1 - 2⁻⁵³) rounds to 4.5: 1 to 5
+		{"0-1", 0, 1, true},
+		{"2-2.4", 2, 2.4, true},
+		{"0.49-3.51", 0.49, 3.51, false}, // 0 to 4
+		{"0.51-3.49", 0.51, 3.49, true},
+		{"1.5-2.5", 1.5, 2.5, true},
+		{"0-10", 0, 10, false},
+		{"30-31", 30, 31, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := compileDist(&cascade.Dist{Kind: cascade.DistUniform, Min: tc.min, Max: tc.max})
+			require.Equal(t, sUnif, s.kind)
+			require.Equal(t, tc.on, s.cntOn)
+			if !s.cntOn {
+				return
+			}
+			var ms []uint64
+			for _, c := range s.cnt {
+				for _, d := range []int64{-2, -1, 0, 1, 2} {
+					if m := int64(c) + d; m >= 0 && m < 1<<53 {
+						ms = append(ms, uint64(m))
+					}
+				}
+			}
+			ms = append(ms, 0, 1<<53-1)
+			r := newStream(7, streamFanOut, 0)
+			for range 100000 {
+				ms = append(ms, r.Rand.Uint64()<<11>>11)
+			}
+			for _, m := range ms {
+				require.Equal(t, s.unifCount(m), s.stepCount(m), "m=%d", m)
+			}
+			// And count itself draws what the rounding of Float64 gives.
+			a, b := newStream(9, streamFanOut, 1), newStream(9, streamFanOut, 1)
+			for range 100000 {
+				require.Equal(t, int(math.Round(tc.min+(tc.max-tc.min)*a.Float64())), s.count(b.Rand))
+			}
+		})
+	}
+}
+
 func TestServiceDistributions(t *testing.T) {
 	tests := []struct {
 		name string
