@@ -141,6 +141,12 @@ type EdgeTruth struct {
 	// TimeoutSeen says whether the capture holds evidence of the timeout
 	// (an attempt was cut); without it the timeout must read as unknown.
 	TimeoutSeen bool
+	// Propagation is p_uv as made: 1 when a logical call that failed
+	// (after its attempts) fails the caller's request, 0 when the caller
+	// carries on. FailedLogical counts the logical calls that failed; p
+	// can be read only where it is positive.
+	Propagation   float64
+	FailedLogical int64
 }
 
 // NodeTruth is one node as made.
@@ -166,6 +172,10 @@ type edgeSpec struct {
 	cutStatus string
 	// failCaller: the caller's request fails when the logical call fails.
 	failCaller bool
+	// fallbackP: of the failed logical calls that would fail the caller,
+	// the share it answers from a fallback instead (degraded, OK), so
+	// that p_uv is 1 − fallbackP.
+	fallbackP float64
 }
 
 // nodeSpec is how one service works.
@@ -277,6 +287,14 @@ var shapeTable = map[string]shape{
 			"orders>stock": {fanout: one, maxAttempts: 1, timeoutMS: 60, cutStatus: "unset", failCaller: true},
 		}),
 	},
+	"fallback": {
+		doc:   "pairs; 20% of stock's requests fail fast, and orders answers 60% of those from a fallback (OK): p = 0.4",
+		style: Pairs, traces: 1200, rate: 20,
+		nodes: nodes(map[string]nodeSpec{"stock": {selfMS: 4, failP: 0.2, fastFail: true}}),
+		edges: chain(map[string]edgeSpec{
+			"orders>stock": {fanout: one, maxAttempts: 1, failCaller: true, fallbackP: 0.6},
+		}),
+	},
 	"lock-pool": {
 		doc: "pairs; orders holds a lock around its work and its stock call (one request at a time, queueing), " +
 			"stock is an unbounded pool that therefore never sees more than one call",
@@ -288,7 +306,7 @@ var shapeTable = map[string]shape{
 
 // Names returns the shapes in a fixed order.
 func Names() []string {
-	return []string{"pairs", "client-only", "server-only", "staggered-retries", "fan-out", "mixed", "timeout-ok", "lock-pool"}
+	return []string{"pairs", "client-only", "server-only", "staggered-retries", "fan-out", "mixed", "timeout-ok", "fallback", "lock-pool"}
 }
 
 // Rate returns a shape's root requests per second.
@@ -388,6 +406,9 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	for i := 0; i+1 < len(Services); i++ {
 		key := Services[i] + ">" + Services[i+1]
 		g.et[key] = &EdgeTruth{From: Services[i], To: Services[i+1], TimeoutMS: sh.edges[key].timeoutMS}
+		if sh.edges[key].failCaller {
+			g.et[key].Propagation = 1 - sh.edges[key].fallbackP
+		}
 	}
 	t := int64(1_760_000_000) * 1e9
 	slowAt := int(math.Round(cfg.SlowFrom * float64(cfg.Traces)))
@@ -548,8 +569,13 @@ func (g *gen) calls(caller, callee string, parent [8]byte, t int64) (int64, bool
 			start = t + int64(g.rng.IntN(20))*1000 // within 20 µs
 		}
 		e, f := g.logical(caller, callee, parent, start, es, et)
+		if f {
+			et.FailedLogical++
+		}
 		end = max(end, e)
-		failed = failed || (f && es.failCaller)
+		if f && es.failCaller && (es.fallbackP == 0 || g.rng.Float64() >= es.fallbackP) {
+			failed = true
+		}
 		if !es.parallel {
 			cur = e
 		}

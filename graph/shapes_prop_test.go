@@ -1,0 +1,53 @@
+package graph_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"cascade"
+	"cascade/graph"
+	"cascade/internal/testutil"
+	"cascade/testdata/shapes"
+)
+
+// TestShapesPropagation holds graph's p_uv (parent error given child
+// error) to the generator's truth on every shape, and on error bursts at
+// stock and at ledger: hard dependencies (1), an edge whose caller
+// carries on (fan-out: 0) and a fallback that answers 60% of the failed
+// calls (0.4). Where the truth has enough failed calls to read p, the
+// estimate is within three binomial standard errors (plus 0.02); where
+// no call failed, p is the default and says so.
+func TestShapesPropagation(t *testing.T) {
+	var cfgs []shapes.Config
+	for _, n := range shapes.Names() {
+		cfgs = append(cfgs, shapes.Config{Shape: n})
+	}
+	for _, n := range []string{"pairs", "client-only", "server-only", "fan-out", "fallback"} {
+		for _, f := range []string{"stock", "ledger"} {
+			cfgs = append(cfgs, shapes.Config{Shape: n, Fail: f})
+		}
+	}
+	for _, c := range cfgs {
+		t.Run(c.Shape+"/"+c.Fail, func(t *testing.T) {
+			dir, truth := testutil.ShapeDataset(t, c)
+			m := build(t, dir, graph.LevelService).Model
+			for _, want := range truth.Edges {
+				e := edge(t, m, want.From, want.To)
+				what := want.From + " → " + want.To
+				t.Logf("%-16s p %.3f (truth %.2f, %d failed logical calls) from %s", what, e.Propagation,
+					want.Propagation, want.FailedLogical, e.Provenance["propagation"])
+				switch n := float64(want.FailedLogical); {
+				case n == 0:
+					require.Equal(t, cascade.Default, e.Provenance["propagation"], what)
+				case n >= 20:
+					p := want.Propagation
+					tol := 3*math.Sqrt(p*(1-p)/n) + 0.02
+					require.InDelta(t, p, e.Propagation, tol, what)
+					require.Equal(t, cascade.Observed, e.Provenance["propagation"], what)
+				}
+			}
+		})
+	}
+}
