@@ -43,7 +43,11 @@
 // a retry when it repeats the operation of a failed or cut-off call on the
 // same edge under the same request and starts after that attempt ended (a
 // staggered sibling); siblings that start together are fan-out. Fan-out
-// counts logical calls (first attempts). Each edge's timeout comes from its
+// counts logical calls (first attempts), over the caller's requests less
+// those that failed on their own without a call on the edge: replay
+// answers a request that fails on its own at once, without calling its
+// children, so counting those requests as zeros would take their calls
+// away twice. Each edge's timeout comes from its
 // own attempts, strongest evidence first: timeout errors, failures cut at a
 // common duration, callees that outlived the caller, slow failures; else it
 // is unknown (0). EdgeObserved.RetryEvidence and TimeoutEvidence say which.

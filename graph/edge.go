@@ -53,6 +53,9 @@ type edgeAcc struct {
 	overlap    bool
 	notAllOnce bool // some request ran its calls on this edge not all at once
 	multi      bool // some request made two or more calls on this edge
+	// ownGroups counts the caller requests in groups that failed on
+	// their own (see finish).
+	ownGroups int64
 	firstStart reservoir
 	lastEnd    reservoir
 	// spans holds, from the first caller request whose calls on this edge
@@ -71,6 +74,9 @@ func (e *edgeAcc) addGroup(b *Builder, sp []tspan, req int32, calls []call) {
 	k := b.cfg.Reservoir
 	w := &b.work
 	e.groups++
+	if r.failed && !r.childFinal {
+		e.ownGroups++
+	}
 	var lo0, hi0 int64 = math.MaxInt64, math.MinInt64
 	for i := range calls {
 		c := &calls[i]
@@ -371,9 +377,10 @@ type edgeFacts struct {
 	firstStartMS, lastEndMS float64
 }
 
-// finish turns the accumulated statistics into a model edge. callerRequests
-// is the number of requests of the calling node.
-func (e *edgeAcc) finish(b *Builder, callerRequests int64) (cascade.Edge, edgeFacts) {
+// finish turns the accumulated statistics into a model edge.
+// callerRequests is the number of requests of the calling node, callerOwn
+// how many of them failed on their own.
+func (e *edgeAcc) finish(b *Builder, callerRequests, callerOwn int64) (cascade.Edge, edgeFacts) {
 	from, to := b.nodes[e.from], b.nodes[e.to]
 	prov := map[string]cascade.Provenance{}
 	obs := &cascade.EdgeObserved{
@@ -391,12 +398,16 @@ func (e *edgeAcc) finish(b *Builder, callerRequests int64) (cascade.Edge, edgeFa
 		Observed: obs,
 	}
 
-	// Fan-out: logical calls per caller request, zeros included.
+	// Fan-out: logical calls per caller request, zeros included. A
+	// request that failed on its own and made no call on the edge is not
+	// a zero: the replay answers such a request at once without calling
+	// its children, so its missing calls would be taken away twice (a
+	// caller failing 30% on its own would call 0.7 × 0.7 as often).
 	hist := slices.Clone(e.hist)
 	if len(hist) == 0 {
 		hist = []int64{0}
 	}
-	hist[0] = max(0, callerRequests-e.groups)
+	hist[0] = max(0, (callerRequests-callerOwn)-(e.groups-e.ownGroups))
 	obs.FanOutHistogram = hist
 	var sum, n int64
 	for k, c := range hist[1:] {

@@ -44,7 +44,7 @@ func (b *Builder) finish() (*Result, error) {
 	facts := make([]edgeFacts, len(b.edges))
 	edges := make([]cascade.Edge, len(b.edges))
 	for i, e := range b.edges {
-		edges[i], facts[i] = e.finish(b, b.nodes[e.from].requests)
+		edges[i], facts[i] = e.finish(b, b.nodes[e.from].requests, b.nodes[e.from].own)
 	}
 	assignStages(b.edges, edges, facts)
 	m.Edges = edges

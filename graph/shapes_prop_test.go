@@ -19,6 +19,12 @@ import (
 // calls (0.4). Where the truth has enough failed calls to read p, the
 // estimate is within three binomial standard errors (plus 0.02); where
 // no call failed, p is the default and says so.
+//
+// It also holds the volume a replay of the model makes on each edge: a
+// request that fails on its own answers at once without calling its
+// children, so the caller's requests × (1 − its overload base) × the mean
+// of the edge's fan-out, zeros included, must give the logical calls the
+// generator made (within 3%).
 func TestShapesPropagation(t *testing.T) {
 	var cfgs []shapes.Config
 	for _, n := range shapes.Names() {
@@ -33,6 +39,7 @@ func TestShapesPropagation(t *testing.T) {
 		t.Run(c.Shape+"/"+c.Fail, func(t *testing.T) {
 			dir, truth := testutil.ShapeDataset(t, c)
 			m := build(t, dir, graph.LevelService).Model
+			callerRequests := int64(truth.Traces)
 			for _, want := range truth.Edges {
 				e := edge(t, m, want.From, want.To)
 				what := want.From + " → " + want.To
@@ -47,6 +54,17 @@ func TestShapesPropagation(t *testing.T) {
 					require.InDelta(t, p, e.Propagation, tol, what)
 					require.Equal(t, cascade.Observed, e.Provenance["propagation"], what)
 				}
+				var calls, reqs int64
+				for k, c := range e.Observed.FanOutHistogram {
+					calls += int64(k) * c
+					reqs += c
+				}
+				base := m.Node(want.From).Overload.Base
+				sim := float64(callerRequests) * (1 - base) * float64(calls) / float64(reqs)
+				t.Logf("%-16s logical calls %d, the model's %.1f (base %.4f, fan-out histogram %v)", what,
+					want.Logical, sim, base, e.Observed.FanOutHistogram)
+				require.InEpsilon(t, float64(want.Logical), sim, 0.03, "%s: the model's volume", what)
+				callerRequests = want.Attempts
 			}
 		})
 	}
