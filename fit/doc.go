@@ -108,6 +108,17 @@
 // p) is not calibrated: the calibrated model keeps graph's value and
 // provenance, since any grid value would be a guess.
 //
+// The model gives each node one base failure rate, so windows in which a
+// node's own failures differ beyond chance (a burst inside the capture)
+// cannot all be fitted: the fit averages the regimes (on the fixture
+// generator a hard dependency, p = 1, fits 0.8 when its callee's error
+// burst covers half the windows, and 0.9–1.0 when it covers all of them).
+// A χ² test of homogeneity of each node's own failures over its requests,
+// window by window (p < 0.001, at least 10 own failures), puts a warning
+// in the report naming the node, the range of its rates and the test, and
+// saying to fit one regime's windows (--windows) unless load explains the
+// change through the overload curve.
+//
 // # Report
 //
 // The report holds the best point overall and per tier; the loss surface

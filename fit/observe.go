@@ -77,12 +77,15 @@ type Window struct {
 // in the window), their failures, their latency quantiles, and the mean
 // queue depth where a metric gives one.
 type NodeObs struct {
-	Name     string  `json:"name"`
-	Requests int64   `json:"requests"`
-	Failures int64   `json:"failures"`
-	P50MS    float64 `json:"p50_ms"`
-	P95MS    float64 `json:"p95_ms"`
-	P99MS    float64 `json:"p99_ms"`
+	Name     string `json:"name"`
+	Requests int64  `json:"requests"`
+	Failures int64  `json:"failures"`
+	// Own counts the failures that called no failed request: the node's
+	// own (see OwnFailures).
+	Own   int64   `json:"own,omitempty"`
+	P50MS float64 `json:"p50_ms"`
+	P95MS float64 `json:"p95_ms"`
+	P99MS float64 `json:"p99_ms"`
 	// QueueDepth is the window's mean queue depth (the sum over
 	// instances, averaged over the metric's timestamps); HasQueue says
 	// whether a queue_depth metric named the node's service.

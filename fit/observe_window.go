@@ -42,7 +42,7 @@ type winAcc struct {
 }
 
 type nodeAcc struct {
-	requests, failures int64
+	requests, failures, own int64
 	n                  int64
 	lat                []float64
 }
@@ -176,6 +176,7 @@ func (o *observer) flush() {
 			of.Failed++
 			if !r.childFail {
 				of.Own++
+				na.own++
 			}
 		}
 		na.n++
@@ -282,7 +283,7 @@ func (o *observer) finish() {
 		for _, name := range names {
 			no := NodeObs{Name: name}
 			if na := wa.nodes[name]; na != nil {
-				no.Requests, no.Failures = na.requests, na.failures
+				no.Requests, no.Failures, no.Own = na.requests, na.failures, na.own
 				slices.Sort(na.lat)
 				no.P50MS = roundMS(quantile(na.lat, 0.5))
 				no.P95MS = roundMS(quantile(na.lat, 0.95))

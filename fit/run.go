@@ -125,6 +125,7 @@ func Run(ctx context.Context, cfg Config, m *cascade.Model, obs *Observations) (
 	rep.Plane = s.plane(best, rep.Surface)
 	rep.Moved = moved(g, best)
 	rep.Warnings = edgeWarnings(g, best, rep.Surface)
+	rep.Warnings = append(rep.Warnings, regimeWarnings(obs)...)
 	// In-sample errors at the best point.
 	inModel := func(name string) bool { return base.Node(name) != nil }
 	bm := g.Apply(base, best)
