@@ -71,7 +71,10 @@
 //
 // A node's concurrency is set only where the data proves a limit (a
 // pool_size metric, or departures that stay regular while requests queue:
-// serialised, capacity 1). The peak in flight alone is what the load or a
+// serialised, capacity 1; or, where a fault inside the capture makes the
+// holding times two populations, requests that arrive while another is in
+// progress making their first call only after it ends, 95% of 30 or more
+// whose wait is over twice the usual pre-call delay). The peak in flight alone is what the load or a
 // limit upstream let through: such a node is unbounded, provenance
 // observed-peak, and NodeObserved.CapacityProven is false.
 //

@@ -55,7 +55,7 @@ type edgeAcc struct {
 	multi      bool // some request made two or more calls on this edge
 	// ownGroups counts the caller requests in groups that failed on
 	// their own (see finish).
-	ownGroups int64
+	ownGroups  int64
 	firstStart reservoir
 	lastEnd    reservoir
 	// spans holds, from the first caller request whose calls on this edge

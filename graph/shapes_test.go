@@ -118,3 +118,40 @@ func TestShapesLongCapture(t *testing.T) {
 	require.Equal(t, 1, orders.Concurrency)
 	require.InEpsilon(t, 12, orders.Service.MeanValue(), 0.05, "the lock's hold less its calls: orders' own 12 ms")
 }
+
+// TestShapesLockUnderFault holds the lock of lock-pool's orders to being
+// proven while a fault below it (a saturated or slowed callee, from the
+// capture's middle) makes its holding times two populations, and holds
+// the same captures with the lock removed, or a pool of two slots in its
+// place, to no proven limit: what the traces prove does not depend on
+// whether the capture is healthy.
+func TestShapesLockUnderFault(t *testing.T) {
+	tests := []struct {
+		name   string
+		cfg    shapes.Config
+		proven bool
+	}{
+		{"saturated stock", shapes.Config{Saturate: "stock"}, true},
+		{"saturated ledger", shapes.Config{Saturate: "ledger"}, true},
+		{"slow stock", shapes.Config{Slow: "stock", SlowFactor: 3}, true},
+		{"no lock, saturated stock", shapes.Config{Slots: -1, Saturate: "stock"}, false},
+		{"no lock, slow stock", shapes.Config{Slots: -1, Slow: "stock", SlowFactor: 3}, false},
+		{"two slots, saturated stock", shapes.Config{Slots: 2, Saturate: "stock"}, false},
+		{"two slots, slow stock", shapes.Config{Slots: 2, Slow: "stock", SlowFactor: 3}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Shape, cfg.Traces = "lock-pool", int(shapes.Rate("lock-pool")*120)
+			dir, _ := testutil.ShapeDataset(t, cfg)
+			n := build(t, dir, graph.LevelService).Model.Node("orders")
+			t.Logf("orders: concurrency %d, proven %v, from %s", n.Concurrency, n.Observed.CapacityProven, n.Observed.CapacitySource)
+			require.Equal(t, tc.proven, n.Observed.CapacityProven, n.Observed.CapacitySource)
+			if tc.proven {
+				require.Equal(t, 1, n.Concurrency)
+			} else {
+				require.Zero(t, n.Concurrency)
+			}
+		})
+	}
+}

@@ -53,6 +53,9 @@ type tspan struct {
 	pidx, first, next int32
 	nchild, req, node int32
 	excl              int64
+	// firstCall is when the request's first synchronous call started, 0
+	// when it made none.
+	firstCall int64
 }
 
 // call is one call between nodes found in a trace.
@@ -352,6 +355,9 @@ func (b *Builder) finishTrace(sp []tspan) {
 		for k := lo; k < hi; k++ {
 			c := &calls[k]
 			if !c.async {
+				if r.firstCall == 0 || c.start < r.firstCall {
+					r.firstCall = c.start
+				}
 				w.ivs = append(w.ivs, [2]int64{max(c.start, r.start), min(c.end, r.end)})
 				// A retry's backoff, from the failed attempt's end to
 				// the retry's start, is a wait on the call, not the
@@ -378,6 +384,9 @@ func (b *Builder) finishTrace(sp []tspan) {
 		excl := max(0, d+s.excl)
 		b.stats.Requests++
 		b.nodes[s.node].addRequest(b, s.start, s.end, s.failed, s.failed && !s.childFinal, s.inst, nsToMS(float64(excl)))
+		if s.firstCall != 0 {
+			b.nodes[s.node].noteFirstCall(s.firstCall)
+		}
 	}
 	for lo := 0; lo < len(calls); {
 		hi := lo
