@@ -17,10 +17,14 @@ import (
 // leave no trace) — at the entry (gateway), mid-chain (stock) and the leaf
 // (ledger), in a shape without retries (pairs), one whose callers retry
 // the faulty calls (mixed: orders calls stock three times at once and
-// retries each failure; client-only: stock retries ledger), and one with
-// SERVER spans only whose orders retries stock (server-only), from the
-// middle of a two-minute capture. The incident pass must rank the
-// injected service first.
+// retries each failure; client-only: stock retries ledger), one with
+// SERVER spans only whose orders retries stock (server-only), and the
+// other shapes: a fallback that absorbs 60% of stock's failures, a
+// deadline that cuts stock off while it stays OK (timeout-ok), retries
+// without resend counts after a timeout (staggered-retries), a lock at
+// orders around its stock call (lock-pool) and a parallel fan-out
+// (fan-out), from the middle of a two-minute capture. The incident pass
+// must rank the injected service first.
 func TestShapesFaults(t *testing.T) {
 	kinds := []struct {
 		name string
@@ -31,7 +35,7 @@ func TestShapesFaults(t *testing.T) {
 		{"saturation", func(c *shapes.Config, svc string) { c.Saturate = svc }},
 		{"silent", func(c *shapes.Config, svc string) { c.Silent = svc }},
 	}
-	for _, shape := range []string{"pairs", "mixed", "client-only", "server-only"} {
+	for _, shape := range []string{"pairs", "mixed", "client-only", "server-only", "fallback", "timeout-ok", "staggered-retries", "lock-pool", "fan-out"} {
 		for _, kind := range kinds {
 			for _, svc := range []string{"gateway", "stock", "ledger"} {
 				if kind.name == "silent" && svc == "gateway" {
