@@ -53,6 +53,12 @@ func TestFidelityBeforeAfter(t *testing.T) {
 			after:  shapes.Config{Shape: "client-only", Traces: 6000, Attempts: 1},
 			sets:   []string{"edge.stock->ledger.retry.max_attempts=1"},
 		},
+		{
+			name:   "fallback added",
+			before: shapes.Config{Shape: "fallback", Traces: 6000, Fallback: -1},
+			after:  shapes.Config{Shape: "fallback", Traces: 6000},
+			sets:   []string{"edge.orders->stock.fallback.probability=0.6"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -73,6 +73,10 @@ type Config struct {
 	// Rate, when positive, replaces the shape's root requests per
 	// second.
 	Rate float64
+	// Fallback, when positive, replaces the fallback share of every edge
+	// that has one; negative removes them (the "before" capture of a
+	// fallback added).
+	Fallback float64
 	// Attempts, when positive, replaces the max attempts of every edge
 	// that retries: 1 is the "after" capture of retries cut.
 	Attempts int
@@ -389,6 +393,16 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 		for k, e := range sh.edges {
 			if e.maxAttempts > 1 {
 				e.maxAttempts = cfg.Attempts
+			}
+			edges[k] = e
+		}
+		sh.edges = edges
+	}
+	if cfg.Fallback != 0 {
+		edges := map[string]edgeSpec{}
+		for k, e := range sh.edges {
+			if e.fallbackP > 0 {
+				e.fallbackP = max(0, cfg.Fallback)
 			}
 			edges[k] = e
 		}
