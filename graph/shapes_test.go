@@ -18,9 +18,19 @@ import (
 // where the capture holds no cut attempt), how retries and timeouts were
 // found, and whether each node's capacity is proven.
 func TestShapes(t *testing.T) {
-	for _, name := range shapes.Names() {
-		t.Run(name, func(t *testing.T) {
-			dir, truth := testutil.ShapeDataset(t, shapes.Config{Shape: name})
+	for _, format := range []string{shapes.OTLP, shapes.ZipkinBrave} {
+		for _, name := range shapes.Names() {
+			t.Run(format+"/"+name, func(t *testing.T) {
+				testShape(t, shapes.Config{Shape: name, Format: format})
+			})
+		}
+	}
+}
+
+func testShape(t *testing.T, cfg shapes.Config) {
+	{
+		{
+			dir, truth := testutil.ShapeDataset(t, cfg)
 			res := build(t, dir, graph.LevelService)
 			m := res.Model
 			require.Len(t, m.Edges, len(truth.Edges))
@@ -68,7 +78,7 @@ func TestShapes(t *testing.T) {
 					require.GreaterOrEqual(t, n.Observed.PeakInFlight, 1, want.Name)
 				}
 			}
-		})
+		}
 	}
 }
 

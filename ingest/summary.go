@@ -50,6 +50,10 @@ type Summary struct {
 	// marked failed because their request handed its response to a web
 	// framework's error handler (see ErrorDispatch).
 	DispatchErrorSpans int64 `json:"dispatch_error_spans,omitempty"`
+	// SharedServerSpans counts server spans that shared their client's
+	// span id (Zipkin's B3 model, Brave's default) and were given their
+	// own, with the id and SharedSuffix.
+	SharedServerSpans int64 `json:"shared_server_spans,omitempty"`
 
 	// Samples counts stored metric points (after deduplication).
 	Samples int64 `json:"samples"`
@@ -112,12 +116,13 @@ func sortedKeys[K ~string, V any](m map[K]V) []K {
 type spanStats struct {
 	spans, traces, errors, roots             int64
 	dups, orphans, noRoot, truncated, skewed int64
-	cycles, dispatched                       int64
+	cycles, dispatched, unshared             int64
 	services                                 map[string]bool
 	ops                                      map[[2]string]bool
 	rng                                      TimeRange
 	index                                    map[string]int
 	kept                                     []cascade.Span
+	shared                                   []cascade.Span // the second spans of shared pairs
 }
 
 func newSpanStats() *spanStats {
@@ -130,13 +135,25 @@ func newSpanStats() *spanStats {
 func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 	clear(st.index)
 	st.kept = st.kept[:0]
+	st.shared = st.shared[:0]
 	for i := range rows {
-		if _, dup := st.index[rows[i].SpanID]; dup {
+		if j, dup := st.index[rows[i].SpanID]; dup {
+			if _, done := st.index[rows[i].SpanID+SharedSuffix]; !done && sharedPair(&st.kept[j], &rows[i]) {
+				// Separated below, once every span of the trace is in:
+				// the server's calls may come after it.
+				st.index[rows[i].SpanID+SharedSuffix] = -1
+				st.shared = append(st.shared, rows[i])
+				continue
+			}
 			st.dups++
 			continue
 		}
 		st.index[rows[i].SpanID] = len(st.kept)
 		st.kept = append(st.kept, rows[i])
+	}
+	if len(st.shared) > 0 {
+		st.kept = unshare(st.kept, st.index, st.shared)
+		st.unshared += int64(len(st.shared))
 	}
 	st.traces++
 	st.cycles += int64(cutCycles(st.kept, st.index))
@@ -184,6 +201,7 @@ func (st *spanStats) fill(sum *Summary) {
 	sum.Operations = len(st.ops)
 	sum.SpanRange = st.rng
 	sum.DispatchErrorSpans = st.dispatched
+	sum.SharedServerSpans = st.unshared
 	if st.cycles > 0 {
 		sum.Warnings[warnParentCycle] += st.cycles
 	}

@@ -76,6 +76,9 @@ func ingestTable(tw tableWriter, s *ingest.Summary) error {
 	}
 	p("span time range\t%s .. %s", stamp(s.SpanRange.Start), stamp(s.SpanRange.End))
 	p("duplicate spans dropped\t%d", s.DuplicateSpans)
+	if s.SharedServerSpans > 0 {
+		p("shared server spans given their own id\t%d", s.SharedServerSpans)
+	}
 	p("orphan spans\t%d", s.OrphanSpans)
 	p("traces without root\t%d", s.TracesWithoutRoot)
 	p("traces that look cut short\t%d", s.TruncatedTraces)

@@ -26,10 +26,13 @@ package shapes
 import (
 	"cmp"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -104,7 +107,22 @@ type Config struct {
 	// nothing gets slower. Not a fault.
 	Mix      string
 	MixShare float64
+	// Format is how the capture is written: OTLP (the default, the
+	// Collector's file exporter) or ZipkinBrave.
+	Format string
 }
+
+// Formats of a capture.
+const (
+	// OTLP is one ExportTraceServiceRequest in pdata's JSON.
+	OTLP = "otlp"
+	// ZipkinBrave is a Zipkin v2 JSON array of spans as Brave (Spring
+	// Cloud Sleuth, the Zipkin project's Java tracer) reports them with
+	// B3 propagation: a server span shares its client's span id and
+	// parent, marked "shared"; times in µs; no status, an "error" tag
+	// and http.status_code on a failed HTTP span.
+	ZipkinBrave = "zipkin-brave"
+)
 
 // Truth is what the generator knows about a capture.
 type Truth struct {
@@ -459,7 +477,16 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 		}
 		tr.Nodes = append(tr.Nodes, n)
 	}
-	data, err := g.marshal()
+	var data []byte
+	var err error
+	switch cfg.Format {
+	case "", OTLP:
+		data, err = g.marshal()
+	case ZipkinBrave:
+		data, err = g.marshalZipkin()
+	default:
+		return nil, nil, fmt.Errorf("shapes: unknown format %q", cfg.Format)
+	}
 	return data, tr, err
 }
 
@@ -709,4 +736,85 @@ func (g *gen) marshal() ([]byte, error) {
 	}
 	var m ptrace.JSONMarshaler
 	return m.MarshalTraces(td)
+}
+
+// marshalZipkin writes the spans as Brave reports them to Zipkin (see
+// ZipkinBrave).
+func (g *gen) marshalZipkin() ([]byte, error) {
+	byID := map[[8]byte]*span{}
+	for i := range g.spans {
+		byID[g.spans[i].id] = &g.spans[i]
+	}
+	// A server span whose parent is its client's span shares that span's
+	// id and parent; its children name the shared id.
+	shared := map[[8]byte][8]byte{} // server id -> client id
+	for _, s := range g.spans {
+		if p := byID[s.parent]; s.kind == ptrace.SpanKindServer && p != nil && p.kind == ptrace.SpanKindClient {
+			shared[s.id] = p.id
+		}
+	}
+	type endpoint struct {
+		ServiceName string `json:"serviceName,omitempty"`
+		IPv4        string `json:"ipv4,omitempty"`
+		Port        int    `json:"port,omitempty"`
+	}
+	type zspan struct {
+		TraceID        string            `json:"traceId"`
+		ParentID       string            `json:"parentId,omitempty"`
+		ID             string            `json:"id"`
+		Kind           string            `json:"kind,omitempty"`
+		Name           string            `json:"name"`
+		Timestamp      int64             `json:"timestamp"`
+		Duration       int64             `json:"duration"`
+		LocalEndpoint  endpoint          `json:"localEndpoint"`
+		RemoteEndpoint *endpoint         `json:"remoteEndpoint,omitempty"`
+		Tags           map[string]string `json:"tags,omitempty"`
+		Shared         bool              `json:"shared,omitempty"`
+	}
+	ip := func(svc string) string { return fmt.Sprintf("10.0.0.%d", slices.Index(Services, svc)+2) }
+	sorted := slices.Clone(g.spans)
+	slices.SortStableFunc(sorted, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	out := make([]zspan, 0, len(sorted))
+	for _, s := range sorted {
+		id, parent := s.id, s.parent
+		z := zspan{TraceID: fmt.Sprintf("%x", s.trace), LocalEndpoint: endpoint{ServiceName: s.svc, IPv4: ip(s.svc)}}
+		if c, ok := shared[id]; ok {
+			id, parent, z.Shared = c, byID[c].parent, true
+		}
+		if c, ok := shared[parent]; ok {
+			parent = c
+		}
+		z.ID = fmt.Sprintf("%x", id)
+		if parent != ([8]byte{}) {
+			z.ParentID = fmt.Sprintf("%x", parent)
+		}
+		// Brave's HTTP spans are named by method (client) or method and
+		// route (server), lower case.
+		path := strings.TrimPrefix(s.name, "GET ")
+		z.Tags = map[string]string{"http.method": "GET", "http.path": path}
+		switch s.kind {
+		case ptrace.SpanKindClient:
+			z.Kind, z.Name = "CLIENT", "get"
+		case ptrace.SpanKindServer:
+			z.Kind, z.Name = "SERVER", "get "+strings.ToLower(path)
+		}
+		// µs, as Brave's clock gives them: the start truncated, the
+		// duration at least 1.
+		z.Timestamp = s.start / 1000
+		z.Duration = max(1, s.end/1000-z.Timestamp)
+		if s.code != 0 {
+			z.Tags["http.status_code"] = strconv.FormatInt(s.code, 10)
+		}
+		if s.status == "error" {
+			// Brave tags a failed HTTP exchange's error with its status,
+			// and one that ended without an answer (a deadline) with the
+			// exception's message.
+			z.Tags["error"] = "Read timed out"
+			if s.code != 0 {
+				z.Tags["error"] = strconv.FormatInt(s.code, 10)
+			}
+		}
+		out = append(out, z)
+	}
+	return json.Marshal(out)
 }

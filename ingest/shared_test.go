@@ -1,0 +1,71 @@
+package ingest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"cascade"
+)
+
+// TestSharedZipkinSpans ingests one trace as Brave reports it to Zipkin
+// with B3 propagation: frontend calls backend, backend's server span
+// shares the client's id and parent ("shared": true), and backend's own
+// call to the database names the shared id as its parent. The server
+// span is kept with an id of its own under the client, and the database
+// call moves under it; a true repeat of a span is still dropped. The
+// spans are given in both orders, the shared server first and last.
+func TestSharedZipkinSpans(t *testing.T) {
+	const (
+		root   = `{"traceId":"463ac35c9f6413ad","id":"463ac35c9f6413ad","kind":"SERVER","name":"get /","timestamp":1700000000000000,"duration":20000,"localEndpoint":{"serviceName":"frontend","ipv4":"10.0.0.1"}}`
+		client = `{"traceId":"463ac35c9f6413ad","parentId":"463ac35c9f6413ad","id":"72485a3953bb6124","kind":"CLIENT","name":"get","timestamp":1700000000001000,"duration":15000,"localEndpoint":{"serviceName":"frontend","ipv4":"10.0.0.1"},"tags":{"http.method":"GET","http.path":"/api"}}`
+		server = `{"traceId":"463ac35c9f6413ad","parentId":"463ac35c9f6413ad","id":"72485a3953bb6124","kind":"SERVER","name":"get /api","timestamp":1700000000002000,"duration":13000,"localEndpoint":{"serviceName":"backend","ipv4":"10.0.0.2"},"remoteEndpoint":{"ipv4":"10.0.0.1","port":53412},"tags":{"http.method":"GET","http.path":"/api"},"shared":true}`
+		query  = `{"traceId":"463ac35c9f6413ad","parentId":"72485a3953bb6124","id":"e457b5a2e4d86bd1","kind":"CLIENT","name":"query","timestamp":1700000000003000,"duration":8000,"localEndpoint":{"serviceName":"backend","ipv4":"10.0.0.2"},"remoteEndpoint":{"serviceName":"mysql"}}`
+	)
+	tests := []struct {
+		name  string
+		spans []string
+		dups  int64
+	}{
+		{"server first", []string{server, query, root, client}, 0},
+		{"server last", []string{root, client, query, server}, 0},
+		{"a repeat too", []string{root, client, server, query, server}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "zipkin.json")
+			doc := "["
+			for i, s := range tc.spans {
+				if i > 0 {
+					doc += ","
+				}
+				doc += s
+			}
+			require.NoError(t, os.WriteFile(file, []byte(doc+"]"), 0o644))
+			cfg := DefaultConfig()
+			cfg.Traces = []string{file}
+			cfg.Out = filepath.Join(dir, "dataset")
+			sum, err := Run(context.Background(), cfg)
+			require.NoError(t, err)
+			require.EqualValues(t, 1, sum.SharedServerSpans)
+			require.EqualValues(t, tc.dups, sum.DuplicateSpans)
+			require.EqualValues(t, 4, sum.Spans)
+			require.Zero(t, sum.OrphanSpans)
+			got := map[string][2]string{} // service/kind -> id, parent
+			require.NoError(t, ReadSpans(cfg.Out, func(s *cascade.Span) error {
+				got[s.Service+"/"+string(s.Kind)] = [2]string{s.SpanID, s.ParentSpanID}
+				return nil
+			}))
+			require.Equal(t, map[string][2]string{
+				"frontend/server": {"463ac35c9f6413ad", ""},
+				"frontend/client": {"72485a3953bb6124", "463ac35c9f6413ad"},
+				"backend/server":  {"72485a3953bb6124" + SharedSuffix, "72485a3953bb6124"},
+				"backend/client":  {"e457b5a2e4d86bd1", "72485a3953bb6124" + SharedSuffix},
+			}, got)
+		})
+	}
+}
