@@ -24,11 +24,16 @@ func sharedPair(a, b *cascade.Span) bool {
 // kept[index[id]] the first. Each server span gets the id with
 // SharedSuffix and its client as its parent, the spans under the shared
 // id in the server's service move under it, kept[index[id]] becomes the
-// client and the servers are appended; index follows.
-func unshare(kept []cascade.Span, index map[string]int, dups []cascade.Span) []cascade.Span {
+// client and the servers are appended; index follows. A pair whose new
+// id a span of the trace already has stays as it was, its second span
+// dropped as a repeat. It returns kept and how many pairs it separated.
+func unshare(kept []cascade.Span, index map[string]int, dups []cascade.Span) ([]cascade.Span, int) {
 	moved := make(map[string]*cascade.Span, len(dups)) // shared id -> its server
 	first := len(kept)
 	for i := range dups {
+		if _, taken := index[dups[i].SpanID+SharedSuffix]; taken {
+			continue
+		}
 		j := index[dups[i].SpanID]
 		client, server := kept[j], dups[i]
 		if client.Kind == cascade.KindServer || client.Kind == cascade.KindConsumer {
@@ -49,5 +54,5 @@ func unshare(kept []cascade.Span, index map[string]int, dups []cascade.Span) []c
 			kept[i].ParentSpanID = s.SpanID
 		}
 	}
-	return kept
+	return kept, len(kept) - first
 }

@@ -69,3 +69,39 @@ func TestSharedZipkinSpans(t *testing.T) {
 		})
 	}
 }
+
+// FuzzTraceRows runs the per-trace pass (repeats dropped, shared pairs
+// separated, cycles cut, error dispatches marked) on traces made from the
+// fuzzer's bytes: four bytes a span (its id, its parent, its kind and
+// service) from a small alphabet, so that repeats, shared pairs, cycles
+// and orphans are common. It must not panic, and what it keeps must have
+// one span per id, each parent one of them or missing.
+func FuzzTraceRows(f *testing.F) {
+	f.Add([]byte{1, 0, 0, 0, 2, 1, 1, 0, 2, 1, 2, 1, 3, 2, 1, 1})
+	f.Add([]byte{1, 1, 2, 0, 1, 1, 1, 1, 1, 1, 2, 2})
+	kinds := []cascade.SpanKind{cascade.KindServer, cascade.KindClient, cascade.KindProducer, cascade.KindConsumer, cascade.KindInternal, ""}
+	ids := []string{"", "a", "b", "c", "d", "a" + SharedSuffix, "e"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var rows []cascade.Span
+		for i := 0; i+3 < len(data) && len(rows) < 64; i += 4 {
+			id := ids[int(data[i])%len(ids)]
+			if id == "" {
+				id = "z"
+			}
+			rows = append(rows, cascade.Span{
+				TraceID: "t", SpanID: id, ParentSpanID: ids[int(data[i+1])%len(ids)],
+				Kind: kinds[int(data[i+2])%len(kinds)], Service: []string{"s1", "s2", "s3"}[int(data[i+3])%3],
+				Operation: []string{"GET", "BasicErrorController.error"}[int(data[i+3]>>4)%2],
+				Start:     int64(i), Duration: 10,
+			})
+		}
+		st := newSpanStats()
+		kept := st.trace(rows)
+		seen := map[string]bool{}
+		for _, s := range kept {
+			require.False(t, seen[s.SpanID], "span id %q kept twice", s.SpanID)
+			seen[s.SpanID] = true
+		}
+		require.LessOrEqual(t, len(kept), len(rows))
+	})
+}

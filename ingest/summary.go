@@ -123,10 +123,11 @@ type spanStats struct {
 	index                                    map[string]int
 	kept                                     []cascade.Span
 	shared                                   []cascade.Span // the second spans of shared pairs
+	paired                                   map[string]bool
 }
 
 func newSpanStats() *spanStats {
-	return &spanStats{services: map[string]bool{}, ops: map[[2]string]bool{}, index: map[string]int{}}
+	return &spanStats{services: map[string]bool{}, ops: map[[2]string]bool{}, index: map[string]int{}, paired: map[string]bool{}}
 }
 
 // trace takes all rows of one trace in stored order, drops repeated span
@@ -136,24 +137,28 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 	clear(st.index)
 	st.kept = st.kept[:0]
 	st.shared = st.shared[:0]
+	clear(st.paired)
 	for i := range rows {
-		if j, dup := st.index[rows[i].SpanID]; dup {
-			if _, done := st.index[rows[i].SpanID+SharedSuffix]; !done && sharedPair(&st.kept[j], &rows[i]) {
+		id := rows[i].SpanID
+		if j, dup := st.index[id]; dup {
+			if !st.paired[id] && sharedPair(&st.kept[j], &rows[i]) {
 				// Separated below, once every span of the trace is in:
 				// the server's calls may come after it.
-				st.index[rows[i].SpanID+SharedSuffix] = -1
+				st.paired[id] = true
 				st.shared = append(st.shared, rows[i])
 				continue
 			}
 			st.dups++
 			continue
 		}
-		st.index[rows[i].SpanID] = len(st.kept)
+		st.index[id] = len(st.kept)
 		st.kept = append(st.kept, rows[i])
 	}
 	if len(st.shared) > 0 {
-		st.kept = unshare(st.kept, st.index, st.shared)
-		st.unshared += int64(len(st.shared))
+		var n int
+		st.kept, n = unshare(st.kept, st.index, st.shared)
+		st.unshared += int64(n)
+		st.dups += int64(len(st.shared) - n)
 	}
 	st.traces++
 	st.cycles += int64(cutCycles(st.kept, st.index))
