@@ -18,7 +18,7 @@ import (
 // where the capture holds no cut attempt), how retries and timeouts were
 // found, and whether each node's capacity is proven.
 func TestShapes(t *testing.T) {
-	for _, format := range []string{shapes.OTLP, shapes.ZipkinBrave} {
+	for _, format := range []string{shapes.OTLP, shapes.ZipkinBrave, shapes.Jaeger} {
 		for _, name := range shapes.Names() {
 			t.Run(format+"/"+name, func(t *testing.T) {
 				testShape(t, shapes.Config{Shape: name, Format: format})

@@ -122,6 +122,11 @@ const (
 	// parent, marked "shared"; times in µs; no status, an "error" tag
 	// and http.status_code on a failed HTTP span.
 	ZipkinBrave = "zipkin-brave"
+	// Jaeger is the query API's answer (GET /api/traces) for spans the
+	// OpenTelemetry SDK exported to Jaeger over OTLP: span.kind,
+	// otel.status_code and error tags, times in µs, one process per
+	// service.
+	Jaeger = "jaeger"
 )
 
 // Truth is what the generator knows about a capture.
@@ -484,6 +489,8 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 		data, err = g.marshal()
 	case ZipkinBrave:
 		data, err = g.marshalZipkin()
+	case Jaeger:
+		data, err = g.marshalJaeger()
 	default:
 		return nil, nil, fmt.Errorf("shapes: unknown format %q", cfg.Format)
 	}
@@ -815,6 +822,102 @@ func (g *gen) marshalZipkin() ([]byte, error) {
 			}
 		}
 		out = append(out, z)
+	}
+	return json.Marshal(out)
+}
+
+// marshalJaeger writes the spans as Jaeger's query API answers for them
+// (see Jaeger): traces in order of their first span, spans by start.
+func (g *gen) marshalJaeger() ([]byte, error) {
+	type tag struct {
+		Key   string `json:"key"`
+		Type  string `json:"type"`
+		Value any    `json:"value"`
+	}
+	type ref struct {
+		RefType string `json:"refType"`
+		TraceID string `json:"traceID"`
+		SpanID  string `json:"spanID"`
+	}
+	type jspan struct {
+		TraceID       string   `json:"traceID"`
+		SpanID        string   `json:"spanID"`
+		OperationName string   `json:"operationName"`
+		References    []ref    `json:"references"`
+		StartTime     int64    `json:"startTime"`
+		Duration      int64    `json:"duration"`
+		Tags          []tag    `json:"tags"`
+		Logs          []any    `json:"logs"`
+		ProcessID     string   `json:"processID"`
+		Warnings      []string `json:"warnings"`
+	}
+	type process struct {
+		ServiceName string `json:"serviceName"`
+		Tags        []tag  `json:"tags"`
+	}
+	type jtrace struct {
+		TraceID   string             `json:"traceID"`
+		Spans     []jspan            `json:"spans"`
+		Processes map[string]process `json:"processes"`
+		Warnings  []string           `json:"warnings"`
+	}
+	sorted := slices.Clone(g.spans)
+	slices.SortStableFunc(sorted, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	var traces []*jtrace
+	byTrace := map[[16]byte]*jtrace{}
+	for _, s := range sorted {
+		tr := byTrace[s.trace]
+		if tr == nil {
+			tr = &jtrace{TraceID: fmt.Sprintf("%x", s.trace), Processes: map[string]process{}, Spans: []jspan{}}
+			byTrace[s.trace] = tr
+			traces = append(traces, tr)
+		}
+		pid := fmt.Sprintf("p%d", slices.Index(Services, s.svc)+1)
+		if _, ok := tr.Processes[pid]; !ok {
+			tr.Processes[pid] = process{ServiceName: s.svc, Tags: []tag{
+				{"service.instance.id", "string", s.svc + "-0"},
+				{"telemetry.sdk.language", "string", "go"},
+			}}
+		}
+		js := jspan{TraceID: tr.TraceID, SpanID: fmt.Sprintf("%x", s.id), OperationName: s.name,
+			References: []ref{}, StartTime: s.start / 1000, Logs: []any{}, ProcessID: pid}
+		js.Duration = max(1, s.end/1000-js.StartTime)
+		if s.parent != ([8]byte{}) {
+			js.References = append(js.References, ref{"CHILD_OF", tr.TraceID, fmt.Sprintf("%x", s.parent)})
+		}
+		// Jaeger sorts a span's tags by key.
+		if s.status == "error" {
+			js.Tags = append(js.Tags, tag{"error", "bool", true})
+		}
+		if s.errType != "" {
+			js.Tags = append(js.Tags, tag{"error.type", "string", s.errType})
+		}
+		if s.kind == ptrace.SpanKindClient {
+			js.Tags = append(js.Tags, tag{"http.request.method", "string", "GET"})
+		}
+		if s.code != 0 {
+			js.Tags = append(js.Tags, tag{"http.response.status_code", "int64", s.code})
+		}
+		js.Tags = append(js.Tags, tag{"otel.scope.name", "string", "cascade/testdata/shapes"})
+		if s.status == "error" {
+			js.Tags = append(js.Tags, tag{"otel.status_code", "string", "ERROR"})
+		}
+		kind := "server"
+		if s.kind == ptrace.SpanKindClient {
+			kind = "client"
+		}
+		js.Tags = append(js.Tags, tag{"span.kind", "string", kind})
+		tr.Spans = append(tr.Spans, js)
+	}
+	out := struct {
+		Data   []*jtrace `json:"data"`
+		Total  int       `json:"total"`
+		Limit  int       `json:"limit"`
+		Offset int       `json:"offset"`
+		Errors any       `json:"errors"`
+	}{Data: traces}
+	if out.Data == nil {
+		out.Data = []*jtrace{}
 	}
 	return json.Marshal(out)
 }

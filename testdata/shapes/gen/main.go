@@ -1,5 +1,6 @@
 // Command gen writes the fixture shapes of cascade/testdata/shapes as OTLP
-// JSON files with their truth beside them, to try the CLI on:
+// JSON files (or -format zipkin-brave, jaeger) with their truth beside
+// them, to try the CLI on:
 //
 //	go run ./testdata/shapes/gen -out /tmp/shapes
 //	cascade graph /tmp/shapes/staggered-retries.json
@@ -22,20 +23,21 @@ import (
 func main() {
 	out := flag.String("out", ".", "directory to write into")
 	seed := flag.Uint64("seed", 1, "seed of every draw")
+	format := flag.String("format", shapes.OTLP, "how captures are written: otlp, zipkin-brave or jaeger")
 	flag.Parse()
-	if err := run(*out, *seed); err != nil {
+	if err := run(*out, *seed, *format); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, seed uint64) error {
+func run(out string, seed uint64, format string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
 	for _, name := range shapes.Names() {
 		for _, slow := range []string{"", "stock"} {
-			data, truth, err := shapes.Generate(shapes.Config{Shape: name, Seed: seed, Slow: slow})
+			data, truth, err := shapes.Generate(shapes.Config{Shape: name, Seed: seed, Slow: slow, Format: format})
 			if err != nil {
 				return err
 			}
