@@ -49,6 +49,13 @@ func testShape(t *testing.T, cfg shapes.Config) {
 				require.Equal(t, want.MaxAttempts, attempts, "%s max attempts", what)
 				require.InDelta(t, want.RetryShare, o.RetryShare, 0.02, "%s retry share", what)
 				if want.RetryShare > 0 {
+					require.NotNil(t, e.Retry, what)
+					require.InDelta(t, want.Reactivation, e.Retry.Reactivation, 0.05, "%s re-activation", what)
+					if want.BackoffMS > 0 {
+						require.InEpsilon(t, want.BackoffMS, e.Retry.Backoff.BaseMS, 0.10, "%s backoff (%s)", what, e.Retry.Backoff.Kind)
+					} else {
+						require.Less(t, e.Retry.Backoff.BaseMS, 1.0, "%s: re-sent at once (%s)", what, e.Retry.Backoff.Kind)
+					}
 					require.Equal(t, graph.EvidenceSiblings, o.RetryEvidence, what)
 				} else {
 					require.Equal(t, graph.EvidenceNone, o.RetryEvidence, what)

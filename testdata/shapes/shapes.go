@@ -174,6 +174,10 @@ type EdgeTruth struct {
 	// can be read only where it is positive.
 	Propagation   float64
 	FailedLogical int64
+	// Reactivation is r_uv as made: 1 on an edge that re-sends every
+	// failed attempt (up to MaxAttempts), 0 on one that does not retry;
+	// BackoffMS the mean wait before a re-send (uniform ±10%).
+	Reactivation, BackoffMS float64
 }
 
 // NodeTruth is one node as made.
@@ -445,6 +449,9 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 		g.et[key] = &EdgeTruth{From: Services[i], To: Services[i+1], TimeoutMS: sh.edges[key].timeoutMS}
 		if sh.edges[key].failCaller {
 			g.et[key].Propagation = 1 - sh.edges[key].fallbackP
+		}
+		if sh.edges[key].maxAttempts > 1 {
+			g.et[key].Reactivation, g.et[key].BackoffMS = 1, sh.edges[key].backoffMS
 		}
 	}
 	t := int64(1_760_000_000) * 1e9
