@@ -43,8 +43,8 @@ type winAcc struct {
 
 type nodeAcc struct {
 	requests, failures, own int64
-	n                  int64
-	lat                []float64
+	n                       int64
+	lat                     []float64
 }
 
 // callRec is a sampled call whose features are computed once its
