@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,7 +19,9 @@ import (
 // carries on (fan-out: 0) and a fallback that answers 60% of the failed
 // calls (0.4). Where the truth has enough failed calls to read p, the
 // estimate is within three binomial standard errors (plus 0.02); where
-// no call failed, p is the default and says so.
+// no call failed, p is the default and says so. The captures that Nezha's
+// CSV can hold are read from it too, where no span records a status and
+// Spring's error dispatches are the only evidence of a failure.
 //
 // It also holds the volume a replay of the model makes on each edge: a
 // request that fails on its own answers at once without calling its
@@ -35,8 +38,16 @@ func TestShapesPropagation(t *testing.T) {
 			cfgs = append(cfgs, shapes.Config{Shape: n, Fail: f})
 		}
 	}
+	// The same in Nezha's CSV, where only the error dispatches say which
+	// requests failed.
+	for _, c := range slices.Clone(cfgs) {
+		if shapes.Writable(c.Shape, shapes.NezhaCSV) {
+			c.Format = shapes.NezhaCSV
+			cfgs = append(cfgs, c)
+		}
+	}
 	for _, c := range cfgs {
-		t.Run(c.Shape+"/"+c.Fail, func(t *testing.T) {
+		t.Run(c.Format+"/"+c.Shape+"/"+c.Fail, func(t *testing.T) {
 			dir, truth := testutil.ShapeDataset(t, c)
 			m := build(t, dir, graph.LevelService).Model
 			callerRequests := int64(truth.Traces)

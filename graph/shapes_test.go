@@ -18,8 +18,11 @@ import (
 // where the capture holds no cut attempt), how retries and timeouts were
 // found, and whether each node's capacity is proven.
 func TestShapes(t *testing.T) {
-	for _, format := range []string{shapes.OTLP, shapes.ZipkinBrave, shapes.Jaeger} {
+	for _, format := range []string{shapes.OTLP, shapes.ZipkinBrave, shapes.Jaeger, shapes.NezhaCSV} {
 		for _, name := range shapes.Names() {
+			if format == shapes.NezhaCSV && !shapes.Writable(name, format) {
+				continue
+			}
 			t.Run(format+"/"+name, func(t *testing.T) {
 				testShape(t, shapes.Config{Shape: name, Format: format})
 			})

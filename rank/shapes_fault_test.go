@@ -87,3 +87,37 @@ func TestShapesMixShift(t *testing.T) {
 		})
 	}
 }
+
+// TestShapesFaultsNezhaCSV runs the slowdowns, error bursts and
+// saturations of TestShapesFaults on captures written as Nezha's CSV
+// (TrainTicket's: no kinds, no status, a failed request marked only by
+// its forward to Spring's BasicErrorController) for the shapes that
+// format can hold without retries, with retries and with a fallback. The
+// injected service must rank first. A silent service is left out: its
+// callers' unanswered calls name no peer and record no status, so
+// nothing in such a capture says whom they called (its callers' own
+// failures rank first).
+func TestShapesFaultsNezhaCSV(t *testing.T) {
+	kinds := []struct {
+		name string
+		set  func(*shapes.Config, string)
+	}{
+		{"slow", func(c *shapes.Config, svc string) { c.Slow, c.SlowFactor = svc, 3 }},
+		{"errors", func(c *shapes.Config, svc string) { c.Fail = svc }},
+		{"saturation", func(c *shapes.Config, svc string) { c.Saturate = svc }},
+	}
+	for _, shape := range []string{"pairs", "mixed", "fallback"} {
+		for _, kind := range kinds {
+			for _, svc := range []string{"gateway", "stock", "ledger"} {
+				t.Run(fmt.Sprintf("%s/%s/%s", shape, kind.name, svc), func(t *testing.T) {
+					cfg := shapes.Config{Shape: shape, Traces: int(shapes.Rate(shape) * 120), Format: shapes.NezhaCSV}
+					kind.set(&cfg, svc)
+					dir, _ := testutil.ShapeDataset(t, cfg)
+					inc := shapeIncident(t, dir)
+					require.NotEmpty(t, inc.Origins, "%+v", brief(inc))
+					require.Equal(t, svc, inc.Origins[0], "origins %v; nodes %+v", inc.Origins, brief(inc))
+				})
+			}
+		}
+	}
+}

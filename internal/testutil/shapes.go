@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,6 +25,9 @@ func ShapeDataset(tb testing.TB, cfg shapes.Config) (string, *shapes.Truth) {
 	require.NoError(tb, err)
 	dir := tb.TempDir()
 	name := fmt.Sprintf("%s-slow-%s.json", cfg.Shape, cfg.Slow)
+	if cfg.Format == shapes.NezhaCSV {
+		name = strings.TrimSuffix(name, ".json") + ".csv"
+	}
 	file := filepath.Join(dir, name)
 	require.NoError(tb, os.WriteFile(file, data, 0o644))
 	icfg := ingest.DefaultConfig()

@@ -127,6 +127,14 @@ const (
 	// otel.status_code and error tags, times in µs, one process per
 	// service.
 	Jaeger = "jaeger"
+	// NezhaCSV is the span CSV of the Nezha dataset (TrainTicket under the
+	// OpenTelemetry Java agent): no kind and no status; each request a
+	// SERVER span with a controller span below it that makes the calls,
+	// and a failed request forwarded to Spring's BasicErrorController,
+	// whose span is the only mark of the failure. Pod names carry
+	// Kubernetes suffixes, Duration is in µs. Only shapes whose calls are
+	// pairs and are never cut by a deadline can be written so.
+	NezhaCSV = "nezha-csv"
 )
 
 // Truth is what the generator knows about a capture.
@@ -340,6 +348,27 @@ func Names() []string {
 	return []string{"pairs", "client-only", "server-only", "staggered-retries", "fan-out", "mixed", "timeout-ok", "fallback", "lock-pool"}
 }
 
+// Writable reports whether a shape can be written in a format: the Nezha
+// CSV holds only pairs never cut by a deadline.
+func Writable(name, format string) bool {
+	sh, ok := shapeTable[name]
+	if !ok {
+		return false
+	}
+	if format != NezhaCSV {
+		return true
+	}
+	if sh.style != Pairs {
+		return false
+	}
+	for _, e := range sh.edges {
+		if e.timeoutMS > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Rate returns a shape's root requests per second.
 func Rate(name string) float64 { return shapeTable[name].rate }
 
@@ -498,6 +527,8 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 		data, err = g.marshalZipkin()
 	case Jaeger:
 		data, err = g.marshalJaeger()
+	case NezhaCSV:
+		data, err = g.marshalNezha()
 	default:
 		return nil, nil, fmt.Errorf("shapes: unknown format %q", cfg.Format)
 	}
@@ -927,4 +958,73 @@ func (g *gen) marshalJaeger() ([]byte, error) {
 		out.Data = []*jtrace{}
 	}
 	return json.Marshal(out)
+}
+
+// marshalNezha writes the spans as Nezha's CSV (see NezhaCSV).
+func (g *gen) marshalNezha() ([]byte, error) {
+	if g.sh.style != Pairs {
+		return nil, fmt.Errorf("shapes: %s records %s, which the Nezha CSV cannot", g.cfg.Shape, g.sh.style)
+	}
+	for _, e := range g.sh.edges {
+		if e.timeoutMS > 0 {
+			return nil, fmt.Errorf("shapes: %s cuts calls at a deadline, which the Nezha CSV cannot record", g.cfg.Shape)
+		}
+	}
+	// Deployment pods, as TrainTicket's: "-<pod-template-hash>-<5>" in
+	// Kubernetes' suffix alphabet.
+	pods := map[string]string{
+		"gateway": "gateway-6f6cfc45b-h5m2n", "orders": "orders-5b67c48447-mv2x9",
+		"stock": "stock-866bd68c97-xcqfx", "ledger": "ledger-5dc8d4f9fd-46997",
+	}
+	pod := func(svc string) string { return pods[svc] }
+	type row struct {
+		trace, id, parent [8]byte
+		root              bool
+		traceHex          string
+		svc, op           string
+		start, end        int64
+	}
+	byID := map[[8]byte]*span{}
+	for i := range g.spans {
+		byID[g.spans[i].id] = &g.spans[i]
+	}
+	var rows []row
+	for _, s := range g.spans {
+		th := fmt.Sprintf("%x", s.trace)
+		switch s.kind {
+		case ptrace.SpanKindServer:
+			r := row{id: s.id, parent: s.parent, root: s.parent == ([8]byte{}), traceHex: th, svc: s.svc,
+				op: "/api/v1/" + s.svc + "service/" + strings.TrimPrefix(s.name, "GET /"), start: s.start, end: s.end}
+			rows = append(rows, r)
+			// The controller span does the request's work and makes its
+			// calls (the calls' parent is the controller: see below).
+			ctl := s.id
+			ctl[0] ^= 0xff
+			rows = append(rows, row{id: ctl, parent: s.id, traceHex: th, svc: s.svc,
+				op: strings.ToUpper(s.svc[:1]) + s.svc[1:] + "Controller.handle", start: s.start + 20_000, end: s.end - 60_000})
+			if s.status == "error" {
+				disp := s.id
+				disp[1] ^= 0xff
+				rows = append(rows, row{id: disp, parent: s.id, traceHex: th, svc: s.svc,
+					op: "BasicErrorController.error", start: s.end - 50_000, end: s.end - 20_000})
+			}
+		case ptrace.SpanKindClient:
+			parent := s.parent
+			if p := byID[parent]; p != nil && p.kind == ptrace.SpanKindServer {
+				parent[0] ^= 0xff // the caller's controller span
+			}
+			rows = append(rows, row{id: s.id, parent: parent, traceHex: th, svc: s.svc, op: "HTTP GET", start: s.start, end: s.end})
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(a.start, b.start) })
+	var b strings.Builder
+	b.WriteString("TraceID,SpanID,ParentID,PodName,OperationName,StartTimeUnixNano,EndTimeUnixNano,Duration\n")
+	for _, r := range rows {
+		parent := "root"
+		if !r.root {
+			parent = fmt.Sprintf("%x", r.parent)
+		}
+		fmt.Fprintf(&b, "%s,%x,%s,%s,%s,%d,%d,%d\n", r.traceHex, r.id, parent, pod(r.svc), r.op, r.start, r.end, (r.end-r.start)/1000)
+	}
+	return []byte(b.String()), nil
 }

@@ -1,5 +1,5 @@
 // Command gen writes the fixture shapes of cascade/testdata/shapes as OTLP
-// JSON files (or -format zipkin-brave, jaeger) with their truth beside
+// JSON files (or -format zipkin-brave, jaeger, nezha-csv) with their truth beside
 // them, to try the CLI on:
 //
 //	go run ./testdata/shapes/gen -out /tmp/shapes
@@ -23,7 +23,7 @@ import (
 func main() {
 	out := flag.String("out", ".", "directory to write into")
 	seed := flag.Uint64("seed", 1, "seed of every draw")
-	format := flag.String("format", shapes.OTLP, "how captures are written: otlp, zipkin-brave or jaeger")
+	format := flag.String("format", shapes.OTLP, "how captures are written: otlp, zipkin-brave, jaeger or nezha-csv")
 	flag.Parse()
 	if err := run(*out, *seed, *format); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
@@ -36,6 +36,9 @@ func run(out string, seed uint64, format string) error {
 		return err
 	}
 	for _, name := range shapes.Names() {
+		if !shapes.Writable(name, format) {
+			continue
+		}
 		for _, slow := range []string{"", "stock"} {
 			data, truth, err := shapes.Generate(shapes.Config{Shape: name, Seed: seed, Slow: slow, Format: format})
 			if err != nil {
@@ -45,7 +48,11 @@ func run(out string, seed uint64, format string) error {
 			if slow != "" {
 				base += "-slow-" + slow
 			}
-			if err := os.WriteFile(filepath.Join(out, base+".json"), data, 0o644); err != nil {
+			ext := ".json"
+			if format == shapes.NezhaCSV {
+				ext = ".csv"
+			}
+			if err := os.WriteFile(filepath.Join(out, base+ext), data, 0o644); err != nil {
 				return err
 			}
 			t, err := json.MarshalIndent(truth, "", "  ")
