@@ -2,6 +2,7 @@ package rank
 
 import (
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -117,6 +118,46 @@ func TestShapesFaultsNezhaCSV(t *testing.T) {
 					require.NotEmpty(t, inc.Origins, "%+v", brief(inc))
 					require.Equal(t, svc, inc.Origins[0], "origins %v; nodes %+v", inc.Origins, brief(inc))
 				})
+			}
+		}
+	}
+}
+
+// TestShapesFaultsFormats runs TestShapesFaults' faults on captures
+// written as Zipkin (Brave, shared span ids) and as Jaeger's query
+// answer: mixed (retries and fan-out) in Zipkin and pairs in Jaeger by
+// default, every shape in both with CASCADE_SHAPES_ALL=1 (198 cases,
+// about a minute). The injected service must rank first.
+func TestShapesFaultsFormats(t *testing.T) {
+	kinds := []struct {
+		name string
+		set  func(*shapes.Config, string)
+	}{
+		{"slow", func(c *shapes.Config, svc string) { c.Slow, c.SlowFactor = svc, 3 }},
+		{"errors", func(c *shapes.Config, svc string) { c.Fail = svc }},
+		{"saturation", func(c *shapes.Config, svc string) { c.Saturate = svc }},
+		{"silent", func(c *shapes.Config, svc string) { c.Silent = svc }},
+	}
+	sets := map[string][]string{shapes.ZipkinBrave: {"mixed"}, shapes.Jaeger: {"pairs"}}
+	if os.Getenv("CASCADE_SHAPES_ALL") != "" {
+		sets = map[string][]string{shapes.ZipkinBrave: shapes.Names(), shapes.Jaeger: shapes.Names()}
+	}
+	for _, format := range []string{shapes.ZipkinBrave, shapes.Jaeger} {
+		for _, shape := range sets[format] {
+			for _, kind := range kinds {
+				for _, svc := range []string{"gateway", "stock", "ledger"} {
+					if kind.name == "silent" && svc == "gateway" {
+						continue
+					}
+					t.Run(fmt.Sprintf("%s/%s/%s/%s", format, shape, kind.name, svc), func(t *testing.T) {
+						cfg := shapes.Config{Shape: shape, Traces: int(shapes.Rate(shape) * 120), Format: format}
+						kind.set(&cfg, svc)
+						dir, _ := testutil.ShapeDataset(t, cfg)
+						inc := shapeIncident(t, dir)
+						require.NotEmpty(t, inc.Origins, "%+v", brief(inc))
+						require.Equal(t, svc, inc.Origins[0], "origins %v; nodes %+v", inc.Origins, brief(inc))
+					})
+				}
 			}
 		}
 	}
