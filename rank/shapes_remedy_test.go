@@ -1,0 +1,122 @@
+package rank
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"cascade"
+	"cascade/graph"
+	"cascade/ingest"
+	"cascade/internal/testutil"
+	"cascade/testdata/shapes"
+)
+
+// TestShapesRemedies holds the remediation ranking, what a postmortem acts
+// on, to changes really made: the ranking is run on the model graph
+// builds of a "before" capture, and the generator makes the "after"
+// capture with the change made in the system it simulates (same seed,
+// same arrivals). Where the ranking calls a change a win, the after
+// capture must be better by the same measure, and where it calls it
+// worse, the after capture must be worse; for success, the predicted
+// change under the observed traffic must be the after capture's within
+// 3 points.
+//
+//   - a lock at orders, 97% busy (lock-pool at 35/s): raising it to two
+//     slots is the first win; the after capture's p99 falls below half;
+//   - a hard dependency on a stock that fails 20% of its requests
+//     (fallback without its fallback): a fallback at orders is the first
+//     win; made at the candidate's share, success rises as predicted;
+//   - retries that save stock's slow tail (staggered-retries): no retries
+//     is worse; made, success falls as predicted.
+func TestShapesRemedies(t *testing.T) {
+	tests := []struct {
+		name          string
+		before, after shapes.Config
+		kind, target  string // the candidate
+		first         bool   // it must rank first among the wins
+		verdict       Verdict
+	}{
+		{"lock raised", shapes.Config{Shape: "lock-pool"}, shapes.Config{Shape: "lock-pool", Slots: 2},
+			KindPool, "orders", true, Win},
+		{"fallback added", shapes.Config{Shape: "fallback", Fallback: -1}, shapes.Config{Shape: "fallback", Fallback: 0.9},
+			KindFallback, "orders→stock", true, Win},
+		{"retries cut", shapes.Config{Shape: "staggered-retries"}, shapes.Config{Shape: "staggered-retries", Attempts: 1},
+			KindAttempts, "orders→stock: max attempts 3→1", false, Worse},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, before := remedyShape(t, tc.before)
+			_, after := remedyShape(t, tc.after)
+			cfg := DefaultConfig()
+			cfg.Seeds, cfg.Capacity = 4, false
+			rep, err := Run(context.Background(), m, cfg)
+			require.NoError(t, err)
+			i := slices.IndexFunc(rep.Rows, func(r Row) bool {
+				return r.Candidate.Kind == tc.kind && strings.Contains(r.Candidate.Description, tc.target)
+			})
+			require.GreaterOrEqual(t, i, 0, "no %s candidate for %s", tc.kind, tc.target)
+			row := rep.Rows[i]
+			t.Logf("seeds %v: %q: %s, rank %d, gain %.3f", rep.Seeds, row.Candidate.Description, row.Verdict, row.Rank, row.Gain)
+			t.Logf("capture before: success %.4f, p99 %.1f ms; after: success %.4f, p99 %.1f ms",
+				before.success, before.p99, after.success, after.p99)
+			require.Equal(t, tc.verdict, row.Verdict)
+			if tc.first {
+				require.Equal(t, 1, row.Rank)
+			}
+			regime := rep.Regimes[0].Name
+			for _, e := range row.Effects {
+				if e.Regime != regime {
+					continue
+				}
+				switch e.Metric {
+				case MetricSuccess:
+					t.Logf("success under %s: predicted %+.4f, made %+.4f", regime, e.Delta.Mean, after.success-before.success)
+					require.InDelta(t, after.success-before.success, e.Delta.Mean, 0.03)
+				case MetricP99:
+					t.Logf("p99 under %s: predicted %.1f → %.1f ms, made %.1f → %.1f ms", regime, e.Baseline, e.Candidate, before.p99, after.p99)
+				}
+			}
+			switch tc.kind {
+			case KindPool:
+				require.Less(t, after.p99, before.p99/2, "the lock raised: p99")
+			case KindFallback:
+				require.Greater(t, after.success, before.success+0.1, "the fallback: success")
+			case KindAttempts:
+				require.Less(t, after.success, before.success-0.1, "no retries: success")
+			}
+		})
+	}
+}
+
+// shapeOutcome is what a capture's root requests did: the share that
+// succeeded and the p99 of the successful ones (ms).
+type shapeOutcome struct{ success, p99 float64 }
+
+// remedyShape generates and ingests a capture and returns graph's model
+// of it and its root requests' outcome.
+func remedyShape(t *testing.T, cfg shapes.Config) (*cascade.Model, shapeOutcome) {
+	t.Helper()
+	dir, _ := testutil.ShapeDataset(t, cfg)
+	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) })
+	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
+	require.NoError(t, err)
+	var ok []float64
+	roots := 0
+	require.NoError(t, src(func(s *cascade.Span) error {
+		if s.IsRoot() {
+			roots++
+			if s.Status != cascade.StatusError {
+				ok = append(ok, float64(s.Duration)/1e6)
+			}
+		}
+		return nil
+	}))
+	slices.Sort(ok)
+	p99 := ok[int(math.Round(0.99*float64(len(ok)-1)))]
+	return res.Model, shapeOutcome{success: float64(len(ok)) / float64(roots), p99: p99}
+}
