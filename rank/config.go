@@ -71,6 +71,14 @@ type Config struct {
 	Duration time.Duration
 	// Tick is the replay clock's resolution; default 1 ms.
 	Tick time.Duration
+	// TickCheck, when true, first replays the baseline under the normal
+	// traffic at Tick and at a tenth of it and, while the root requests'
+	// p50 or p99 moves by more than 5%, refines Tick ten times (down to
+	// 10 µs) before anything else is replayed: every drawn duration is
+	// rounded up to whole ticks, so a coarse tick slows a model of short
+	// services and fills its queues. Report.TickNote says what moved.
+	// Default true; the CLI turns it off when --tick is given.
+	TickCheck bool
 	// Window is the replay's metric window (spread, collapse, recovery);
 	// default 1 s.
 	Window time.Duration
@@ -124,6 +132,7 @@ func DefaultConfig() Config {
 		Seeds:          8,
 		Duration:       60 * time.Second,
 		Tick:           time.Millisecond,
+		TickCheck:      true,
 		Window:         time.Second,
 		SurgeFactor:    2,
 		Derive:         true,

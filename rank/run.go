@@ -25,6 +25,9 @@ type Report struct {
 	// DurationMS and TickMS are each replay's simulated time and tick.
 	DurationMS float64 `json:"duration_ms"`
 	TickMS     float64 `json:"tick_ms"`
+	// TickNote says how the tick check (Config.TickCheck) refined the
+	// tick, empty when it kept it or did not run.
+	TickNote string `json:"tick_note,omitempty"`
 	// Regimes are the traffics each candidate ran under: the normal one,
 	// then the surge (when Config.SurgeFactor > 0).
 	Regimes []Regime `json:"regimes"`
@@ -114,6 +117,12 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 	if observed && cfg.Traffic != nil {
 		regimes[0].Name = "observed " + regimes[0].Name
 	}
+	var tickNote string
+	if cfg.TickCheck {
+		if cfg.Tick, tickNote, err = refineTick(ctx, cfg, base, regimes[0]); err != nil {
+			return nil, fmt.Errorf("tick check: %w", err)
+		}
+	}
 	rn := newRunner(cfg)
 	bres, err := runOne(ctx, rn, base, regimes)
 	if err != nil {
@@ -125,6 +134,7 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 		Seeds:      rn.seeds(&job{}),
 		DurationMS: float64(cfg.Duration) / 1e6,
 		TickMS:     float64(cfg.Tick) / 1e6,
+		TickNote:   tickNote,
 		Regimes:    regimes,
 	}
 	for r := range regimes {

@@ -159,6 +159,9 @@ func rankTableRows(w io.Writer, d *RankDocument) error {
 	p("seeds\t%s, the same for every candidate (paired differences, 95%% t-intervals)", seedRange(rep.Seeds))
 	p("noise\t%s: the baseline's seed-to-seed spread; a smaller effect is no measurable effect", noiseText(rep))
 	p("replay\t%s simulated per run, tick %s", msText(rep.DurationMS), msText(rep.TickMS))
+	if rep.TickNote != "" {
+		p("tick\t%s", rep.TickNote)
+	}
 	for i, r := range rep.Regimes {
 		label := ""
 		if i == 0 {

@@ -51,6 +51,9 @@ func rankMarkdownRows(w io.Writer, d *RankDocument) error {
 	}
 	fmt.Fprintf(w, "Objective: %s. Every candidate and the baseline replayed seeds %s (%s each, tick %s) under:\n\n",
 		objectiveTitle(rep.Objective), seedRange(rep.Seeds), msText(rep.DurationMS), msText(rep.TickMS))
+	if rep.TickNote != "" {
+		fmt.Fprintf(w, "The %s.\n\n", rep.TickNote)
+	}
 	for i, r := range rep.Regimes {
 		s := rep.Baseline[i]
 		fmt.Fprintf(w, "%d. %s — baseline success %s, goodput %s/s, p99 %s ms, amplification %s, collapsed in %d of %d seeds\n",

@@ -111,6 +111,8 @@ The package documentation (go doc cascade/rank) describes the methods.`,
 				return usageError{err}
 			}
 			cfg.Traffic = t
+			// A tick given is kept as given; the default is checked.
+			cfg.TickCheck = !cmd.Flags().Changed(rankFlagTick)
 			if surge > 0 {
 				if cmd.Flags().Changed(rankFlagSurge) {
 					return usageError{fmt.Errorf("--%s surge:X and --%s: give the factor once", rankFlagTraffic, rankFlagSurge)}
@@ -166,7 +168,7 @@ The package documentation (go doc cascade/rank) describes the methods.`,
 	f.StringVar(&objective, rankFlagObjective, string(cfg.Objective), "what to rank by: success, goodput, p99, amplification, spread or composite")
 	f.StringVarP(&output, rankFlagOutput, "o", "table", "output format: table, json or markdown")
 	f.DurationVar(&cfg.Duration, rankFlagDuration, cfg.Duration, "simulated time of each replay")
-	f.DurationVar(&cfg.Tick, rankFlagTick, cfg.Tick, "replay clock resolution")
+	f.DurationVar(&cfg.Tick, rankFlagTick, cfg.Tick, "replay clock resolution (default: 1ms, refined while the baseline's latency moves at a tenth of it; given, kept)")
 	f.DurationVar(&cfg.Window, rankFlagWindow, cfg.Window, "replay metric window (spread, collapse, recovery)")
 	f.StringVar(&cfg.Tier, rankFlagTier, "", "service from the model's observed tiers: p50, p95, p99, tiers or empirical")
 	f.IntVar(&cfg.Parallel, rankFlagParallel, 0, "replays run at once (default: all cores); does not change the output")
