@@ -63,6 +63,12 @@ type Config struct {
 	// Tick is the replay's clock resolution. Default 1 ms; zero means
 	// the default.
 	Tick time.Duration
+	// TickCheck, when true, refines Tick before the search as
+	// replay.RefineTick does, on the model under its observed load
+	// (four seeds, as long as the windows up to a minute), and says so in
+	// the report's notes. DefaultConfig sets it; the CLI turns it off
+	// when --tick is given.
+	TickCheck bool
 	// Drain is how long each window's replay runs past its last arrival,
 	// so that its requests finish. Default 10 s; zero means the default.
 	Drain time.Duration
@@ -128,6 +134,7 @@ func DefaultConfig() Config {
 		Seed:          1,
 		Seeds:         1,
 		Tick:          DefaultTick,
+		TickCheck:     true,
 		Drain:         DefaultDrain,
 		Weights:       Weights{Failure: 1, Latency: 1, Volume: 1, Queue: 1},
 		FlatTolerance: DefaultFlatTolerance,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"cascade"
+	"cascade/replay"
 )
 
 // Result is a fit: its report and the calibrated model.
@@ -50,6 +51,24 @@ func Run(ctx context.Context, cfg Config, m *cascade.Model, obs *Observations) (
 	rep := &Report{Seed: cfg.Seed, Seeds: cfg.Seeds, Weights: cfg.Weights, Notes: slices.Clone(obs.Notes)}
 	base, changes := ownBase(m, obs.Own)
 	rep.Base = changes
+	if cfg.TickCheck {
+		rc := replay.DefaultConfig()
+		rc.Seed, rc.Seeds, rc.Tick, rc.Parallel = cfg.Seed, 4, cfg.Tick, cfg.Parallel
+		rc.Traffic = base.ObservedTraffic()
+		var span time.Duration
+		for _, w := range obs.Windows {
+			span += time.Duration(w.LengthMS * 1e6)
+		}
+		rc.Duration = min(max(span, time.Second), time.Minute)
+		tick, note, err := replay.RefineTick(ctx, base, rc)
+		if err != nil {
+			return nil, fmt.Errorf("tick check: %w", err)
+		}
+		if note != "" {
+			cfg.Tick = tick
+			rep.Notes = append(rep.Notes, note)
+		}
+	}
 	var (
 		g   *Grid
 		err error

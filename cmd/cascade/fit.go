@@ -90,6 +90,8 @@ Same inputs and seed give the same output at any --parallel.`,
 			if err := checkOutput(output, "table", "json"); err != nil {
 				return err
 			}
+			// A tick given is kept as given; the default is checked.
+			cfg.TickCheck = !cmd.Flags().Changed(fitFlagTick)
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
@@ -153,7 +155,7 @@ Same inputs and seed give the same output at any --parallel.`,
 	f.IntVar(&cfg.Parallel, fitFlagParallel, 0, "grid points replayed at once (default: all cores); does not change the output")
 	f.Uint64Var(&cfg.Seed, fitFlagSeed, cfg.Seed, "first replay seed; every point is replayed with the same seeds")
 	f.IntVar(&cfg.Seeds, fitFlagSeeds, cfg.Seeds, "seeds per point and window (their results are averaged)")
-	f.DurationVar(&cfg.Tick, fitFlagTick, cfg.Tick, "replay clock resolution")
+	f.DurationVar(&cfg.Tick, fitFlagTick, cfg.Tick, "replay clock resolution (default: 1ms, refined while the model's latency moves at a tenth of it; given, kept)")
 	f.DurationVar(&cfg.Drain, fitFlagDrain, cfg.Drain, "replay time after a window's last arrival, for its requests to finish")
 	f.StringVarP(&out, fitFlagOut, "o", "", "write the calibrated model to this file")
 	f.StringVar(&output, fitFlagOutput, "table", "report format: table or json")
