@@ -136,7 +136,7 @@ const svcBatch = 16
 
 // refillSvc draws svcBatch service times ahead, in ticks: svcBuf[svcK]
 // is the next e.ticks(svc.draw(svcR)), and the hot callers (Engine.call,
-// Engine.callLeaf, Engine.start) take it by hand, refilling when svcK
+// Engine.callLean, Engine.start) take it by hand, refilling when svcK
 // reaches svcBatch (a method for that is just over the inliner's budget).
 // Drawing svcBatch at a time takes the draw's chain of dependent
 // operations (the PCG step, its output hash, the ziggurat's tables or the
@@ -218,10 +218,13 @@ type route struct {
 	// plain: not guarded, and no timeout, network delay or retry budget;
 	// synchronous first attempts on it go through Engine.call.
 	plain bool
-	// leaf: plain, into a node that calls nobody and cannot fail from
-	// overload, in a model without children lists (Engine.kids): such a
-	// call is answered exactly when its work ends, so its attempt needs
-	// no link (Engine.callLeaf).
+	// lean: plain, into a node that cannot fail from overload, in a
+	// model without children lists (Engine.kids): nothing times such a
+	// call out, abandons it or turns it away on its way, so an attempt
+	// that starts at once needs no link (Engine.callLean). leaf: lean,
+	// into a node that calls nobody: such a call is answered exactly when
+	// its work ends.
+	lean   bool
 	leaf   bool
 	callee *node // &nodes[to]
 	ed     *edge // &edges[edge], or nil for an entry
@@ -594,15 +597,22 @@ func (e *Engine) build() error {
 		n := &e.nodes[i]
 		e.kids = e.kids || n.overOn || n.qcap > 0 || n.brkOn
 	}
-	for i := range e.routes {
-		r := &e.routes[i]
-		r.leaf = r.plain && r.edge >= 0 && !e.kids && len(r.callee.stages) == 0 && !r.callee.overOn
-	}
+	e.setLean(true)
 	if err := e.buildTraffic(rates); err != nil {
 		return err
 	}
 	e.m.init(e)
 	return nil
+}
+
+// setLean marks the routes whose calls take the lean path (route.lean and
+// route.leaf), or none when on is false: the tests compare the two.
+func (e *Engine) setLean(on bool) {
+	for i := range e.routes {
+		r := &e.routes[i]
+		r.lean = on && r.plain && r.edge >= 0 && !e.kids && !r.callee.overOn
+		r.leaf = r.lean && len(r.callee.stages) == 0
+	}
 }
 
 func (e *Engine) initRoute(r *route, net *cascade.Dist, timeoutMS float64, rt *cascade.Retry) {
