@@ -173,16 +173,11 @@ func (e *Engine) linkKid(l int32, lk *link, jb *job) {
 	jb.kids = l
 }
 
-// call makes a synchronous call of job p (generation pgen, record pj)
-// on plain route ri (route.plain), from progress record is (or -1). It
-// is newLink, send and arrive in one function, doing what they do in
-// the same order; a plain route lets it skip the guards, the retry
-// budget, the timer and the network.
-func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
-	if r.lean {
-		e.callLean(ri, r, p, pgen, pj, is)
-		return
-	}
+// callFull is call on a plain route that is not lean. It is newLink,
+// send and arrive in one function, doing what they do in the same order;
+// a plain route lets it skip the guards, the retry budget, the timer and
+// the network.
+func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
 	// A new record, as in newLink: its job half takes the first attempt.
 	l := e.jobs.alloc()
 	jb := e.jobs.at(l)
@@ -218,7 +213,7 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	}
 	// arrive
 	jb.arrive = e.now
-	// e.nodeCall(n), by hand, in the node's own window (as in callLean).
+	// e.nodeCall(n), by hand, in the node's own window (as in call).
 	nm := &n.nm
 	if e.now >= nm.wEnd {
 		e.roll(n)
@@ -268,7 +263,7 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	} else {
 		d = e.ticks(n.svcR.Rand.ExpFloat64() * n.svc.a)
 	}
-	// e.q.push(e.now+d, evJobDone, j, jb.gen), by hand (see callLean).
+	// e.q.push(e.now+d, evJobDone, j, jb.gen), by hand (see call).
 	q := &e.q
 	at, i := e.now+d, q.free
 	if uint64(at-q.now) >= wheelSize || i < 0 {
@@ -282,22 +277,31 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	q.link(i, at)
 }
 
-// callLean is call on a lean route (route.lean). Nothing in such a model
-// times a call out, abandons it or turns it away on its way (a rejected
-// sibling fails its parent, but the parent keeps no list of its calls),
-// so the attempt's link would wait for exactly this job and end when it
-// answers. An attempt that starts at once therefore keeps only what
-// finishLeaf or finishLean needs: its job half (its own link stays free),
-// with the caller in own.parent, own.parentGen, own.pj and own.issue. An
-// attempt that must queue takes the full record (callQueued). Counters,
-// draws and events are those of call, in the same order.
+// call makes a synchronous call of job p (generation pgen, record pj)
+// on plain route ri (route.plain), from progress record is (or -1): on a
+// lean route (route.lean) itself, else through callFull, so that the
+// lean path costs its callers one call, not two.
+//
+// Nothing in a model with lean routes times a call out, abandons it or
+// turns it away on its way (a rejected sibling fails its parent, but the
+// parent keeps no list of its calls), so the attempt's link would wait
+// for exactly this job and end when it answers. An attempt that starts
+// at once therefore keeps only what finishLeaf or finishLean needs: its
+// job half (its own link stays free), with the caller in own.parent,
+// own.parentGen, own.pj and own.issue. An attempt that must queue takes
+// the full record (callQueued). Counters, draws and events are those of
+// callFull, in the same order.
 //
 // A leaf's attempt (route.leaf) is answered exactly when its work ends
 // (evLeafDone, finishLeaf). A parent's runs its stages as any job does
 // (evJobDone, runStages), and ends in finishLean, which a link of -1
 // marks: it sets what runStages, its children's answers and finishLean
-// read, some twenty stores and checks fewer than call's link and job.
-func (e *Engine) callLean(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
+// read, some twenty stores and checks fewer than callFull's link and job.
+func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
+	if !r.lean {
+		e.callFull(ri, r, p, pgen, pj, is)
+		return
+	}
 	e.m.calls++
 	n := r.callee
 	// e.nodeCall(n), by hand, in the node's own window: after roll,
@@ -330,15 +334,16 @@ func (e *Engine) callLean(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	jb.rt, jb.nd, jb.rep = r, n, rep
 	jb.state = jsRunning
 	jb.arrive, jb.start = e.now, e.now
-	kind := evLeafDone
-	if !r.leaf {
-		kind = evJobDone
-		jb.link = -1 // lean: finish hands it to finishLean
-		jb.failed, jb.abandoned, jb.childFail = false, false, false
-		jb.pending, jb.issues, jb.kids = 0, -1, -1
-		jb.depth = pj.depth + 1
-		jb.low = pj.low
-	}
+	// What runStages, a parent's children and finishLean read, stored
+	// for a leaf's attempt too, which never reads them: whether the
+	// callee is a leaf is a coin toss to a predictor, and these stores
+	// cost less than its misses.
+	jb.link = -1 // lean: finish hands it to finishLean
+	jb.failed, jb.abandoned, jb.childFail = false, false, false
+	jb.pending, jb.issues, jb.kids = 0, -1, -1
+	jb.depth = pj.depth + 1
+	jb.low = pj.low
+	kind := r.done
 	rp.busy++
 	n.busy++ // busyAdd(n, 1), by hand: nm is in e.now's window
 	nm.bInt[nm.w] += nm.stop - e.now
@@ -376,9 +381,9 @@ func (e *Engine) callLean(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	q.link(i, at)
 }
 
-// callQueued is callLean for an attempt that cannot start at once at
-// replica rep: the full record of call, queued (or zombie work, which a
-// lean model never has; kept for safety).
+// callQueued is call on a lean route for an attempt that cannot start
+// at once at replica rep: the full record of callFull, queued (or zombie
+// work, which a lean model never has; kept for safety).
 //
 //go:noinline
 func (e *Engine) callQueued(ri int32, r *route, p int32, pgen uint32, pj *job, is int32, rep int32) {
@@ -780,9 +785,9 @@ func (e *Engine) finish(j int32, jb *job) {
 	}
 }
 
-// finishLeaf is finish for a leaf's attempt of callLean: it did its work, and
-// its caller waits for it. The steps are finish's, in the same order,
-// without those its kind of call never needs.
+// finishLeaf is finish for a leaf's lean attempt (Engine.call): it did
+// its work, and its caller waits for it. The steps are finish's, in the
+// same order, without those its kind of call never needs.
 func (e *Engine) finishLeaf(j int32, jb *job) {
 	n := jb.nd
 	h := &n.nm.latency
@@ -829,8 +834,8 @@ func (e *Engine) finishLeaf(j int32, jb *job) {
 	}
 }
 
-// finishLean is finish for a parent's attempt of callLean: it did its
-// work and its calls, and its caller waits for it. The steps are
+// finishLean is finish for a parent's lean attempt (Engine.call): it
+// did its work and its calls, and its caller waits for it. The steps are
 // finish's, in the same order, without those its kind of call never
 // needs: it cannot fail on its own (its node has no overload curve) nor
 // be abandoned (nothing times out), but a child's failure can fail it.

@@ -9,7 +9,7 @@ import (
 )
 
 // TestLeanPath replays models without children lists, whose plain calls
-// take the lean path (Engine.callLean: leaves and parents without a link
+// take the lean path (Engine.call: leaves and parents without a link
 // while they run), once as built and once with every call on the
 // general path (setLean(false)), and requires the same Result. The cases
 // cover what a lean parent meets: calls that queue (callQueued), shared
