@@ -8,9 +8,15 @@ import (
 
 // sampler draws from a compiled cascade.Dist. The zero sampler draws 0.
 type sampler struct {
-	kind      uint8
+	// The fields of the common draws and of count come first, in one
+	// cache line.
+	kind uint8
+	// cntOn: count draws from the 53 random bits of Float64 by
+	// comparing them with cnt (countSteps), n being the count at 0.
+	cntOn     bool
 	n         int     // sFixed: the count (a rounded)
 	a, b      float64 // kind parameters (see compile)
+	cnt       [countSteps]uint64
 	points    []float64
 	knots     [5][2]float64
 	spikeProb float64
@@ -21,10 +27,6 @@ type sampler struct {
 	// clamp) when xform is set: the what-if knobs over a fitted shape.
 	xform        bool
 	scale, shift float64
-	// cntOn: count draws from the 53 random bits of Float64 by
-	// comparing them with cnt (countSteps), n being the count at 0.
-	cntOn bool
-	cnt   [countSteps]uint64
 }
 
 // countSteps is the most steps a uniform fan-out count may take for

@@ -66,7 +66,11 @@ type Engine struct {
 // node is the replay state of one model node.
 type node struct {
 	// Fields the path of every call reads come first, those of rarer
-	// mechanisms last, so that a call touches few cache lines.
+	// mechanisms last, so that a call touches few cache lines: the
+	// counts and flags, the replicas and stages, the metrics that every
+	// call and finish change (nm, whose first fields and latency.oct[0]
+	// follow), then the service times drawn ahead. A node was 1.9 KB with
+	// these spread over eight cache lines of its thirty.
 	replicas int32
 	conc     int32 // slots per replica; 0 unlimited
 	busy     int32 // jobs holding a slot, all replicas
@@ -74,27 +78,28 @@ type node struct {
 	qcap     int32 // queue bound per replica; 0 unbounded
 	shedLow  int32 // queue length that turns low-priority calls away; MaxInt32 none
 	rr       int32
-	lb       uint8
-	overOn   bool
-	deadline bool
-	brkOn    bool
 	pools    int32 // shared pools per replica
+	// svcK is the next of svcBuf to use (svcBatch: none left).
+	svcK       uint32
+	lb         uint8
+	overOn     bool
+	deadline   bool
+	brkOn      bool
+	svcBatched bool
 	// reps are the replicas' slots and queues: the shared pool of
 	// replica r at r, then those of each bulkhead (Edge.Bulkhead) into
 	// the node, replicas at a time (route.base).
 	reps   []replica
-	poolv  []pool    // pools of replica r at [r·pools, (r+1)·pools)
 	stages [][]int32 // outgoing edges by stage, in stage order
-	svcR   stream
-	svc    sampler
+	nm     nodeMetrics
 	// svcBuf holds service times drawn ahead from svcR, svcBatch at a
 	// time, when every draw from svcR is one (svcBatched: a random
-	// service and no failSvc), already converted to ticks (Engine.ticks);
-	// svcK is the next one to use (svcBatch: none left).
-	svcBuf     [svcBatch]int64
-	svcK       uint32
-	perMS      float64 // Engine.perMS, for refillSvc
-	svcBatched bool
+	// service and no failSvc), already converted to ticks (Engine.ticks).
+	svcBuf [svcBatch]int64
+	svcR   stream
+	perMS  float64 // Engine.perMS, for refillSvc
+	svc    sampler
+	poolv  []pool // pools of replica r at [r·pools, (r+1)·pools)
 	// failSvc is the self time of a call that failed on its own, when
 	// the model gives one (failSvcOn).
 	failSvc   sampler
@@ -105,7 +110,6 @@ type node struct {
 	gaps      sampler
 	gapsOn    bool
 	countdown int
-	nm        nodeMetrics
 
 	name     string
 	capacity float64
@@ -136,7 +140,7 @@ const svcBatch = 16
 
 // refillSvc draws svcBatch service times ahead, in ticks: svcBuf[svcK]
 // is the next e.ticks(svc.draw(svcR)), and the hot callers (Engine.call,
-// Engine.callLeaf, Engine.start) take it by hand, refilling when svcK
+// Engine.callFull, Engine.start) take it by hand, refilling when svcK
 // reaches svcBatch (a method for that is just over the inliner's budget).
 // Drawing svcBatch at a time takes the draw's chain of dependent
 // operations (the PCG step, its output hash, the ziggurat's tables or the
@@ -149,10 +153,25 @@ const svcBatch = 16
 func (n *node) refillSvc() {
 	r := n.svcR.Rand
 	if n.svc.kind == sExpMean {
-		a := n.svc.a
+		// r.ExpFloat64(), by hand, with the state in registers: the
+		// stores to svcBuf would otherwise make every draw load and
+		// store it again.
+		a, perMS := n.svc.a, n.perMS
+		hi, lo := r.src.hi, r.src.lo
 		for i := range n.svcBuf {
-			n.svcBuf[i] = msTicks(r.ExpFloat64()*a, n.perMS)
+			var u uint64
+			hi, lo, u = pcgStep(hi, lo)
+			j := uint32(u)
+			k := uint8(u >> 32)
+			x := float64(j) * float64(we[k])
+			if j >= ke[k] {
+				r.src.hi, r.src.lo = hi, lo
+				x = r.expSlow(k, x)
+				hi, lo = r.src.hi, r.src.lo
+			}
+			n.svcBuf[i] = msTicks(x*a, perMS)
 		}
+		r.src.hi, r.src.lo = hi, lo
 	} else {
 		for i := range n.svcBuf {
 			n.svcBuf[i] = msTicks(n.svc.draw(r), n.perMS)
@@ -190,16 +209,39 @@ type pool struct {
 }
 
 // route is how a caller reaches a callee: an edge, or an entry (the
-// client of root requests).
+// client of root requests). The fields every call and answer read come
+// first, in one cache line.
 type route struct {
-	to      int32
-	net     sampler
-	netOn   bool
-	netR    stream
-	timeout int64 // ticks; 0 none
+	callee *node // &nodes[to]
+	ed     *edge // &edges[edge], or nil for an entry
+	to     int32
+	edge   int32 // edge index, or -1 for an entry
+	entry  int32 // entry index, or -1 for an edge
 	// base is where the slots its calls take begin in the callee's
 	// reps: 0 for the shared pool, else its bulkhead's.
 	base int32
+	// guarded: a call on this route can be turned away before it is
+	// sent (the edge's availability, the entry's rate limit, the callee's
+	// breaker).
+	guarded bool
+	// plain: not guarded, and no timeout, network delay or retry budget;
+	// synchronous first attempts on it go through Engine.call.
+	plain bool
+	// lean: plain, into a node that cannot fail from overload, in a
+	// model without children lists (Engine.kids): nothing times such a
+	// call out, abandons it or turns it away on its way, so an attempt
+	// that starts at once needs no link (Engine.call). leaf: lean,
+	// into a node that calls nobody: such a call is answered exactly when
+	// its work ends. done is the event that ends a lean attempt's work:
+	// evLeafDone into a leaf, else evJobDone.
+	lean    bool
+	leaf    bool
+	done    uint8
+	netOn   bool
+	timeout int64 // ticks; 0 none
+	prop    float64
+	net     sampler
+	netR    stream
 	// timers are the deadlines of attempts sent on this route, in send
 	// order (the timeout is the same for all, so also in deadline order):
 	// one event at a time waits for the earliest live one.
@@ -208,41 +250,27 @@ type route struct {
 	timerArmed bool
 	retry      retryPolicy
 	retryR     stream
-	prop       float64
-	edge       int32 // edge index, or -1 for an entry
-	entry      int32 // entry index, or -1 for an edge
-	// guarded: a call on this route can be turned away before it is
-	// sent (the edge's availability, the entry's rate limit, the callee's
-	// breaker).
-	guarded bool
-	// plain: not guarded, and no timeout, network delay or retry budget;
-	// synchronous first attempts on it go through Engine.call.
-	plain bool
-	// leaf: plain, into a node that calls nobody and cannot fail from
-	// overload, in a model without children lists (Engine.kids): such a
-	// call is answered exactly when its work ends, so its attempt needs
-	// no link (Engine.callLeaf).
-	leaf   bool
-	callee *node // &nodes[to]
-	ed     *edge // &edges[edge], or nil for an entry
 }
 
 type edge struct {
+	// The fields runStages reads come first: the flags and counts, the
+	// route, and the fan-out count's sampler (whose fields for count
+	// come first) and stream.
 	from  int32
 	to    int32
+	par   int32
+	pool  int32 // index of the shared pool at the caller's replicas
 	async bool
 	// direct: a synchronous call on a plain route, a fixed count of at
 	// least one and nothing that limits how many go at once; runStages
 	// sends them all at once through Engine.call.
 	direct  bool
-	rt      *route // &routes[the edge's index]
-	fan     sampler
-	fanR    stream
-	par     int32
 	shared  bool
-	pool    int32 // index of the shared pool at the caller's replicas
-	avail   availability
 	availOn bool
+	rt      *route // &routes[the edge's index]
+	fanR    stream
+	fan     sampler
+	avail   availability
 	availR  stream
 	propR   stream
 	// fb is the fallback's probability (Edge.Fallback), when fbOn.
@@ -594,15 +622,26 @@ func (e *Engine) build() error {
 		n := &e.nodes[i]
 		e.kids = e.kids || n.overOn || n.qcap > 0 || n.brkOn
 	}
-	for i := range e.routes {
-		r := &e.routes[i]
-		r.leaf = r.plain && r.edge >= 0 && !e.kids && len(r.callee.stages) == 0 && !r.callee.overOn
-	}
+	e.setLean(true)
 	if err := e.buildTraffic(rates); err != nil {
 		return err
 	}
 	e.m.init(e)
 	return nil
+}
+
+// setLean marks the routes whose calls take the lean path (route.lean and
+// route.leaf), or none when on is false: the tests compare the two.
+func (e *Engine) setLean(on bool) {
+	for i := range e.routes {
+		r := &e.routes[i]
+		r.lean = on && r.plain && r.edge >= 0 && !e.kids && !r.callee.overOn
+		r.leaf = r.lean && len(r.callee.stages) == 0
+		r.done = evJobDone
+		if r.leaf {
+			r.done = evLeafDone
+		}
+	}
 }
 
 func (e *Engine) initRoute(r *route, net *cascade.Dist, timeoutMS float64, rt *cascade.Retry) {

@@ -173,16 +173,11 @@ func (e *Engine) linkKid(l int32, lk *link, jb *job) {
 	jb.kids = l
 }
 
-// call makes a synchronous call of job p (generation pgen, record pj)
-// on plain route ri (route.plain), from progress record is (or -1). It
-// is newLink, send and arrive in one function, doing what they do in
-// the same order; a plain route lets it skip the guards, the retry
-// budget, the timer and the network.
-func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
-	if r.leaf {
-		e.callLeaf(ri, r, p, pgen, pj, is)
-		return
-	}
+// callFull is call on a plain route that is not lean. It is newLink,
+// send and arrive in one function, doing what they do in the same order;
+// a plain route lets it skip the guards, the retry budget, the timer and
+// the network.
+func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
 	// A new record, as in newLink: its job half takes the first attempt.
 	l := e.jobs.alloc()
 	jb := e.jobs.at(l)
@@ -218,7 +213,7 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	}
 	// arrive
 	jb.arrive = e.now
-	// e.nodeCall(n), by hand, in the node's own window (as in callLeaf).
+	// e.nodeCall(n), by hand, in the node's own window (as in call).
 	nm := &n.nm
 	if e.now >= nm.wEnd {
 		e.roll(n)
@@ -268,7 +263,7 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	} else {
 		d = e.ticks(n.svcR.Rand.ExpFloat64() * n.svc.a)
 	}
-	// e.q.push(e.now+d, evJobDone, j, jb.gen), by hand (see callLeaf).
+	// e.q.push(e.now+d, evJobDone, j, jb.gen), by hand (see call).
 	q := &e.q
 	at, i := e.now+d, q.free
 	if uint64(at-q.now) >= wheelSize || i < 0 {
@@ -282,16 +277,31 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	q.link(i, at)
 }
 
-// callLeaf is call on a leaf route (route.leaf). Nothing in such a model
-// times a call out, abandons it or turns it away on its way (a rejected
-// sibling fails its parent, but the parent keeps no list of its calls),
-// so the attempt's link would wait for exactly this job and end when it
-// answers. An attempt that starts at once therefore keeps only what
-// finishLeaf needs: its job half (its own link stays free), with the
-// caller in own.parent, own.parentGen, own.pj and own.issue. An attempt
-// that must queue takes the full record (leafQueued). Counters, draws
-// and events are those of call, in the same order.
-func (e *Engine) callLeaf(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
+// call makes a synchronous call of job p (generation pgen, record pj)
+// on plain route ri (route.plain), from progress record is (or -1): on a
+// lean route (route.lean) itself, else through callFull, so that the
+// lean path costs its callers one call, not two.
+//
+// Nothing in a model with lean routes times a call out, abandons it or
+// turns it away on its way (a rejected sibling fails its parent, but the
+// parent keeps no list of its calls), so the attempt's link would wait
+// for exactly this job and end when it answers. An attempt that starts
+// at once therefore keeps only what finishLeaf or finishLean needs: its
+// job half (its own link stays free), with the caller in own.parent,
+// own.parentGen, own.pj and own.issue. An attempt that must queue takes
+// the full record (callQueued). Counters, draws and events are those of
+// callFull, in the same order.
+//
+// A leaf's attempt (route.leaf) is answered exactly when its work ends
+// (evLeafDone, finishLeaf). A parent's runs its stages as any job does
+// (evJobDone, runStages), and ends in finishLean, which a link of -1
+// marks: it sets what runStages, its children's answers and finishLean
+// read, some twenty stores and checks fewer than callFull's link and job.
+func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
+	if !r.lean {
+		e.callFull(ri, r, p, pgen, pj, is)
+		return
+	}
 	e.m.calls++
 	n := r.callee
 	// e.nodeCall(n), by hand, in the node's own window: after roll,
@@ -313,7 +323,7 @@ func (e *Engine) callLeaf(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	}
 	rp := &n.reps[rep]
 	if (rp.conc != 0 && rp.busy >= rp.conc) || pj.abandoned {
-		e.leafQueued(ri, r, p, pgen, pj, is, rep)
+		e.callQueued(ri, r, p, pgen, pj, is, rep)
 		return
 	}
 	j := e.jobs.alloc()
@@ -324,6 +334,16 @@ func (e *Engine) callLeaf(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	jb.rt, jb.nd, jb.rep = r, n, rep
 	jb.state = jsRunning
 	jb.arrive, jb.start = e.now, e.now
+	// What runStages, a parent's children and finishLean read, stored
+	// for a leaf's attempt too, which never reads them: whether the
+	// callee is a leaf is a coin toss to a predictor, and these stores
+	// cost less than its misses.
+	jb.link = -1 // lean: finish hands it to finishLean
+	jb.failed, jb.abandoned, jb.childFail = false, false, false
+	jb.pending, jb.issues, jb.kids = 0, -1, -1
+	jb.depth = pj.depth + 1
+	jb.low = pj.low
+	kind := r.done
 	rp.busy++
 	n.busy++ // busyAdd(n, 1), by hand: nm is in e.now's window
 	nm.bInt[nm.w] += nm.stop - e.now
@@ -346,27 +366,27 @@ func (e *Engine) callLeaf(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	} else {
 		d = e.ticks(n.svc.draw(n.svcR.Rand))
 	}
-	// e.q.push(e.now+d, evLeafDone, j, jb.gen), by hand: the call and
-	// its spills cost a fifth of push.
+	// e.q.push(e.now+d, kind, j, jb.gen), by hand: the call and its
+	// spills cost a fifth of push.
 	q := &e.q
 	at, i := e.now+d, q.free
 	if uint64(at-q.now) >= wheelSize || i < 0 {
-		q.pushSlow(at, evLeafDone, j, jb.gen)
+		q.pushSlow(at, kind, j, jb.gen)
 		return
 	}
 	sl := &q.ev[i]
 	q.free = sl.next
-	*sl = slot{next: -1, id: j, gen: jb.gen, kind: evLeafDone}
+	*sl = slot{next: -1, id: j, gen: jb.gen, kind: kind}
 	q.count++
 	q.link(i, at)
 }
 
-// leafQueued is callLeaf for an attempt that cannot start at once at
-// replica rep: the full record of call, queued (or zombie work, which a
-// leaf model never has; kept for safety).
+// callQueued is call on a lean route for an attempt that cannot start
+// at once at replica rep: the full record of callFull, queued (or zombie
+// work, which a lean model never has; kept for safety).
 //
 //go:noinline
-func (e *Engine) leafQueued(ri int32, r *route, p int32, pgen uint32, pj *job, is int32, rep int32) {
+func (e *Engine) callQueued(ri int32, r *route, p int32, pgen uint32, pj *job, is int32, rep int32) {
 	l := e.jobs.alloc()
 	jb := e.jobs.at(l)
 	lk := &jb.own
@@ -678,6 +698,10 @@ func (e *Engine) freeIssues(jb *job) {
 // (its own caller gave up), and it must hear back to finish and free its
 // slot, as a real server's handler does when its downstream call returns.
 func (e *Engine) finish(j int32, jb *job) {
+	if jb.link < 0 {
+		e.finishLean(j, jb)
+		return
+	}
 	n := jb.nd
 	ok := !jb.failed && !jb.childFail
 	// n.nm.latency.add(e.now - jb.arrive), by hand: add does not
@@ -761,9 +785,9 @@ func (e *Engine) finish(j int32, jb *job) {
 	}
 }
 
-// finishLeaf is finish for an attempt of callLeaf: it did its work, and
-// its caller waits for it. The steps are finish's, in the same order,
-// without those its kind of call never needs.
+// finishLeaf is finish for a leaf's lean attempt (Engine.call): it did
+// its work, and its caller waits for it. The steps are finish's, in the
+// same order, without those its kind of call never needs.
 func (e *Engine) finishLeaf(j int32, jb *job) {
 	n := jb.nd
 	h := &n.nm.latency
@@ -808,6 +832,96 @@ func (e *Engine) finishLeaf(j int32, jb *job) {
 		pj.stage++
 		e.runStages(p, pj)
 	}
+}
+
+// finishLean is finish for a parent's lean attempt (Engine.call): it
+// did its work and its calls, and its caller waits for it. The steps are
+// finish's, in the same order, without those its kind of call never
+// needs: it cannot fail on its own (its node has no overload curve) nor
+// be abandoned (nothing times out), but a child's failure can fail it.
+func (e *Engine) finishLean(j int32, jb *job) {
+	n := jb.nd
+	ok := !jb.childFail
+	h := &n.nm.latency
+	o, s := histBucket(uint64(e.now - jb.arrive))
+	c := h.oct[o]
+	if c == nil {
+		c = h.grow(o)
+	}
+	c[s&(1<<histSub-1)]++
+	h.n++
+	e.m.slotTicks += e.now - jb.start
+	if !ok {
+		e.nodeFail(n)
+	}
+	rep, r := jb.rep, jb.rt
+	p, pgen, is, pj := jb.own.parent, jb.own.parentGen, jb.own.issue, jb.own.pj
+	if jb.issues >= 0 {
+		e.freeIssues(jb)
+	}
+	rp := &n.reps[rep]
+	rp.busy--
+	if nm := &n.nm; e.now < nm.wEnd {
+		n.busy--
+		nm.bInt[nm.w] -= nm.stop - e.now
+	} else {
+		e.busyAdd(n, -1)
+	}
+	if !ok {
+		e.leanFailed(j, jb, n, rep)
+		return
+	}
+	// freeJob, by hand: the record's link half is free.
+	jb.gen++
+	jb.state = jsFree
+	e.njobs--
+	e.jobs.release(j)
+	if rp.qlen > 0 {
+		e.drain(n, rep)
+	}
+	if pj.gen != pgen || pj.state != jsWaiting {
+		return
+	}
+	pj.pending--
+	if ed := r.ed; is >= 0 || ed.shared || pj.childFail {
+		e.childDone(p, pj, is, ed)
+		return
+	}
+	if pj.pending == 0 {
+		if pj.issues >= 0 {
+			e.freeIssues(pj)
+		}
+		pj.stage++
+		e.runStages(p, pj)
+	}
+}
+
+// leanFailed ends finishLean for an attempt that failed (job j, whose
+// record is jb, at replica rep of n): its caller may retry it, which
+// takes a link, so the link call would have made is made now in the
+// record's link half, as call would have left it once finish answered
+// it, and the failure goes to attemptFailed as in finish.
+//
+//go:noinline
+func (e *Engine) leanFailed(j int32, jb *job, n *node, rep int32) {
+	r := jb.rt
+	lk := &jb.own
+	lk.home = jb
+	lk.seq += 3 // call's two and the answer's
+	lk.live, lk.waiting = true, false
+	lk.route, lk.rt = r.edge, r // an edge's route has the edge's index
+	lk.user = -1
+	lk.attempt, lk.job, lk.prev, lk.next = 1, -1, -1, -1
+	lk.first, lk.backoff, lk.depth = jb.arrive, 0, 0
+	lk.low = jb.low
+	// freeJob, by hand: the record stays, its link half now live.
+	jb.gen++
+	jb.state = jsFree
+	e.njobs--
+	if n.reps[rep].qlen > 0 {
+		e.drain(n, rep)
+	}
+	e.attemptFailed(j, lk)
 }
 
 // finishBadly counts a job that finishes as zombie work or failed.

@@ -119,7 +119,7 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 	} else {
 		d = e.ticks(n.svc.draw(n.svcR.Rand))
 	}
-	// e.q.push(e.now+d, evJobDone, j, jb.gen), by hand (see callLeaf).
+	// e.q.push(e.now+d, evJobDone, j, jb.gen), by hand (see call).
 	q := &e.q
 	at, i := e.now+d, q.free
 	if uint64(at-q.now) >= wheelSize || i < 0 {

@@ -52,20 +52,24 @@ type metrics struct {
 }
 
 type nodeMetrics struct {
-	w      int     // window of the last change of level
-	wEnd   int64   // end of window w
-	stop   int64   // min(wEnd, end of the replay): the current level holds to here
+	// What every call and finish reads or changes comes first (see
+	// node), the latency histogram's octave pointers last of it.
+	w           int     // window of the last change of level
+	wEnd        int64   // end of window w
+	stop        int64   // min(wEnd, end of the replay): the current level holds to here
+	bInt        []int64 // Σ busy·ticks per window
+	wCalls      []int64
+	calls       int64
+	inflightMax int
+	latency     hist
+
 	qInt   []int64 // Σ queued·ticks per window
-	bInt   []int64 // Σ busy·ticks per window
-	wCalls []int64
 	wFails []int64
 
-	calls, failures, rejected int64
-	timeouts, zombies         int64
-	cancelled, degraded       int64
-	queueMax, queueMaxRep     int
-	inflightMax               int
-	latency                   hist
+	failures, rejected    int64
+	timeouts, zombies     int64
+	cancelled, degraded   int64
+	queueMax, queueMaxRep int
 }
 
 func (m *metrics) init(e *Engine) {

@@ -38,7 +38,7 @@ const (
 	evRespFail               // a failed response reaches the caller
 	evTimeout                // the caller's per-attempt deadline
 	evRetry                  // a backoff is over: send the next attempt
-	evLeafDone               // a lean leaf attempt's work is over (Engine.callLeaf)
+	evLeafDone               // a lean leaf attempt's work is over (Engine.call)
 	evStop                   // end of the replay
 )
 

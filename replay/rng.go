@@ -3,7 +3,6 @@ package replay
 import (
 	"math"
 	"math/bits"
-	"math/rand/v2"
 )
 
 // Purposes of random streams. Each mechanism draws from its own stream,
@@ -70,7 +69,50 @@ func (s stream) IntN(n int) int { return s.Rand.IntN(n) }
 // of the rand.Rand method of the same name (Go 1.26) and draws exactly
 // what it draws from the same state.
 type rng struct {
-	src rand.PCG
+	src pcg
+}
+
+// pcg is math/rand/v2's PCG (Go 1.26): a 128-bit LCG with the DXSM
+// output, the same numbers from the same seed (TestPCG). Its state is in
+// fields of its own so that a loop of draws (refillSvc) can keep it in
+// registers through pcgStep, where rand.PCG's unexported state went
+// through memory at every draw.
+type pcg struct {
+	hi, lo uint64
+}
+
+// Seed is rand.PCG.Seed.
+func (p *pcg) Seed(hi, lo uint64) { p.hi, p.lo = hi, lo }
+
+// Uint64 is rand.PCG.Uint64.
+func (p *pcg) Uint64() uint64 {
+	var u uint64
+	p.hi, p.lo, u = pcgStep(p.hi, p.lo)
+	return u
+}
+
+// pcgStep advances the state (hi, lo) by one draw and returns the new
+// state and the draw (rand.PCG's next and Uint64).
+func pcgStep(hi, lo uint64) (nhi, nlo, u uint64) {
+	const (
+		mulHi = 2549297995355413924
+		mulLo = 4865540595714422341
+		incHi = 6364136223846793005
+		incLo = 1442695040888963407
+	)
+	// state = state * mul + inc
+	nhi, nlo = bits.Mul64(lo, mulLo)
+	nhi += hi*mulLo + lo*mulHi
+	nlo, c := bits.Add64(nlo, incLo, 0)
+	nhi, _ = bits.Add64(nhi, incHi, c)
+	// DXSM ("double xorshift multiply")
+	const cheapMul = 0xda942042e4dd58b5
+	u = nhi
+	u ^= u >> 32
+	u *= cheapMul
+	u ^= u >> 48
+	u *= nlo | 1
+	return nhi, nlo, u
 }
 
 // Uint64 draws 64 random bits.

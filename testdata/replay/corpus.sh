@@ -75,4 +75,13 @@ c $H --duration 60s --arrivals 20
 c $H --duration 60s --set 'edge.driver->redis-manual.retry.max_attempts=1'
 c $H --duration 60s --arrivals closed:5,0 --tier p95
 c $H --duration 60s --tier empirical --arrivals 10
+# Seed 000 without its root timeout, and HotROD without timeouts, network
+# delays or failures: no children lists, so calls into the server (and
+# into HotROD's customer and driver) that start at once take the lean
+# path of a parent (Engine.callLean, finishLean); with low-priority calls
+# shed at a slow downlink and retries into the server, leanFailed too.
+c $S0 $T --arrivals 60 --set entry.uplink.timeout_ms=0
+c $S0 $T --arrivals 60 --set entry.uplink.timeout_ms=0 --set entry.uplink.low_priority=0.5 --set node.downlink.concurrency=1 --set node.downlink.shed_low_at=1 --set node.downlink.service_ms.scale=2.5 --set 'edge.uplink->server.retry={"reactivation":1,"max_attempts":2}'
+Z='{"kind":"const","value":0}'
+c $H --duration 60s --set "edge.frontend->customer.network_ms=$Z" --set "edge.frontend->driver.network_ms=$Z" --set "edge.frontend->route.network_ms=$Z" --set 'edge.driver->redis-manual.timeout_ms=0' --set 'node.redis-manual.overload={"base":0,"slope":0,"threshold":1,"failure_gaps":null}'
 echo "cases $i"
