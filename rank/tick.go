@@ -9,10 +9,10 @@ import (
 )
 
 // refineTick is replay.RefineTick for the ranking (Config.TickCheck): the
-// baseline under the normal traffic, with the run's seeds, duration and
-// window.
+// baseline under the normal traffic, with the run's first seed, duration
+// and window.
 func refineTick(ctx context.Context, cfg Config, m *cascade.Model, normal Regime) (time.Duration, string, error) {
 	rc := newRunner(cfg).replayConfig(&job{traffic: normal.Traffic})
-	rc.Seeds, rc.Parallel = cfg.Seeds, cfg.Parallel
+	rc.Parallel = cfg.Parallel
 	return replay.RefineTick(ctx, m, rc)
 }

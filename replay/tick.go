@@ -21,13 +21,13 @@ const (
 // RefineTick returns the tick to replay m at and a note saying how it was
 // refined, empty when cfg.Tick stays. Every drawn duration is rounded up
 // to whole ticks, so a coarse tick slows a model of short services and
-// fills its queues. RefineTick replays m with cfg (its seeds, at most
-// four; its traffic and duration) at cfg.Tick and at a tenth of it, and
+// fills its queues. RefineTick replays m with cfg (its traffic and
+// duration; four seeds from cfg.Seed) at cfg.Tick and at a tenth of it, and
 // moves on, down to FinestTick, while the root requests' p50 or p99 moves
 // in every seed the same way by more than 5%; a model whose seeds scatter
 // (one that may or may not collapse) moves both ways and keeps its tick.
 func RefineTick(ctx context.Context, m *cascade.Model, cfg Config) (time.Duration, string, error) {
-	cfg.Seeds = min(max(cfg.Seeds, 1), 4)
+	cfg.Seeds = 4
 	cfg.Series = false
 	at := func(tick time.Duration) ([]*Result, error) {
 		c := cfg

@@ -156,6 +156,18 @@ K seeds with 95% intervals.`,
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
+			if !cmd.Flags().Changed(flagTick) {
+				// The default tick is checked against a tenth of it; a
+				// tick given is kept.
+				tick, note, err := replay.RefineTick(cmd.Context(), model, cfg)
+				if err != nil {
+					return err
+				}
+				if note != "" {
+					cfg.Tick = tick
+					fmt.Fprintf(cmd.ErrOrStderr(), "cascade: note: %s\n", note)
+				}
+			}
 			w := cmd.OutOrStdout()
 			if cfg.Seeds <= 1 {
 				res, err := replay.Replay(model, cfg)
@@ -192,7 +204,7 @@ K seeds with 95% intervals.`,
 	f.StringVar(&dataset, flagDataset, "", "dataset directory whose root spans give --arrivals observed")
 	f.StringArrayVar(&surges, flagSurge, nil, "surge FACTOR,AT,FOR, e.g. 2,10s,60s (repeatable)")
 	f.DurationVar(&cfg.Duration, flagDuration, cfg.Duration, "simulated time")
-	f.DurationVar(&cfg.Tick, flagTick, cfg.Tick, "clock resolution; drawn durations round up to it")
+	f.DurationVar(&cfg.Tick, flagTick, cfg.Tick, "clock resolution; drawn durations round up to it (default: 1ms, refined while the latency moves at a tenth of it; given, kept)")
 	f.DurationVar(&cfg.Window, flagWindow, cfg.Window, "metric window (series, spread, collapse)")
 	f.StringVar(&cfg.Tier, flagTier, "", "service from the model's observed tiers: p50, p95, p99, tiers or empirical")
 	f.Uint64Var(&cfg.Seed, flagSeed, cfg.Seed, "random seed (the first, with --seeds)")
