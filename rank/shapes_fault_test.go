@@ -27,23 +27,40 @@ import (
 // (fan-out), from the middle of a two-minute capture. The incident pass
 // must rank the injected service first.
 func TestShapesFaults(t *testing.T) {
-	kinds := []struct {
-		name string
-		set  func(*shapes.Config, string)
-	}{
-		{"slow", func(c *shapes.Config, svc string) { c.Slow, c.SlowFactor = svc, 3 }},
-		{"errors", func(c *shapes.Config, svc string) { c.Fail = svc }},
-		{"saturation", func(c *shapes.Config, svc string) { c.Saturate = svc }},
-		{"silent", func(c *shapes.Config, svc string) { c.Silent = svc }},
-	}
-	for _, shape := range []string{"pairs", "mixed", "client-only", "server-only", "fallback", "timeout-ok", "staggered-retries", "lock-pool", "fan-out"} {
+	faultMatrix(t, "", []string{"pairs", "mixed", "client-only", "server-only", "fallback", "timeout-ok", "staggered-retries", "lock-pool", "fan-out"}, faultKinds)
+}
+
+// faultKinds are the faults the matrices inject, each at a service.
+var faultKinds = []faultKind{
+	{"slow", func(c *shapes.Config, svc string) { c.Slow, c.SlowFactor = svc, 3 }},
+	{"errors", func(c *shapes.Config, svc string) { c.Fail = svc }},
+	{"saturation", func(c *shapes.Config, svc string) { c.Saturate = svc }},
+	{"silent", func(c *shapes.Config, svc string) { c.Silent = svc }},
+}
+
+type faultKind struct {
+	name string
+	set  func(*shapes.Config, string)
+}
+
+// faultMatrix injects each kind at the entry (gateway), mid-chain (stock)
+// and the leaf (ledger) of each shape, written in format, from the middle
+// of a two-minute capture, and holds the incident pass to ranking the
+// injected service first. A silent entry is left out: it leaves no trace.
+func faultMatrix(t *testing.T, format string, names []string, kinds []faultKind) {
+	t.Helper()
+	for _, shape := range names {
 		for _, kind := range kinds {
 			for _, svc := range []string{"gateway", "stock", "ledger"} {
 				if kind.name == "silent" && svc == "gateway" {
 					continue // an entry that answers nothing leaves no trace to read
 				}
-				t.Run(fmt.Sprintf("%s/%s/%s", shape, kind.name, svc), func(t *testing.T) {
-					cfg := shapes.Config{Shape: shape, Traces: int(shapes.Rate(shape) * 120)}
+				name := fmt.Sprintf("%s/%s/%s", shape, kind.name, svc)
+				if format != "" {
+					name = format + "/" + name
+				}
+				t.Run(name, func(t *testing.T) {
+					cfg := shapes.Config{Shape: shape, Traces: int(shapes.Rate(shape) * 120), Format: format}
 					kind.set(&cfg, svc)
 					dir, _ := testutil.ShapeDataset(t, cfg)
 					inc := shapeIncident(t, dir)
@@ -99,28 +116,7 @@ func TestShapesMixShift(t *testing.T) {
 // nothing in such a capture says whom they called (its callers' own
 // failures rank first).
 func TestShapesFaultsNezhaCSV(t *testing.T) {
-	kinds := []struct {
-		name string
-		set  func(*shapes.Config, string)
-	}{
-		{"slow", func(c *shapes.Config, svc string) { c.Slow, c.SlowFactor = svc, 3 }},
-		{"errors", func(c *shapes.Config, svc string) { c.Fail = svc }},
-		{"saturation", func(c *shapes.Config, svc string) { c.Saturate = svc }},
-	}
-	for _, shape := range []string{"pairs", "mixed", "fallback"} {
-		for _, kind := range kinds {
-			for _, svc := range []string{"gateway", "stock", "ledger"} {
-				t.Run(fmt.Sprintf("%s/%s/%s", shape, kind.name, svc), func(t *testing.T) {
-					cfg := shapes.Config{Shape: shape, Traces: int(shapes.Rate(shape) * 120), Format: shapes.NezhaCSV}
-					kind.set(&cfg, svc)
-					dir, _ := testutil.ShapeDataset(t, cfg)
-					inc := shapeIncident(t, dir)
-					require.NotEmpty(t, inc.Origins, "%+v", brief(inc))
-					require.Equal(t, svc, inc.Origins[0], "origins %v; nodes %+v", inc.Origins, brief(inc))
-				})
-			}
-		}
-	}
+	faultMatrix(t, shapes.NezhaCSV, []string{"pairs", "mixed", "fallback"}, faultKinds[:3])
 }
 
 // TestShapesFaultsFormats runs TestShapesFaults' faults on captures
@@ -129,36 +125,11 @@ func TestShapesFaultsNezhaCSV(t *testing.T) {
 // default, every shape in both with CASCADE_SHAPES_ALL=1 (198 cases,
 // about a minute). The injected service must rank first.
 func TestShapesFaultsFormats(t *testing.T) {
-	kinds := []struct {
-		name string
-		set  func(*shapes.Config, string)
-	}{
-		{"slow", func(c *shapes.Config, svc string) { c.Slow, c.SlowFactor = svc, 3 }},
-		{"errors", func(c *shapes.Config, svc string) { c.Fail = svc }},
-		{"saturation", func(c *shapes.Config, svc string) { c.Saturate = svc }},
-		{"silent", func(c *shapes.Config, svc string) { c.Silent = svc }},
-	}
 	sets := map[string][]string{shapes.ZipkinBrave: {"mixed"}, shapes.Jaeger: {"pairs"}}
 	if os.Getenv("CASCADE_SHAPES_ALL") != "" {
 		sets = map[string][]string{shapes.ZipkinBrave: shapes.Names(), shapes.Jaeger: shapes.Names()}
 	}
 	for _, format := range []string{shapes.ZipkinBrave, shapes.Jaeger} {
-		for _, shape := range sets[format] {
-			for _, kind := range kinds {
-				for _, svc := range []string{"gateway", "stock", "ledger"} {
-					if kind.name == "silent" && svc == "gateway" {
-						continue
-					}
-					t.Run(fmt.Sprintf("%s/%s/%s/%s", format, shape, kind.name, svc), func(t *testing.T) {
-						cfg := shapes.Config{Shape: shape, Traces: int(shapes.Rate(shape) * 120), Format: format}
-						kind.set(&cfg, svc)
-						dir, _ := testutil.ShapeDataset(t, cfg)
-						inc := shapeIncident(t, dir)
-						require.NotEmpty(t, inc.Origins, "%+v", brief(inc))
-						require.Equal(t, svc, inc.Origins[0], "origins %v; nodes %+v", inc.Origins, brief(inc))
-					})
-				}
-			}
-		}
+		faultMatrix(t, format, sets[format], faultKinds)
 	}
 }
