@@ -2,7 +2,6 @@ package rank
 
 import (
 	"context"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -63,7 +62,7 @@ func TestShapesRemedies(t *testing.T) {
 			row := rep.Rows[i]
 			t.Logf("seeds %v: %q: %s, rank %d, gain %.3f", rep.Seeds, row.Candidate.Description, row.Verdict, row.Rank, row.Gain)
 			t.Logf("capture before: success %.4f, p99 %.1f ms; after: success %.4f, p99 %.1f ms",
-				before.success, before.p99, after.success, after.p99)
+				before.Success, before.P99, after.Success, after.P99)
 			require.Equal(t, tc.verdict, row.Verdict)
 			if tc.first {
 				require.Equal(t, 1, row.Rank)
@@ -75,48 +74,31 @@ func TestShapesRemedies(t *testing.T) {
 				}
 				switch e.Metric {
 				case MetricSuccess:
-					t.Logf("success under %s: predicted %+.4f, made %+.4f", regime, e.Delta.Mean, after.success-before.success)
-					require.InDelta(t, after.success-before.success, e.Delta.Mean, 0.03)
+					t.Logf("success under %s: predicted %+.4f, made %+.4f", regime, e.Delta.Mean, after.Success-before.Success)
+					require.InDelta(t, after.Success-before.Success, e.Delta.Mean, 0.03)
 				case MetricP99:
-					t.Logf("p99 under %s: predicted %.1f → %.1f ms, made %.1f → %.1f ms", regime, e.Baseline, e.Candidate, before.p99, after.p99)
+					t.Logf("p99 under %s: predicted %.1f → %.1f ms, made %.1f → %.1f ms", regime, e.Baseline, e.Candidate, before.P99, after.P99)
 				}
 			}
 			switch tc.kind {
 			case KindPool:
-				require.Less(t, after.p99, before.p99/2, "the lock raised: p99")
+				require.Less(t, after.P99, before.P99/2, "the lock raised: p99")
 			case KindFallback:
-				require.Greater(t, after.success, before.success+0.1, "the fallback: success")
+				require.Greater(t, after.Success, before.Success+0.1, "the fallback: success")
 			case KindAttempts:
-				require.Less(t, after.success, before.success-0.1, "no retries: success")
+				require.Less(t, after.Success, before.Success-0.1, "no retries: success")
 			}
 		})
 	}
 }
 
-// shapeOutcome is what a capture's root requests did: the share that
-// succeeded and the p99 of the successful ones (ms).
-type shapeOutcome struct{ success, p99 float64 }
-
 // remedyShape generates and ingests a capture and returns graph's model
 // of it and its root requests' outcome.
-func remedyShape(t *testing.T, cfg shapes.Config) (*cascade.Model, shapeOutcome) {
+func remedyShape(t *testing.T, cfg shapes.Config) (*cascade.Model, testutil.Outcome) {
 	t.Helper()
 	dir, _ := testutil.ShapeDataset(t, cfg)
 	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
-	var ok []float64
-	roots := 0
-	require.NoError(t, src(func(s *cascade.Span) error {
-		if s.IsRoot() {
-			roots++
-			if s.Status != cascade.StatusError {
-				ok = append(ok, float64(s.Duration)/1e6)
-			}
-		}
-		return nil
-	}))
-	slices.Sort(ok)
-	p99 := ok[int(math.Round(0.99*float64(len(ok)-1)))]
-	return res.Model, shapeOutcome{success: float64(len(ok)) / float64(roots), p99: p99}
+	return res.Model, testutil.CaptureOutcome(t, dir)
 }

@@ -3,7 +3,6 @@ package replay_test
 import (
 	"context"
 	"math"
-	"slices"
 	"testing"
 	"time"
 
@@ -85,29 +84,15 @@ func TestFidelityBeforeAfter(t *testing.T) {
 type outcome struct{ p50, p99, success float64 }
 
 // shapeModel generates and ingests a capture and returns the model graph
-// builds from it and what its root requests did: the success rate and
-// the latency quantiles of the successful ones, as replay measures them.
+// builds from it and what its root requests did (testutil.CaptureOutcome).
 func shapeModel(t *testing.T, cfg shapes.Config) (*cascade.Model, outcome) {
 	t.Helper()
 	dir, _ := testutil.ShapeDataset(t, cfg)
 	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
-	var ok []float64
-	roots := 0
-	require.NoError(t, src(func(s *cascade.Span) error {
-		if s.ParentSpanID != "" {
-			return nil
-		}
-		roots++
-		if s.Status != cascade.StatusError {
-			ok = append(ok, float64(s.Duration)/1e6)
-		}
-		return nil
-	}))
-	slices.Sort(ok)
-	q := func(p float64) float64 { return ok[int(math.Round(p*float64(len(ok)-1)))] }
-	return res.Model, outcome{p50: q(0.5), p99: q(0.99), success: float64(len(ok)) / float64(roots)}
+	o := testutil.CaptureOutcome(t, dir)
+	return res.Model, outcome{p50: o.P50, p99: o.P99, success: o.Success}
 }
 
 // predict replays the model under Poisson arrivals at its entry rate for

@@ -3,13 +3,16 @@ package testutil
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"cascade"
 	"cascade/ingest"
 	"cascade/testdata/shapes"
 )
@@ -36,4 +39,29 @@ func ShapeDataset(tb testing.TB, cfg shapes.Config) (string, *shapes.Truth) {
 	_, err = ingest.Run(context.Background(), icfg)
 	require.NoError(tb, err)
 	return icfg.Out, truth
+}
+
+// Outcome is what a capture's root requests did: the share that succeeded
+// and the p50 and p99 of the successful ones (ms), as replay measures
+// them.
+type Outcome struct{ Success, P50, P99 float64 }
+
+// CaptureOutcome reads a dataset's root spans into their Outcome.
+func CaptureOutcome(tb testing.TB, dir string) Outcome {
+	tb.Helper()
+	var ok []float64
+	roots := 0
+	require.NoError(tb, ingest.ReadSpans(dir, func(s *cascade.Span) error {
+		if s.IsRoot() {
+			roots++
+			if s.Status != cascade.StatusError {
+				ok = append(ok, float64(s.Duration)/1e6)
+			}
+		}
+		return nil
+	}))
+	require.NotEmpty(tb, ok, "no successful root request in %s", dir)
+	slices.Sort(ok)
+	q := func(p float64) float64 { return ok[int(math.Round(p*float64(len(ok)-1)))] }
+	return Outcome{Success: float64(len(ok)) / float64(roots), P50: q(0.5), P99: q(0.99)}
 }
