@@ -20,6 +20,7 @@ func (c *csvCountSink) sample(*cascade.Sample) error { c.nSamples++; return nil 
 func (c *csvCountSink) invalid(*ParseError) error    { c.nInvalid++; return nil }
 func (c *csvCountSink) infer(string)                 {}
 func (c *csvCountSink) warn(string)                  {}
+func (c *csvCountSink) warnAt(string, *ParseError)   {}
 
 // BenchmarkDecodeSpanCSV decodes two minutes of Nezha OnlineBoutique spans.
 func BenchmarkDecodeSpanCSV(b *testing.B) {

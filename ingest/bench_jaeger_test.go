@@ -28,7 +28,8 @@ func (c *traceJSONBenchSink) invalid(*ParseError) error { c.defects++; return ni
 func (c *traceJSONBenchSink) infer(string) {}
 
 // warn ignores a warning.
-func (c *traceJSONBenchSink) warn(string) {}
+func (c *traceJSONBenchSink) warn(string)                {}
+func (c *traceJSONBenchSink) warnAt(string, *ParseError) {}
 
 // The benchmark inputs, built once: the HotROD capture as Jaeger's
 // /api/traces answered it (11,850 spans), and the Zipkin fixtures' two

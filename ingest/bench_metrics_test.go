@@ -19,6 +19,7 @@ func (c *metricsBenchSink) sample(*cascade.Sample) error { c.samples++; return n
 func (c *metricsBenchSink) invalid(*ParseError) error    { c.bad++; return nil }
 func (c *metricsBenchSink) infer(string)                 {}
 func (c *metricsBenchSink) warn(string)                  {}
+func (c *metricsBenchSink) warnAt(string, *ParseError)   {}
 
 // benchMetricsDecode decodes data once per iteration and reports bytes
 // and points per second.

@@ -29,7 +29,8 @@ func (c *otlpCountSink) invalid(*ParseError) error { c.invalids++; return nil }
 func (c *otlpCountSink) infer(string) {}
 
 // warn ignores a warning.
-func (c *otlpCountSink) warn(string) {}
+func (c *otlpCountSink) warn(string)                {}
+func (c *otlpCountSink) warnAt(string, *ParseError) {}
 
 // benchOTLPDecode runs dec over data once per iteration and reports spans/s.
 // The fixture is the HotROD capture, 11,850 spans, marshalled as real

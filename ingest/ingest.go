@@ -100,6 +100,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		Warnings: map[string]int64{},
 		Inferred: map[string]int64{},
 	}
+	defer sum.sortNotices()
 	w, err := createDataset(c.Out, c.RunRows)
 	if err != nil {
 		return nil, err
@@ -191,6 +192,9 @@ type runSink struct {
 
 func (r *runSink) span(s *cascade.Span) error {
 	checkSpan(s, r.warn)
+	if s.Start != 0 && (s.Start < minPlausibleNs || s.Start > maxPlausibleNs) {
+		r.sum.notice(noticeBadYear, unitHint(s.Start), r.file_, r.record(), 1)
+	}
 	r.in.Spans++
 	return r.w.spans.add(s)
 }
@@ -201,8 +205,37 @@ func (r *runSink) sample(s *cascade.Sample) error {
 	return r.w.samples.add(s)
 }
 
-func (r *runSink) infer(note string) { r.sum.Inferred[note]++ }
-func (r *runSink) warn(kind string)  { r.sum.Warnings[kind]++ }
+func (r *runSink) infer(note string) {
+	r.sum.Inferred[note]++
+	if note == noticeEmpty {
+		r.sum.notice(noticeEmpty, "nothing read", r.file_, "byte 0", 1)
+	}
+}
+
+func (r *runSink) warn(kind string) {
+	r.sum.Warnings[kind]++
+	k, action := splitAction(kind)
+	pos := r.record()
+	if strings.HasPrefix(kind, warnFileSkipped) {
+		pos = ""
+	}
+	r.sum.notice(k, action, r.file_, pos, 1)
+}
+
+func (r *runSink) warnAt(kind string, at *ParseError) {
+	r.sum.Warnings[kind]++
+	k, action := splitAction(kind)
+	r.sum.notice(k, action, r.file_, positionOf(at), 1)
+}
+
+// record is the position of the record being decoded: its ordinal in the
+// current input.
+func (r *runSink) record() string {
+	if r.in == nil {
+		return ""
+	}
+	return fmt.Sprintf("record %d", r.in.Spans+r.in.Samples+r.in.Skipped+1)
+}
 
 func (r *runSink) invalid(e *ParseError) error {
 	if e.File == "" {
@@ -211,6 +244,7 @@ func (r *runSink) invalid(e *ParseError) error {
 	r.in.Skipped++
 	if r.cfg.SkipInvalid {
 		r.sum.Skipped[e.Reason()]++
+		r.sum.notice("invalid record: "+e.Reason(), "dropped (--skip-invalid)", e.File, positionOf(e), 1)
 		return nil
 	}
 	if len(r.errs) < r.cfg.MaxErrors {

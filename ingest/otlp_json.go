@@ -62,6 +62,11 @@ type otlpJSON struct {
 	sc   *jsonScanner
 	un   ptrace.JSONUnmarshaler
 	wrap []byte // `{"resourceSpans":[` element `]}`, reused
+	// found is set when the top-level object being walked names
+	// resourceSpans (or a Jaeger api_v3 result): one that does not, such
+	// as a Jaeger line in an OTLP JSONL file, holds nothing read and is
+	// dropped with a warning.
+	found bool
 }
 
 // Wrapping of one resourceSpans element into a document pdata reads.
@@ -92,8 +97,13 @@ func (j *otlpJSON) run() error {
 			}
 			continue
 		}
+		pos := sc.here()
+		j.found = false
 		if err := j.object(true); err != nil {
 			return err
+		}
+		if !j.found {
+			j.d.s.warnAt(noticeNotOTLP+" (dropped)", &ParseError{Line: pos.line, Offset: pos.offset})
 		}
 	}
 	if sc.err != nil {
@@ -159,6 +169,9 @@ func (j *otlpJSON) object(top bool) error {
 		c, ok := sc.peek()
 		if !ok {
 			return j.syntax(errUnexpectedEnd, path)
+		}
+		if key == "resourceSpans" || key == "resource_spans" || key == "result" {
+			j.found = true
 		}
 		switch {
 		case (key == "resourceSpans" || key == "resource_spans") && c == '[':

@@ -29,6 +29,8 @@ type sink interface {
 	// warn records an anomaly that is reported but not fatal (negative
 	// duration clamped, clock skew), counted by kind.
 	warn(kind string)
+	// warnAt is warn with the position the decoder knows (File unset).
+	warnAt(kind string, at *ParseError)
 }
 
 // decodeFunc decodes one whole input stream of one format into a sink.

@@ -33,9 +33,10 @@ func (c *collectSink) span(s *cascade.Span) error {
 	return nil
 }
 
-func (c *collectSink) sample(s *cascade.Sample) error { c.samples = append(c.samples, *s); return nil }
-func (c *collectSink) infer(note string)              { c.notes[note]++ }
-func (c *collectSink) warn(kind string)               { c.warns[kind]++ }
+func (c *collectSink) sample(s *cascade.Sample) error    { c.samples = append(c.samples, *s); return nil }
+func (c *collectSink) infer(note string)                 { c.notes[note]++ }
+func (c *collectSink) warn(kind string)                  { c.warns[kind]++ }
+func (c *collectSink) warnAt(kind string, _ *ParseError) { c.warns[kind]++ }
 func (c *collectSink) invalid(err *ParseError) error {
 	c.errs = append(c.errs, err)
 	if c.failFast {

@@ -73,9 +73,10 @@ func (a rowSinkAdapter) sample(s *cascade.Sample) error {
 	checkSample(s, a.r.Warn)
 	return a.r.Sample(s)
 }
-func (a rowSinkAdapter) invalid(err *ParseError) error { return a.r.Invalid(err) }
-func (a rowSinkAdapter) infer(note string)             { a.r.Infer(note) }
-func (a rowSinkAdapter) warn(kind string)              { a.r.Warn(kind) }
+func (a rowSinkAdapter) invalid(err *ParseError) error     { return a.r.Invalid(err) }
+func (a rowSinkAdapter) infer(note string)                 { a.r.Infer(note) }
+func (a rowSinkAdapter) warn(kind string)                  { a.r.Warn(kind) }
+func (a rowSinkAdapter) warnAt(kind string, _ *ParseError) { a.r.Warn(kind) }
 
 // Writer stores rows as a dataset the way Run does: rows are sorted with
 // bounded memory (spilled in runs of runRows), spans deduplicated on

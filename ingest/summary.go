@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -74,6 +75,10 @@ type Summary struct {
 	// Warnings counts anomalies that were kept, by kind (negative
 	// durations clamped, empty inputs, ...).
 	Warnings map[string]int64 `json:"warnings"`
+	// Notices lists each kind of data problem met, sorted by kind, with
+	// its count, first file and position, and what was done. Warnings
+	// keeps the counts of the decoders' kinds, as before.
+	Notices []Notice `json:"notices,omitempty"`
 	// Inferred counts what a format lacked and ingest inferred or
 	// defaulted, by note ("status: not recorded by format ...").
 	Inferred map[string]int64 `json:"inferred"`
@@ -117,13 +122,16 @@ type spanStats struct {
 	spans, traces, errors, roots             int64
 	dups, orphans, noRoot, truncated, skewed int64
 	cycles, dispatched, unshared             int64
-	services                                 map[string]bool
-	ops                                      map[[2]string]bool
-	rng                                      TimeRange
-	index                                    map[string]int
-	kept                                     []cascade.Span
-	shared                                   []cascade.Span // the second spans of shared pairs
-	paired                                   map[string]bool
+	conflicts                                int64
+	// first positions ("trace T span S") of each counted problem
+	firstDup, firstConflict, firstOrphan, firstSkew string
+	services                                        map[string]bool
+	ops                                             map[[2]string]bool
+	rng                                             TimeRange
+	index                                           map[string]int
+	kept                                            []cascade.Span
+	shared                                          []cascade.Span // the second spans of shared pairs
+	paired                                          map[string]bool
 }
 
 func newSpanStats() *spanStats {
@@ -148,7 +156,17 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 				st.shared = append(st.shared, rows[i])
 				continue
 			}
-			st.dups++
+			if st.kept[j] == rows[i] {
+				st.dups++
+				if st.firstDup == "" {
+					st.firstDup = spanPos(&rows[i])
+				}
+			} else {
+				st.conflicts++
+				if st.firstConflict == "" {
+					st.firstConflict = spanPos(&rows[i])
+				}
+			}
 			continue
 		}
 		st.index[id] = len(st.kept)
@@ -158,7 +176,12 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 		var n int
 		st.kept, n = unshare(st.kept, st.index, st.shared)
 		st.unshared += int64(n)
-		st.dups += int64(len(st.shared) - n)
+		if d := int64(len(st.shared) - n); d > 0 {
+			st.conflicts += d
+			if st.firstConflict == "" {
+				st.firstConflict = spanPos(&st.shared[0])
+			}
+		}
 	}
 	st.traces++
 	st.cycles += int64(cutCycles(st.kept, st.index))
@@ -181,10 +204,16 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 		p, ok := st.index[s.ParentSpanID]
 		if !ok {
 			orphans++
+			if st.firstOrphan == "" {
+				st.firstOrphan = spanPos(s)
+			}
 			continue
 		}
 		if s.Start < st.kept[p].Start {
 			st.skewed++
+			if st.firstSkew == "" {
+				st.firstSkew = spanPos(s)
+			}
 		}
 	}
 	st.roots += int64(roots)
@@ -200,7 +229,7 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 
 func (st *spanStats) fill(sum *Summary) {
 	sum.Spans, sum.Traces, sum.ErrorSpans, sum.RootSpans = st.spans, st.traces, st.errors, st.roots
-	sum.DuplicateSpans, sum.OrphanSpans = st.dups, st.orphans
+	sum.DuplicateSpans, sum.OrphanSpans = st.dups+st.conflicts, st.orphans
 	sum.TracesWithoutRoot, sum.TruncatedTraces, sum.ClockSkewSpans = st.noRoot, st.truncated, st.skewed
 	sum.Services = sortedKeys(st.services)
 	sum.Operations = len(st.ops)
@@ -209,7 +238,34 @@ func (st *spanStats) fill(sum *Summary) {
 	sum.SharedServerSpans = st.unshared
 	if st.cycles > 0 {
 		sum.Warnings[warnParentCycle] += st.cycles
+		k, action := splitAction(warnParentCycle)
+		sum.notice(k, action, "", "", st.cycles)
 	}
+	file := spanFile(sum)
+	sum.notice(noticeDuplicate, "dropped: the first stored wins", file, st.firstDup, st.dups)
+	sum.notice(noticeConflict, "dropped: the first stored wins", file, st.firstConflict, st.conflicts)
+	sum.notice(noticeOrphan, "kept: starts a request without a caller", file, st.firstOrphan, st.orphans)
+	sum.notice(noticeClockSkew, "kept as read", file, st.firstSkew, st.skewed)
+}
+
+// spanPos is the notice position of a span in the merged dataset.
+func spanPos(s *cascade.Span) string {
+	return fmt.Sprintf("trace %s span %s", s.TraceID, s.SpanID)
+}
+
+// spanFile is the one input that gave spans, or "" when several did: a
+// problem found on the merged spans is then placed by its ids alone.
+func spanFile(sum *Summary) string {
+	file := ""
+	for _, in := range sum.Inputs {
+		if in.Spans > 0 {
+			if file != "" {
+				return ""
+			}
+			file = in.File
+		}
+	}
+	return file
 }
 
 // sampleStats accumulates the metric half of a Summary from samples in
@@ -220,6 +276,7 @@ type sampleStats struct {
 	alias           bool // samples alias a reader's buffers: keep copies
 	samples, series int64
 	dups            int64
+	firstDup        string
 	kinds           map[cascade.MetricKind]int64
 	services        map[string]bool
 	rng             TimeRange
@@ -240,6 +297,9 @@ func (st *sampleStats) add(s *cascade.Sample) bool {
 		switch {
 		case compareSamples(&st.prev, s) == 0:
 			st.dups++
+			if st.firstDup == "" {
+				st.firstDup = fmt.Sprintf("series %s/%s %s{%s} at %d", s.Service, s.Instance, s.Metric, s.Labels, s.Time)
+			}
 			return false
 		case compareSeries(&st.prev, s) != 0:
 			st.series++
@@ -264,6 +324,17 @@ func (st *sampleStats) fill(sum *Summary) {
 	sum.MetricKinds = st.kinds
 	sum.MetricServices = sortedKeys(st.services)
 	sum.MetricRange = st.rng
+	file := ""
+	for _, in := range sum.Inputs {
+		if in.Samples > 0 {
+			if file != "" {
+				file = ""
+				break
+			}
+			file = in.File
+		}
+	}
+	sum.notice(noticeDupSample, "dropped: the first stored wins", file, st.firstDup, st.dups)
 }
 
 // Summarize counts what the dataset in dir holds, as the Summary of the

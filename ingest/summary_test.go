@@ -30,7 +30,7 @@ func TestSummarizeMatchesIngest(t *testing.T) {
 			// What the dataset cannot know: the inputs and what was
 			// skipped, warned of or inferred while reading them; and the
 			// repeats the ingest dropped.
-			want.Inputs, want.Skipped, want.Warnings, want.Inferred = got.Inputs, got.Skipped, got.Warnings, got.Inferred
+			want.Inputs, want.Skipped, want.Warnings, want.Inferred, want.Notices = got.Inputs, got.Skipped, got.Warnings, got.Inferred, got.Notices
 			want.DuplicateSpans, want.DuplicateSamples = 0, 0
 			require.Equal(t, want, got)
 		})

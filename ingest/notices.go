@@ -1,0 +1,128 @@
+package ingest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Notice is one kind of data problem an ingest met, aggregated: how many
+// times, where first, and what was done about it. `cascade` prints each as
+// one "cascade: warning:" line on stderr.
+type Notice struct {
+	// Kind names the problem ("orphan span", "duplicate span id").
+	Kind string `json:"kind"`
+	// Count is how many records had it.
+	Count int64 `json:"count"`
+	// File is the input where it was first met; empty when the problem
+	// was found after inputs were merged and more than one fed spans.
+	File string `json:"file,omitempty"`
+	// Position is where in File (or in the dataset) it was first met:
+	// "line 12 (byte 880)", "record 3", "trace T span S".
+	Position string `json:"position,omitempty"`
+	// Action says what was done: kept, dropped, repaired, and how.
+	Action string `json:"action"`
+}
+
+// String formats the notice as the stderr line prints it, without the
+// "cascade: warning: " prefix.
+func (n Notice) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d", n.Kind, n.Count)
+	where := n.File
+	if n.Position != "" {
+		if where != "" {
+			where += " "
+		}
+		where += n.Position
+	}
+	if where != "" {
+		fmt.Fprintf(&b, ", first at %s", where)
+	}
+	if n.Action != "" {
+		fmt.Fprintf(&b, " (%s)", n.Action)
+	}
+	return b.String()
+}
+
+// Kinds of notices found on the merged dataset.
+const (
+	noticeOrphan    = "orphan span (parent not in its trace)"
+	noticeDuplicate = "duplicate span id (same content)"
+	noticeConflict  = "conflicting span id (same trace and span id, different content)"
+	noticeClockSkew = "clock skew (span starts before its parent)"
+	noticeEmpty     = "empty input"
+	noticeDupSample = "duplicate metric sample (same series and time)"
+	noticeNotOTLP   = "JSON line with no resourceSpans, e.g. a Jaeger trace in an OTLP file"
+	noticeBadYear   = "span time outside the years 2000-2100"
+)
+
+// notice adds n records of kind to the summary, keeping the first
+// position met.
+func (s *Summary) notice(kind, action, file, pos string, n int64) {
+	if n <= 0 {
+		return
+	}
+	for i := range s.Notices {
+		if s.Notices[i].Kind == kind {
+			s.Notices[i].Count += n
+			return
+		}
+	}
+	s.Notices = append(s.Notices, Notice{Kind: kind, Count: n, File: file, Position: pos, Action: action})
+}
+
+// sortNotices orders the notices by kind, for deterministic output.
+func (s *Summary) sortNotices() {
+	slices.SortStableFunc(s.Notices, func(a, b Notice) int { return strings.Compare(a.Kind, b.Kind) })
+}
+
+// splitAction splits a warning kind written "what (what was done)" into
+// its kind and action; a kind without one was kept as read.
+func splitAction(kind string) (string, string) {
+	if i := strings.LastIndex(kind, " ("); i > 0 && strings.HasSuffix(kind, ")") {
+		return kind[:i], kind[i+2 : len(kind)-1]
+	}
+	if strings.HasPrefix(kind, warnFileSkipped) {
+		return strings.TrimSuffix(warnFileSkipped, ": "), "skipped: " + strings.TrimPrefix(kind, warnFileSkipped)
+	}
+	return kind, "kept"
+}
+
+// positionOf formats a decoder's position as a notice position.
+func positionOf(e *ParseError) string {
+	var parts []string
+	if e.Line > 0 {
+		parts = append(parts, fmt.Sprintf("line %d", e.Line))
+	}
+	if e.Offset > 0 || e.Line == 0 {
+		parts = append(parts, fmt.Sprintf("byte %d", e.Offset))
+	}
+	pos := strings.Join(parts, " ")
+	if e.Path != "" {
+		pos += " " + e.Path
+	}
+	return pos
+}
+
+// Plausible span times, Unix nanoseconds: 2000-01-01 to 2100-01-01.
+const (
+	minPlausibleNs = 946684800 * 1e9
+	maxPlausibleNs = 4102444800 * 1e9
+)
+
+// unitHint says by what factor a start time t (Unix nanoseconds as read)
+// misses the plausible years, and the unit to give, or "" when no power
+// of a thousand fits.
+func unitHint(t int64) string {
+	units := []string{"s", "ms", "us", "ns"}
+	for k, f := range []int64{1e3, 1e6, 1e9} {
+		if t > 0 && t <= maxPlausibleNs/f && t*f >= minPlausibleNs {
+			return fmt.Sprintf("kept as read; times look %dx too small: if the column was read as ns, give it as start:%s", f, units[2-k])
+		}
+		if t/f >= minPlausibleNs && t/f <= maxPlausibleNs {
+			return fmt.Sprintf("kept as read; times look %dx too large: give the column a unit %d times smaller (start:ms, start:us, start:ns)", f, f)
+		}
+	}
+	return "kept as read"
+}
