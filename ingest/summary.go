@@ -124,7 +124,7 @@ type spanStats struct {
 	cycles, dispatched, unshared             int64
 	conflicts                                int64
 	// first positions ("trace T span S") of each counted problem
-	firstDup, firstConflict, firstOrphan, firstSkew string
+	firstDup, firstConflict, firstOrphan, firstSkew, firstCycle string
 	services                                        map[string]bool
 	ops                                             map[[2]string]bool
 	rng                                             TimeRange
@@ -184,7 +184,12 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 		}
 	}
 	st.traces++
-	st.cycles += int64(cutCycles(st.kept, st.index))
+	if n := cutCycles(st.kept, st.index); n > 0 {
+		st.cycles += int64(n)
+		if st.firstCycle == "" {
+			st.firstCycle = "trace " + st.kept[0].TraceID
+		}
+	}
 	st.dispatched += int64(markDispatched(st.kept, st.index))
 	roots, orphans := 0, 0
 	for i := range st.kept {
@@ -236,12 +241,12 @@ func (st *spanStats) fill(sum *Summary) {
 	sum.SpanRange = st.rng
 	sum.DispatchErrorSpans = st.dispatched
 	sum.SharedServerSpans = st.unshared
+	file := spanFile(sum)
 	if st.cycles > 0 {
 		sum.Warnings[warnParentCycle] += st.cycles
 		k, action := splitAction(warnParentCycle)
-		sum.notice(k, action, "", "", st.cycles)
+		sum.notice(k, action, file, st.firstCycle, st.cycles)
 	}
-	file := spanFile(sum)
 	sum.notice(noticeDuplicate, "dropped: the first stored wins", file, st.firstDup, st.dups)
 	sum.notice(noticeConflict, "dropped: the first stored wins", file, st.firstConflict, st.conflicts)
 	sum.notice(noticeOrphan, "kept: starts a request without a caller", file, st.firstOrphan, st.orphans)

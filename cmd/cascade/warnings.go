@@ -10,15 +10,20 @@ import (
 	"cascade/ingest"
 )
 
-// printWarnings writes the anomalies an ingest kept to w (stderr), one
-// line each with its count, so that nothing odd goes in unremarked even
-// when the summary is not looked at (graph, analyze) or is JSON.
+// printWarnings writes the data problems an ingest met to w (stderr), one
+// line per kind, aggregated: the count, the first file and position, and
+// what was done (kept, dropped, repaired), so that nothing odd goes in
+// unremarked even when the summary is not looked at (graph, analyze) or
+// is JSON.
 func printWarnings(w io.Writer, sum *ingest.Summary) {
 	if sum == nil {
 		return
 	}
-	for _, k := range slices.Sorted(maps.Keys(sum.Warnings)) {
-		fmt.Fprintf(w, "cascade: warning: %s (%d)\n", k, sum.Warnings[k])
+	for _, n := range sum.Notices {
+		if n.Kind == "empty input" && sum.Spans+sum.Samples == 0 {
+			continue // the run fails with an error that says so
+		}
+		fmt.Fprintf(w, "cascade: warning: %s\n", n)
 	}
 }
 
