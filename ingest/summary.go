@@ -125,13 +125,13 @@ type spanStats struct {
 	conflicts                                int64
 	// first positions ("trace T span S") of each counted problem
 	firstDup, firstConflict, firstOrphan, firstSkew, firstCycle string
-	services                                        map[string]bool
-	ops                                             map[[2]string]bool
-	rng                                             TimeRange
-	index                                           map[string]int
-	kept                                            []cascade.Span
-	shared                                          []cascade.Span // the second spans of shared pairs
-	paired                                          map[string]bool
+	services                                                    map[string]bool
+	ops                                                         map[[2]string]bool
+	rng                                                         TimeRange
+	index                                                       map[string]int
+	kept                                                        []cascade.Span
+	shared                                                      []cascade.Span // the second spans of shared pairs
+	paired                                                      map[string]bool
 }
 
 func newSpanStats() *spanStats {
