@@ -294,6 +294,12 @@ func (d *spanCSVDecoder) fieldError(col int, sentinel error, format string, args
 		Path: "column " + strconv.Quote(d.header[col]), Err: errorf(sentinel, format, args...)}
 }
 
+// at is the position of column col of the current row, for a warning.
+func (d *spanCSVDecoder) at(col int) *ParseError {
+	line, _ := d.cr.FieldPos(col)
+	return &ParseError{Line: line, Offset: d.offset, Path: "column " + strconv.Quote(d.header[col])}
+}
+
 // csvCell returns the trimmed cell of column col, "" when there is no such
 // column.
 func csvCell(rec []string, col int) string {
@@ -345,6 +351,9 @@ func (d *spanCSVDecoder) record(rec []string) *ParseError {
 		return d.fieldError(c.start, ErrBadTimestamp, "%s", err)
 	}
 	sp.Start = start
+	if start != 0 && (start < minPlausibleNs || start > maxPlausibleNs) {
+		d.s.warnAt(noticeBadYear+" ("+unitHint(start)+")", d.at(c.start))
+	}
 	var dur int64
 	if v := csvCell(rec, c.end); v != "" {
 		end, err := csvTimeValue(v, d.m.EndUnit)
@@ -355,6 +364,13 @@ func (d *spanCSVDecoder) record(rec []string) *ParseError {
 			return d.fieldError(c.end, ErrBadTimestamp, "end %d too far from start %d", end, start)
 		}
 		dur = end - start
+		if v := csvCell(rec, c.duration); v != "" {
+			if given, err := csvDurationValue(v, d.m.DurationUnit); err == nil {
+				if hint := durationHint(dur, given); hint != "" {
+					d.s.warnAt(noticeDurMismatch+" ("+hint+")", d.at(c.duration))
+				}
+			}
+		}
 	} else if v := csvCell(rec, c.duration); v != "" {
 		dur, err = csvDurationValue(v, d.m.DurationUnit)
 		if err != nil {
@@ -371,7 +387,7 @@ func (d *spanCSVDecoder) record(rec []string) *ParseError {
 		return d.fieldError(col, ErrMissingField, "no end time or duration")
 	}
 	if dur < 0 {
-		d.s.warn("negative duration (clamped to 0)")
+		d.s.warnAt("negative duration (clamped to 0)", d.at(c.start))
 		dur = 0
 	}
 	sp.Duration = dur

@@ -192,7 +192,8 @@ type runSink struct {
 
 func (r *runSink) span(s *cascade.Span) error {
 	checkSpan(s, r.warn)
-	if s.Start != 0 && (s.Start < minPlausibleNs || s.Start > maxPlausibleNs) {
+	// The CSV decoder warns of these itself, with the column's position.
+	if r.in.Format != FormatSpanCSV && s.Start != 0 && (s.Start < minPlausibleNs || s.Start > maxPlausibleNs) {
 		r.sum.notice(noticeBadYear, unitHint(s.Start), r.file_, r.record(), 1)
 	}
 	r.in.Spans++

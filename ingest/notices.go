@@ -45,16 +45,17 @@ func (n Notice) String() string {
 	return b.String()
 }
 
-// Kinds of notices found on the merged dataset.
+// Kinds of notices ingest adds itself (the decoders name theirs).
 const (
-	noticeOrphan    = "orphan span (parent not in its trace)"
-	noticeDuplicate = "duplicate span id (same content)"
-	noticeConflict  = "conflicting span id (same trace and span id, different content)"
-	noticeClockSkew = "clock skew (span starts before its parent)"
-	noticeEmpty     = "empty input"
-	noticeDupSample = "duplicate metric sample (same series and time)"
-	noticeNotOTLP   = "JSON line with no resourceSpans, e.g. a Jaeger trace in an OTLP file"
-	noticeBadYear   = "span time outside the years 2000-2100"
+	noticeOrphan      = "orphan span (parent not in its trace)"
+	noticeDuplicate   = "duplicate span id (same content)"
+	noticeConflict    = "conflicting span id (same trace and span id, different content)"
+	noticeClockSkew   = "clock skew (span starts before its parent)"
+	noticeEmpty       = "empty input"
+	noticeDupSample   = "duplicate metric sample (same series and time)"
+	noticeNotOTLP     = "JSON line with no resourceSpans, e.g. a Jaeger trace in an OTLP file"
+	noticeBadYear     = "span time outside the years 2000-2100"
+	noticeDurMismatch = "span duration column disagrees with end - start"
 )
 
 // notice adds n records of kind to the summary, keeping the first
@@ -125,4 +126,27 @@ func unitHint(t int64) string {
 		}
 	}
 	return "kept as read"
+}
+
+// durationHint compares a span's end - start (ns) with its duration
+// column as read (ns) and, when they differ by a power of a thousand (a
+// unit read wrong), says what was kept and the factor; "" otherwise.
+func durationHint(span, given int64) string {
+	if span <= 0 || given <= 0 {
+		return ""
+	}
+	lo, hi := min(span, given), max(span, given)
+	if float64(hi-lo) <= 0.01*float64(hi) {
+		return ""
+	}
+	ratio := float64(hi) / float64(lo)
+	for _, f := range []float64{1e3, 1e6, 1e9} {
+		if ratio > f*0.99 && ratio < f*1.01 {
+			if given < span {
+				return fmt.Sprintf("kept end - start; the duration column reads %gx too small: check its unit, or the start and end units", f)
+			}
+			return fmt.Sprintf("kept end - start; the duration column reads %gx too large: check its unit, or the start and end units", f)
+		}
+	}
+	return "" // not a unit: rounding or a clock's own disagreement
 }

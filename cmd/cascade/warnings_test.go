@@ -33,6 +33,12 @@ func TestDataProblemWarnings(t *testing.T) {
 			want: "cascade: warning: JSON line with no resourceSpans, e.g. a Jaeger trace in an OTLP file: 1, first at testdata/warn/jaeger-in-otlp.jsonl line 2 byte 332 (dropped)\n"},
 		{name: "times in the wrong unit", args: []string{wd + "us-times.jsonl"},
 			want: "cascade: warning: span time outside the years 2000-2100: 1, first at testdata/warn/us-times.jsonl record 1 (kept as read; times look 1000x too small: if the column was read as ns, give it as start:us)\n"},
+		{name: "CSV times in µs read as ns", args: []string{wd + "aiops-us.csv", "--csv-map",
+			"trace_id=trace_id,span_id=span_id,parent_span_id=parent_span,service=cmdb_id,operation=operation_name,start=timestamp,duration=duration"},
+			want: `cascade: warning: span time outside the years 2000-2100: 2, first at testdata/warn/aiops-us.csv line 2 byte 88 column "timestamp" (kept as read; times look 1000x too small: if the column was read as ns, give it as start:us)` + "\n"},
+		{name: "CSV duration disagrees with end - start", args: []string{wd + "dur-mismatch.csv", "--csv-map",
+			"trace_id=trace,span_id=span,parent_span_id=parent,service=svc,start=ts:us,end=te:us,duration=d:ms"},
+			want: `cascade: warning: span duration column disagrees with end - start: 2, first at testdata/warn/dur-mismatch.csv line 2 byte 30 column "d" (kept end - start; the duration column reads 1000x too large: check its unit, or the start and end units)` + "\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
