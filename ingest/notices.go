@@ -113,16 +113,15 @@ const (
 )
 
 // unitHint says by what factor a start time t (Unix nanoseconds as read)
-// misses the plausible years, and the unit to give, or "" when no power
-// of a thousand fits.
+// falls short of the plausible years, and the unit to give, or only what
+// was done when no power of a thousand fits. (A time too large cannot be
+// scaled down from an int64 of nanoseconds into the range, so none is
+// suggested.)
 func unitHint(t int64) string {
-	units := []string{"s", "ms", "us", "ns"}
+	units := []string{"us", "ms", "s"}
 	for k, f := range []int64{1e3, 1e6, 1e9} {
 		if t > 0 && t <= maxPlausibleNs/f && t*f >= minPlausibleNs {
-			return fmt.Sprintf("kept as read; times look %dx too small: if the column was read as ns, give it as start:%s", f, units[2-k])
-		}
-		if t/f >= minPlausibleNs && t/f <= maxPlausibleNs {
-			return fmt.Sprintf("kept as read; times look %dx too large: give the column a unit %d times smaller (start:ms, start:us, start:ns)", f, f)
+			return fmt.Sprintf("kept as read; times look %dx too small: if the column was read as ns, give it as start:%s", f, units[k])
 		}
 	}
 	return "kept as read"
