@@ -1,9 +1,11 @@
 // Package cascade holds the documented types that pass between the stages of
-// the cascade pipeline: spans and metric samples (written by ingest, read by
-// graph and fit), and later the model, scenario and outcome documents.
+// the cascade pipeline: spans, metric samples and log records (written by
+// ingest, read by graph and fit), and later the model, scenario and outcome
+// documents.
 //
 // The package does no I/O. Each type's field tags give the column names of
-// the dataset's Parquet files (spans.parquet, metrics.parquet), which are
+// the dataset's Parquet files (spans.parquet, metrics.parquet,
+// logs.parquet), which are
 // the schema documented in the README.
 package cascade
 
@@ -136,4 +138,36 @@ type Sample struct {
 	Labels string `parquet:"labels,dict" json:"labels,omitempty"`
 	// Value is the point's value; NaN and ±Inf are kept as they came.
 	Value float64 `parquet:"value" json:"value"`
+}
+
+// LogRecord is one row of logs.parquet: one log line or OTLP log record,
+// normalized from whatever format recorded it.
+type LogRecord struct {
+	// Time is when the line was written, in Unix nanoseconds (for OTLP,
+	// time_unix_nano, else observed_time_unix_nano).
+	Time int64 `parquet:"time,timestamp(nanosecond)" json:"time"`
+	// Service is the service that wrote the line: the resource's
+	// service.name, or the pod name without its Kubernetes suffix; empty
+	// when nothing names one.
+	Service string `parquet:"service,dict" json:"service,omitempty"`
+	// Instance is the pod, host or service.instance.id; empty when none.
+	Instance string `parquet:"instance,dict" json:"instance,omitempty"`
+	// Severity is TRACE, DEBUG, INFO, WARN, ERROR or FATAL, from the
+	// record's own severity field, else read from the line (a level word
+	// among its first tokens); empty when neither says.
+	Severity string `parquet:"severity,dict" json:"severity,omitempty"`
+	// TraceID and SpanID join the line to its span, spelled as in
+	// spans.parquet; empty when the line carries none.
+	TraceID string `parquet:"trace_id" json:"trace_id,omitempty"`
+	SpanID  string `parquet:"span_id" json:"span_id,omitempty"`
+	// Body is the message, without the timestamp, level and trace ids
+	// that a text line carried before it.
+	Body string `parquet:"body" json:"body"`
+	// TemplateID numbers the Body's template, from 1 in the order the
+	// templates were first met in the inputs; the same inputs in the same
+	// order give the same ids.
+	TemplateID int32 `parquet:"template_id" json:"template_id"`
+	// Template is the Body with its variable tokens replaced by "<*>", as
+	// the Drain log parser mined it from every line of the dataset.
+	Template string `parquet:"template,dict" json:"template"`
 }
