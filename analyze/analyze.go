@@ -37,6 +37,9 @@ type Config struct {
 	Inputs []string
 	// Metrics are metric files or directories ingested with the traces.
 	Metrics []string
+	// Logs are log files or directories ingested with the traces, into
+	// the dataset's logs.parquet.
+	Logs []string
 	// Format is the trace format of the inputs; empty or auto detects.
 	Format ingest.Format
 	// Out is the directory the reports and models are written to; it is
@@ -306,6 +309,9 @@ func dataset(ctx context.Context, cfg Config, files *[]string) (dir string, sum 
 		if len(cfg.Metrics) > 0 {
 			return "", nil, nil, nop, errors.New("metrics: a dataset holds its metrics; ingest them into it")
 		}
+		if len(cfg.Logs) > 0 {
+			return "", nil, nil, nop, errors.New("logs: a dataset holds its logs; ingest them into it")
+		}
 		sum, err := ingest.Summarize(cfg.Inputs[0])
 		return cfg.Inputs[0], sum, keep, nop, err
 	}
@@ -320,7 +326,7 @@ func dataset(ctx context.Context, cfg Config, files *[]string) (dir string, sum 
 	}
 	cleanup = func() { os.RemoveAll(tmp) }
 	icfg := ingest.DefaultConfig()
-	icfg.Traces, icfg.Metrics = cfg.Inputs, cfg.Metrics
+	icfg.Traces, icfg.Metrics, icfg.Logs = cfg.Inputs, cfg.Metrics, cfg.Logs
 	if cfg.Format != "" {
 		icfg.Format = cfg.Format
 	}
@@ -333,6 +339,9 @@ func dataset(ctx context.Context, cfg Config, files *[]string) (dir string, sum 
 	*files = append(*files, filepath.Join(DatasetDir, ingest.SpansFile))
 	if _, err := os.Stat(filepath.Join(icfg.Out, ingest.MetricsFile)); err == nil {
 		*files = append(*files, filepath.Join(DatasetDir, ingest.MetricsFile))
+	}
+	if _, err := os.Stat(filepath.Join(icfg.Out, ingest.LogsFile)); err == nil {
+		*files = append(*files, filepath.Join(DatasetDir, ingest.LogsFile))
 	}
 	keep = func() error {
 		final := filepath.Join(cfg.Out, DatasetDir)

@@ -250,11 +250,17 @@ func (d *spanCSVDecoder) run() error {
 	})
 }
 
+// recordSink is the part of sink (and logSink) that csvRecords needs.
+type recordSink interface {
+	invalid(err *ParseError) error
+	infer(note string)
+}
+
 // csvRecords reads the records after the header and hands each to fn,
 // with *offset at its first byte: records the CSV reader cannot parse go
 // to s as invalid, a repeated header line is skipped, and an input with
 // no record says so.
-func csvRecords(cr *csv.Reader, name string, header []string, s sink, offset *int64, fn func(rec []string) error) error {
+func csvRecords(cr *csv.Reader, name string, header []string, s recordSink, offset *int64, fn func(rec []string) error) error {
 	records := 0
 	for {
 		*offset = cr.InputOffset()

@@ -9,12 +9,14 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"cascade"
+	"cascade/internal/drain"
 )
 
 // Dataset file names inside a dataset directory.
 const (
 	SpansFile   = "spans.parquet"
 	MetricsFile = "metrics.parquet"
+	LogsFile    = "logs.parquet"
 )
 
 // rowGroupRows bounds a row group of the dataset files, so writers and
@@ -58,6 +60,12 @@ type datasetWriter struct {
 	final, tmp string
 	spans      *sorter[cascade.Span]
 	samples    *sorter[cascade.Sample]
+	logs       *sorter[cascade.LogRecord]
+	// templates mines the log bodies' templates in input order; a stored
+	// record's TemplateID is its cluster, and the template text is the
+	// cluster's once every line is in.
+	templates *drain.Parser
+	hasLogs   bool // a log input was read: write logs.parquet
 }
 
 func createDataset(out string, runRows int) (*datasetWriter, error) {
@@ -94,6 +102,8 @@ func createDataset(out string, runRows int) (*datasetWriter, error) {
 		tmp:     tmp,
 		spans:   newSorter(tmp, "spans", runRows, compareSpans),
 		samples: newSorter(tmp, "metrics", runRows, compareSamples),
+		logs:    newSorter(tmp, "logs", runRows, compareLogs),
+		templates: drain.New(drain.DefaultConfig()),
 	}, nil
 }
 
@@ -106,6 +116,9 @@ func (w *datasetWriter) commit(sum *Summary) error {
 		return err
 	}
 	if err := w.writeSamples(sum); err != nil {
+		return err
+	}
+	if err := w.writeLogs(sum); err != nil {
 		return err
 	}
 	return w.publish()

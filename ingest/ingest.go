@@ -20,6 +20,10 @@ type Config struct {
 	Traces []string
 	// Metrics are metric files or directories to read; "-" is stdin.
 	Metrics []string
+	// Logs are log files or directories to read; "-" is stdin. Their
+	// records go to logs.parquet, which is written only when Logs is
+	// non-empty.
+	Logs []string
 	// Out is the dataset directory to write. Required.
 	Out string
 	// Format forces the trace format; FormatAuto (the default) detects
@@ -27,6 +31,8 @@ type Config struct {
 	Format Format
 	// MetricFormat forces the metric format; FormatAuto detects it.
 	MetricFormat Format
+	// LogFormat forces the log format; FormatAuto detects it.
+	LogFormat Format
 	// Options are passed to decoders (CSV mapping, metric kinds).
 	Options Options
 	// SkipInvalid skips invalid records and counts them by reason instead
@@ -58,14 +64,17 @@ func (c *Config) Validate() error {
 	if c.Out == "" {
 		errs = append(errs, errors.New("out: a dataset directory is required"))
 	}
-	if len(c.Traces) == 0 && len(c.Metrics) == 0 {
-		errs = append(errs, errors.New("traces, metrics: nothing to ingest"))
+	if len(c.Traces) == 0 && len(c.Metrics) == 0 && len(c.Logs) == 0 {
+		errs = append(errs, errors.New("traces, metrics, logs: nothing to ingest"))
 	}
 	if _, err := ParseFormat(string(c.Format), TraceFormats); err != nil {
 		errs = append(errs, fmt.Errorf("format: %w", err))
 	}
 	if _, err := ParseFormat(string(c.MetricFormat), MetricFormats); err != nil {
 		errs = append(errs, fmt.Errorf("metric-format: %w", err))
+	}
+	if _, err := ParseFormat(string(c.LogFormat), LogFormats); err != nil {
+		errs = append(errs, fmt.Errorf("log-format: %w", err))
 	}
 	if c.MaxErrors < 0 {
 		errs = append(errs, fmt.Errorf("max-errors: %d is negative", c.MaxErrors))
@@ -94,6 +103,10 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	logs, logDirs, err := expandPaths(c.Logs)
+	if err != nil {
+		return nil, err
+	}
 	sum := &Summary{
 		Dataset:  c.Out,
 		Skipped:  map[string]int64{},
@@ -113,26 +126,35 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	}()
 
 	var total int64
-	for _, p := range append(append([]inputPath{}, traces...), metrics...) {
+	for _, p := range slices.Concat(traces, metrics, logs) {
 		if info, err := os.Stat(p.path); err == nil && p.path != "-" {
 			total += info.Size()
 		}
 	}
 	st := &runSink{cfg: &c, sum: sum, w: w, total: total}
 	for _, p := range traces {
-		if err := st.input(ctx, p, c.Format, false); err != nil {
+		if err := st.input(ctx, p, c.Format, traceInput); err != nil {
 			return sum, err
 		}
 	}
 	for _, p := range metrics {
-		if err := st.input(ctx, p, c.MetricFormat, true); err != nil {
+		if err := st.input(ctx, p, c.MetricFormat, metricInput); err != nil {
 			return sum, err
 		}
 	}
+	for _, p := range logs {
+		if err := st.input(ctx, p, c.LogFormat, logInput); err != nil {
+			return sum, err
+		}
+	}
+	w.hasLogs = len(logs) > 0
 	if err := emptyDirs(sum, traceDirs, "trace"); err != nil {
 		return sum, err
 	}
 	if err := emptyDirs(sum, metricDirs, "metric"); err != nil {
+		return sum, err
+	}
+	if err := emptyDirs(sum, logDirs, "log"); err != nil {
 		return sum, err
 	}
 	if len(st.errs) > 0 {
@@ -206,6 +228,11 @@ func (r *runSink) sample(s *cascade.Sample) error {
 	return r.w.samples.add(s)
 }
 
+func (r *runSink) log(l *cascade.LogRecord) error {
+	r.in.Logs++
+	return r.w.addLog(l)
+}
+
 func (r *runSink) infer(note string) {
 	r.sum.Inferred[note]++
 	if note == noticeEmpty {
@@ -235,7 +262,7 @@ func (r *runSink) record() string {
 	if r.in == nil {
 		return ""
 	}
-	return fmt.Sprintf("record %d", r.in.Spans+r.in.Samples+r.in.Skipped+1)
+	return fmt.Sprintf("record %d", r.in.Spans+r.in.Samples+r.in.Logs+r.in.Skipped+1)
 }
 
 func (r *runSink) invalid(e *ParseError) error {
@@ -287,9 +314,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // decoder takes (a call-graph CSV among metric files, a stray JSON) is
 // skipped with a warning rather than failing the run; a file the user named
 // fails it.
-func (r *runSink) input(ctx context.Context, p inputPath, format Format, metrics bool) error {
-	err := r.file(ctx, p.path, format, metrics)
-	if !p.walked || r.in == nil || r.in.File != p.path || r.in.Spans+r.in.Samples > 0 {
+func (r *runSink) input(ctx context.Context, p inputPath, format Format, kind inputKind) error {
+	err := r.file(ctx, p.path, format, kind)
+	if !p.walked || r.in == nil || r.in.File != p.path || r.in.Spans+r.in.Samples+r.in.Logs > 0 {
 		return err
 	}
 	unsupported := func(e error) bool { return errors.Is(e, ErrUnsupported) || errors.Is(e, ErrUnknownFormat) }
@@ -316,8 +343,17 @@ func (r *runSink) input(ctx context.Context, p inputPath, format Format, metrics
 	return nil
 }
 
+// inputKind is what an input path was given as.
+type inputKind uint8
+
+const (
+	traceInput inputKind = iota
+	metricInput
+	logInput
+)
+
 // file reads one input path with the given (or detected) format.
-func (r *runSink) file(ctx context.Context, path string, format Format, metrics bool) error {
+func (r *runSink) file(ctx context.Context, path string, format Format, kind inputKind) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -351,9 +387,12 @@ func (r *runSink) file(ctx context.Context, path string, format Format, metrics 
 	r.in = &r.sum.Inputs[len(r.sum.Inputs)-1]
 	r.file_ = path
 	if format == FormatAuto {
-		if metrics {
+		switch kind {
+		case metricInput:
 			format, err = detectMetrics(base, head)
-		} else {
+		case logInput:
+			format, err = detectLogs(base, head)
+		default:
 			format, err = detectTrace(base, head)
 		}
 		if err != nil {
@@ -361,11 +400,36 @@ func (r *runSink) file(ctx context.Context, path string, format Format, metrics 
 		}
 	}
 	r.in.Format = format
+	if kind == logInput {
+		err = r.decodeLogs(path, format, br)
+	} else {
+		err = r.decode(path, format, br)
+	}
+	return err
+}
+
+// decode runs the span or metric decoder of format over one input.
+func (r *runSink) decode(path string, format Format, br io.Reader) error {
 	dec, ok := decoders[format]
 	if !ok {
 		return fmt.Errorf("%s: format %q: %w", path, format, ErrUnknownFormat)
 	}
-	if err := dec(path, br, r, &r.cfg.Options); err != nil {
+	return r.decoded(path, dec(path, br, r, &r.cfg.Options))
+}
+
+// decodeLogs runs the log decoder of format over one input.
+func (r *runSink) decodeLogs(path string, format Format, br io.Reader) error {
+	dec, ok := logDecoders[format]
+	if !ok {
+		return fmt.Errorf("%s: format %q: %w", path, format, ErrUnknownFormat)
+	}
+	return r.decoded(path, dec(path, br, r, &r.cfg.Options))
+}
+
+// decoded completes a decoder's error with the file name and the run's
+// collected parse errors.
+func (r *runSink) decoded(path string, err error) error {
+	if err != nil {
 		var pe *ParseError
 		if errors.As(err, &pe) && pe.File == "" {
 			pe.File = path

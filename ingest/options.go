@@ -7,6 +7,9 @@ type Options struct {
 	// CSVMap maps span CSV columns to Span fields; nil means detect a
 	// preset from the header.
 	CSVMap *CSVMap
+	// LogCSVMap maps log CSV columns to LogRecord fields; nil means
+	// detect a preset from the header.
+	LogCSVMap *LogCSVMap
 	// MetricKinds maps metric names to kinds; nil means DefaultMetricKinds.
 	MetricKinds *KindMap
 	// ScrapeTime is the time, in Unix nanoseconds, given to Prometheus

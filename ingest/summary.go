@@ -70,6 +70,23 @@ type Summary struct {
 	// of the same series and time.
 	DuplicateSamples int64 `json:"duplicate_samples"`
 
+	// Logs counts stored log records (after deduplication); zero, with
+	// the fields below, when no logs were given.
+	Logs int64 `json:"logs,omitempty"`
+	// LogServices lists the services the log records name, sorted.
+	LogServices []string `json:"log_services,omitempty"`
+	// LogTemplates counts the distinct templates of the stored records.
+	LogTemplates int `json:"log_templates,omitempty"`
+	// ErrorLogs counts records of severity ERROR or FATAL.
+	ErrorLogs int64 `json:"error_logs,omitempty"`
+	// TracedLogs counts records that carry a trace id.
+	TracedLogs int64 `json:"traced_logs,omitempty"`
+	// LogRange is the time covered by the records.
+	LogRange TimeRange `json:"log_range,omitzero"`
+	// DuplicateLogs counts records dropped as repeats of a stored record
+	// (same time, service, instance, ids, severity and body).
+	DuplicateLogs int64 `json:"duplicate_logs,omitempty"`
+
 	// Skipped counts invalid records skipped (--skip-invalid) by reason.
 	Skipped map[string]int64 `json:"skipped"`
 	// Warnings counts anomalies that were kept, by kind (negative
@@ -94,6 +111,8 @@ type InputSummary struct {
 	// deduplication across files.
 	Spans   int64 `json:"spans"`
 	Samples int64 `json:"samples"`
+	// Logs counts the file's log records, before deduplication.
+	Logs int64 `json:"logs,omitempty"`
 	// Skipped counts the file's invalid records that were skipped.
 	Skipped int64 `json:"skipped"`
 }
@@ -372,6 +391,14 @@ func Summarize(dir string) (*Summary, error) {
 			return nil, err
 		}
 		ss.fill(sum)
+	}
+	if _, err := os.Stat(filepath.Join(dir, LogsFile)); err == nil {
+		ls := newLogStats()
+		ls.alias = true
+		if err := ReadLogs(dir, func(r *cascade.LogRecord) error { ls.add(r); return nil }); err != nil {
+			return nil, err
+		}
+		ls.fill(sum)
 	}
 	return sum, nil
 }

@@ -61,8 +61,20 @@ func ingestTable(tw tableWriter, s *ingest.Summary) error {
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
 	p("dataset\t%s", s.Dataset)
 	p("")
-	p("INPUT\tFORMAT\tSPANS\tSAMPLES\tSKIPPED")
+	logs := false // a LOGS column only where logs were given
 	for _, in := range s.Inputs {
+		logs = logs || in.Logs > 0
+	}
+	if logs {
+		p("INPUT\tFORMAT\tSPANS\tSAMPLES\tLOGS\tSKIPPED")
+	} else {
+		p("INPUT\tFORMAT\tSPANS\tSAMPLES\tSKIPPED")
+	}
+	for _, in := range s.Inputs {
+		if logs {
+			p("%s\t%s\t%d\t%d\t%d\t%d", in.File, in.Format, in.Spans, in.Samples, in.Logs, in.Skipped)
+			continue
+		}
 		p("%s\t%s\t%d\t%d\t%d", in.File, in.Format, in.Spans, in.Samples, in.Skipped)
 	}
 	p("")
@@ -95,6 +107,16 @@ func ingestTable(tw tableWriter, s *ingest.Summary) error {
 		sort.Strings(kinds)
 		p("samples by kind\t%s", strings.Join(kinds, " "))
 		p("duplicate samples dropped\t%d", s.DuplicateSamples)
+	}
+	if s.Logs > 0 || logs {
+		p("")
+		p("log records\t%d", s.Logs)
+		p("log services\t%d\t%s", len(s.LogServices), strings.Join(s.LogServices, " "))
+		p("log templates\t%d", s.LogTemplates)
+		p("error and fatal records\t%d", s.ErrorLogs)
+		p("records with a trace id\t%d", s.TracedLogs)
+		p("log time range\t%s .. %s", stamp(s.LogRange.Start), stamp(s.LogRange.End))
+		p("duplicate log records dropped\t%d", s.DuplicateLogs)
 	}
 	counts := func(title string, m map[string]int64) {
 		if len(m) == 0 {

@@ -20,6 +20,7 @@ import (
 // own).
 const (
 	analyzeFlagMetrics   = "metrics"
+	analyzeFlagLogs      = "logs"
 	analyzeFlagFormat    = "format"
 	analyzeFlagOut       = "out"
 	analyzeFlagOutput    = "output"
@@ -140,6 +141,7 @@ failed run leaves the files of the last good one.`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&cfg.Metrics, analyzeFlagMetrics, nil, "metric files or directories to ingest with the traces (repeatable)")
+	f.StringSliceVar(&cfg.Logs, analyzeFlagLogs, nil, "log files or directories to ingest with the traces (repeatable): OTLP logs JSON or protobuf, or log CSV (Nezha's layout is detected)")
 	f.StringVar(&format, analyzeFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
 	f.StringVar(&cfg.Out, analyzeFlagOut, "cascade-report", "directory to write the reports, models and dataset into")
 	f.StringVarP(&output, analyzeFlagOutput, "o", "table", "what to print: table (the ranking), json or markdown (the whole report)")

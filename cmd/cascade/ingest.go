@@ -21,11 +21,16 @@ func newIngestCmd(stdin io.Reader) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "ingest PATH... --out DATASET",
-		Short: "Read traces and queue metrics into a Parquet dataset",
+		Short: "Read traces, queue metrics and logs into a Parquet dataset",
 		Long: `ingest reads traces (OTLP JSON/JSON Lines/protobuf, Jaeger JSON and api_v3,
 Zipkin v2, span CSV) and queue metrics (Prometheus text and HTTP API JSON,
 OTLP metrics, CSV), normalizes them, drops duplicate (trace_id, span_id)
 rows, and writes DATASET/spans.parquet and DATASET/metrics.parquet.
+
+Given --logs (OTLP logs JSON/protobuf, or a log CSV in Nezha's layout), it
+also writes DATASET/logs.parquet: each record's time, service, severity,
+trace and span ids, body, and the body's template, mined with the Drain
+log parser.
 
 Formats are detected per file; .gz and .zst inputs are read transparently;
 directories are read recursively; "-" reads stdin. The dataset is written
@@ -37,10 +42,13 @@ to a temporary directory and moved into place only when complete.`,
   # Nezha span CSVs and per-pod metric CSVs, skipping bad rows
   cascade ingest nezha/trace --metrics nezha/metric --out ds --skip-invalid
 
+  # Nezha's traces with the same minutes' logs
+  cascade ingest nezha/trace --logs nezha/log --out ds
+
   # a collector file-exporter stream from stdin, summary as JSON
   zcat traces.jsonl.gz | cascade ingest - --format otlp-json --out ds --output json`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 && len(cfg.Metrics) == 0 {
+			if len(args) == 0 && len(cfg.Metrics) == 0 && len(cfg.Logs) == 0 {
 				return usageError{errNoInputs}
 			}
 			return nil
@@ -94,6 +102,7 @@ to a temporary directory and moved into place only when complete.`,
 	f := cmd.Flags()
 	f.StringVarP(&cfg.Out, "out", "O", "", "dataset directory to write (required)")
 	f.StringSliceVar(&cfg.Metrics, "metrics", nil, "metric files or directories (repeatable)")
+	f.StringSliceVar(&cfg.Logs, "logs", nil, "log files or directories (repeatable): OTLP logs JSON or protobuf, or log CSV (Nezha's layout is detected)")
 	f.StringVar(&format, "format", "auto", "trace format: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
 	f.StringVar(&metricFormat, "metric-format", "auto", "metric format: auto, prom-text, prom-api, otlp-metrics-json, otlp-metrics-proto, metrics-csv")
 	f.StringVar(&csvMap, "csv-map", "", "span CSV column mapping: inline key=column,... or @FILE (default: detect the Nezha preset)")
