@@ -98,11 +98,11 @@ func createDataset(out string, runRows int) (*datasetWriter, error) {
 		return nil, err
 	}
 	return &datasetWriter{
-		final:   out,
-		tmp:     tmp,
-		spans:   newSorter(tmp, "spans", runRows, compareSpans),
-		samples: newSorter(tmp, "metrics", runRows, compareSamples),
-		logs:    newSorter(tmp, "logs", runRows, compareLogs),
+		final:     out,
+		tmp:       tmp,
+		spans:     newSorter(tmp, "spans", runRows, compareSpans),
+		samples:   newSorter(tmp, "metrics", runRows, compareSamples),
+		logs:      newSorter(tmp, "logs", runRows, compareLogs),
 		templates: drain.New(drain.DefaultConfig()),
 	}, nil
 }

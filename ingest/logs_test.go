@@ -119,9 +119,9 @@ type logCollector struct {
 }
 
 func (c *logCollector) log(r *cascade.LogRecord) error { c.logs = append(c.logs, *r); return nil }
-func (c *logCollector) invalid_(e *ParseError) error    { c.invalid = append(c.invalid, e); return nil }
-func (c *logCollector) infer(n string)                  { c.infers = append(c.infers, n) }
-func (c *logCollector) warnAt(k string, _ *ParseError)  { c.warns = append(c.warns, k) }
+func (c *logCollector) invalid_(e *ParseError) error   { c.invalid = append(c.invalid, e); return nil }
+func (c *logCollector) infer(n string)                 { c.infers = append(c.infers, n) }
+func (c *logCollector) warnAt(k string, _ *ParseError) { c.warns = append(c.warns, k) }
 
 // logCollectorSink adapts logCollector (whose field is named invalid).
 type logCollectorSink struct{ *logCollector }
