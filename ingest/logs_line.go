@@ -120,10 +120,12 @@ func parseLogLine(s string, scratch []logToken) (logLine, []logToken) {
 			key = strings.TrimSuffix(t, ":")
 		}
 		var dst *string
-		switch strings.ToLower(key) {
-		case "traceid", "trace_id", "trace-id":
+		switch {
+		case len(key) < 6 || len(key) > 8:
+			continue
+		case strings.EqualFold(key, "traceid") || strings.EqualFold(key, "trace_id") || strings.EqualFold(key, "trace-id"):
 			dst = &l.traceID
-		case "spanid", "span_id", "span-id":
+		case strings.EqualFold(key, "spanid") || strings.EqualFold(key, "span_id") || strings.EqualFold(key, "span-id"):
 			dst = &l.spanID
 		default:
 			continue
