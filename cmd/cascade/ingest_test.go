@@ -25,6 +25,8 @@ func TestIngestCommand(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"data":[{"traceID":"01","spans":[{"traceID":"01","spanID":"02","operationName":"x","startTime":5,"duration":1,"processID":"p9"}],"processes":{}}]}`), 0o644))
+	badLog := filepath.Join(dir, "bad_log.csv")
+	require.NoError(t, os.WriteFile(badLog, []byte("Timestamp,TimeUnixNano,Node,PodName,Container,TraceID,SpanID,Log\nsoon,later,n,p,c,,,x\n"), 0o644))
 	const td = "../../testdata/"
 	tests := []struct {
 		name     string
@@ -38,6 +40,8 @@ func TestIngestCommand(t *testing.T) {
 		{name: "nezha json", args: []string{"ingest", td + "nezha-trainticket/trace", "--metrics", td + "nezha-trainticket/metric", "-o", "json"}, golden: "ingest-nezha-json"},
 		{name: "stdin zipkin", args: []string{"ingest", "-"}, stdin: mustRead(t, td+"zipkin/hotrod-traces.json"), golden: "ingest-stdin-zipkin"},
 		{name: "bad record", args: []string{"ingest", bad}, code: exitInvalidData, inStderr: "bad.json (byte 34): data[0].spans[0]: processID \"p9\" is not in the trace's processes"},
+		{name: "nezha logs table", args: []string{"ingest", "--logs", td + "nezha-trainticket/log"}, golden: "ingest-nezha-logs-table"},
+		{name: "bad log record", args: []string{"ingest", "--logs", badLog}, code: exitInvalidData, inStderr: `bad_log.csv:2 (byte 65): column "Timestamp": "soon" is neither a number nor an RFC 3339 time: bad timestamp`},
 		{name: "no inputs", args: []string{"ingest"}, code: exitUsage, inStderr: "give at least one PATH"},
 		{name: "no out", args: []string{"ingest", td + "hotrod-baseline/sample-trace-otlp.json"}, code: exitUsage, inStderr: "--out DATASET is required"},
 		{name: "bad format", args: []string{"ingest", "x", "--format", "xml"}, code: exitUsage, inStderr: `"xml": unknown format`},
