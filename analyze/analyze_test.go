@@ -219,3 +219,22 @@ func TestStretch(t *testing.T) {
 		})
 	}
 }
+
+// TestRunLogs: --logs goes into the dataset's logs.parquet, and a dataset
+// given as the input holds its own logs.
+func TestRunLogs(t *testing.T) {
+	out := t.TempDir()
+	cfg := small(out, 0)
+	cfg.NoFit, cfg.NoIncident = true, true
+	cfg.Logs = []string{"../testdata/nezha-trainticket/log/09_26_log_head300.csv"}
+	a, err := Run(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Contains(t, a.Files, "dataset/logs.parquet")
+	require.Equal(t, int64(300), a.Dataset.Logs)
+
+	cfg = small(t.TempDir(), 0)
+	cfg.Inputs, cfg.Metrics = []string{filepath.Join(out, DatasetDir)}, nil
+	cfg.Logs = []string{"x.csv"}
+	_, err = Run(context.Background(), cfg)
+	require.EqualError(t, err, "logs: a dataset holds its logs; ingest them into it")
+}
