@@ -369,7 +369,7 @@ func TestDecodeOTLPLogsErrors(t *testing.T) {
 
 // runLogs ingests the Nezha log slice (gzipped, to go through the same
 // decompression as trace files) and returns the dataset directory.
-func runLogs(t *testing.T, out string) *Summary {
+func runLogs(t *testing.T, out string, runRows int) *Summary {
 	t.Helper()
 	data, err := os.ReadFile(nezhaLogs)
 	require.NoError(t, err)
@@ -383,6 +383,7 @@ func runLogs(t *testing.T, out string) *Summary {
 	cfg := DefaultConfig()
 	cfg.Logs = []string{gz, "testdata/otlp-logs/logs.jsonl"}
 	cfg.Out = out
+	cfg.RunRows = runRows
 	sum, err := Run(context.Background(), cfg)
 	require.NoError(t, err)
 	return sum
@@ -390,7 +391,7 @@ func runLogs(t *testing.T, out string) *Summary {
 
 func TestRunLogs(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "ds")
-	sum := runLogs(t, out)
+	sum := runLogs(t, out, 0)
 	require.Equal(t, int64(304), sum.Logs)
 	require.Equal(t, int64(3), sum.ErrorLogs)
 	require.Equal(t, int64(303), sum.TracedLogs)
@@ -430,9 +431,10 @@ func TestRunLogs(t *testing.T) {
 	require.Equal(t, sum.LogTemplates, again.LogTemplates)
 	require.Equal(t, sum.LogRange, again.LogRange)
 
-	// The same inputs give a byte-identical logs.parquet.
+	// The same inputs give a byte-identical logs.parquet, also when the
+	// sort spills runs of 50 rows to disk and merges them.
 	out2 := filepath.Join(t.TempDir(), "ds")
-	runLogs(t, out2)
+	runLogs(t, out2, 50)
 	a, err := os.ReadFile(filepath.Join(out, LogsFile))
 	require.NoError(t, err)
 	b, err := os.ReadFile(filepath.Join(out2, LogsFile))
