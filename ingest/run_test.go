@@ -196,10 +196,10 @@ func TestRunStdinAndCancel(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	c := Config{Format: "nope", MaxErrors: -1}
+	c := Config{Format: "nope", LogFormat: "otlp-json", MaxErrors: -1}
 	err := c.Validate()
 	require.Error(t, err)
-	for _, w := range []string{"out:", "traces, metrics:", "format:", "max-errors:"} {
+	for _, w := range []string{"out:", "traces, metrics, logs:", "format:", `log-format: "otlp-json": unknown format`, "max-errors:"} {
 		require.Contains(t, err.Error(), w)
 	}
 }
