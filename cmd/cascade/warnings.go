@@ -20,7 +20,7 @@ func printWarnings(w io.Writer, sum *ingest.Summary) {
 		return
 	}
 	for _, n := range sum.Notices {
-		if n.Kind == "empty input" && sum.Spans+sum.Samples == 0 {
+		if n.Kind == "empty input" && sum.Spans+sum.Samples+sum.Logs == 0 {
 			continue // the run fails with an error that says so
 		}
 		fmt.Fprintf(w, "cascade: warning: %s\n", n)
