@@ -125,6 +125,7 @@ failed run leaves the files of the last good one.`,
 				return err
 			}
 			printWarnings(cmd.ErrOrStderr(), a.Dataset)
+			printThin(cmd.ErrOrStderr(), a.Rank)
 			if output == "json" {
 				return report.JSON(cmd.OutOrStdout(), a)
 			}

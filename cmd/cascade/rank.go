@@ -155,6 +155,7 @@ The package documentation (go doc cascade/rank) describes the methods.`,
 				if doc.Rank, err = rank.Run(cmd.Context(), model, cfg); err != nil {
 					return err
 				}
+				printThin(cmd.ErrOrStderr(), doc.Rank)
 			}
 			return report.Rank(cmd.OutOrStdout(), doc, report.Format(output))
 		},
