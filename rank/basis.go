@@ -112,8 +112,8 @@ func count(n int64, noun string) string {
 // String says the basis in one line: "300 traces, 300 root requests, at
 // least 300 requests per node (customer), 1 fit window".
 func (b *Basis) String() string {
-	s := fmt.Sprintf("%s, %s, %s, at least %d requests per node", count(b.Traces, "trace"),
-		count(b.Roots, "root request"), count(int64(b.Services), "service"), b.MinRequests)
+	s := fmt.Sprintf("%s, %s, %s, at least %s per node", count(b.Traces, "trace"),
+		count(b.Roots, "root request"), count(int64(b.Services), "service"), count(b.MinRequests, "request"))
 	if b.MinNode != "" {
 		s += " (" + b.MinNode + ")"
 	}
