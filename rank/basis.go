@@ -8,8 +8,8 @@ import (
 	"cascade"
 )
 
-// Thresholds of thin data (see docs/rank.md, "The data a ranking rests
-// on").
+// Thresholds of thin data (see the package documentation, "The data a
+// ranking rests on").
 const (
 	// MinRoots is the fewest root requests a model built from traces
 	// must rest on for the ranking to call any change a win or worse.
