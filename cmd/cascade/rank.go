@@ -144,6 +144,14 @@ The package documentation (go doc cascade/rank) describes the methods.`,
 				if model, err = readModel(args[0]); err != nil {
 					return err
 				}
+				// A scenario file that names nothing of the model, or sets
+				// a field wrong, is a mistake to fix before the ranking,
+				// not a candidate that "failed" in its table.
+				for i, s := range cfg.Scenarios {
+					if _, _, err := replay.Apply(model, s); err != nil {
+						return usageError{fmt.Errorf("--%s %s: %w", rankFlagScenario, scenarios[i], err)}
+					}
+				}
 			}
 			if len(incident) > 0 {
 				if doc.Incident, err = rootCause(cmd, incident, baseline, model, icfg); err != nil {
