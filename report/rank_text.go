@@ -109,7 +109,7 @@ func answerBlock(rep *rank.Report) *kvBlock {
 		}
 	}
 	if best == nil {
-		b.add("BEST CHANGE", "none: no change improves %s beyond its 95%% interval and the noise (%s)", rep.Objective, noiseText(rep))
+		b.add("BEST CHANGE", "none: no change improves %s measurably (a 95%% interval clear of zero, an effect beyond the noise, %s)", rep.Objective, noiseText(rep))
 		if len(rep.Rows) > 0 {
 			b.add("candidates", "%d: %s", len(rep.Rows), verdictCounts(rep))
 		}
@@ -309,7 +309,9 @@ func incidentNodes(w io.Writer, inc *rank.Incident, width int) {
 }
 
 func incidentPath(w io.Writer, inc *rank.Incident, width int) {
-	fmt.Fprintln(w, "PATH (the degradation climbed from the origin towards the entry)")
+	var b kvBlock
+	b.add("PATH", "the degradation climbed from the origin towards the entry")
+	b.write(w, width)
 	for i := range inc.Path {
 		for j, line := range Wrap(pathLine(&inc.Path[i]), width-4) {
 			indent := "  "

@@ -111,7 +111,7 @@ func (b *kvBlock) write(w io.Writer, width int) {
 	for i, k := range b.keys {
 		for j, line := range Wrap(b.vals[i], max(width-kw, minWrapColumn)) {
 			if j == 0 {
-				fmt.Fprintf(w, "%s%s\n", pad(k, kw), line)
+				fmt.Fprintln(w, strings.TrimRight(pad(k, kw)+line, " "))
 			} else {
 				fmt.Fprintf(w, "%s%s\n", indent, line)
 			}
@@ -121,8 +121,10 @@ func (b *kvBlock) write(w io.Writer, width int) {
 
 // textTable is a compact table: its columns are as wide as their widest
 // cell, but the last, whose text wraps into the columns the others leave.
-// When they leave fewer than minWrapColumn, each row is written as a
-// record of labelled lines instead.
+// When they leave fewer than minWrapColumn, the last column's text goes
+// on the lines below its row, indented by the first column; when the
+// other columns do not fit at all, each row is written as a record of
+// labelled lines.
 type textTable struct {
 	head []string
 	rows [][]string
@@ -145,21 +147,32 @@ func (t *textTable) write(w io.Writer, width int) {
 		fixed += n + 2
 	}
 	avail := width - fixed
-	if lastNat > avail && avail < minWrapColumn {
+	stacked := lastNat > avail && avail < minWrapColumn
+	if stacked && (fixed-2 > width || width-widths[0]-2 < minWrapColumn) {
 		t.writeRecords(w, width)
 		return
 	}
 	indent := strings.Repeat(" ", fixed)
+	if stacked {
+		indent = strings.Repeat(" ", widths[0]+2)
+		avail = width - widths[0] - 2
+	}
 	for _, r := range append([][]string{t.head}, t.rows...) {
 		var b strings.Builder
 		for i := range last {
 			b.WriteString(pad(r[i], widths[i]+2))
 		}
 		for j, line := range Wrap(r[last], avail) {
-			if j == 0 {
+			switch {
+			case stacked && j == 0:
+				fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+				fallthrough
+			case stacked || j > 0:
+				if line != "" {
+					fmt.Fprintf(w, "%s%s\n", indent, line)
+				}
+			default:
 				fmt.Fprintln(w, strings.TrimRight(b.String()+line, " "))
-			} else {
-				fmt.Fprintf(w, "%s%s\n", indent, line)
 			}
 		}
 	}
@@ -173,7 +186,9 @@ func (t *textTable) writeRecords(w io.Writer, width int) {
 		}
 		var b kvBlock
 		for j, h := range t.head {
-			b.add(h, "%s", r[j])
+			if r[j] != "" {
+				b.add(h, "%s", r[j])
+			}
 		}
 		b.write(w, width)
 	}
