@@ -30,6 +30,11 @@ func TestWrap(t *testing.T) {
 		{"inner double spaces kept", "1. a  2. b", 20, []string{"1. a  2. b"}},
 		{"no leading space after a break", "aaaa  bbbb", 5, []string{"aaaa", "bbbb"}},
 		{"leading and trailing spaces dropped", "  a  ", 10, []string{"a"}},
+		{"a number keeps its unit", "from 200 s for 200 s", 9, []string{"from", "200 s for", "200 s"}},
+		{"a unit after a word may break", "a s b", 1, []string{"a", "s", "b"}},
+		{"an interval stays whole", "effect +2.11/s, interval [+2.10/s, +2.12/s] ok", 30, []string{"effect +2.11/s, interval", "[+2.10/s, +2.12/s] ok"}},
+		{"a long bracket wraps as words", "see [" + strings.Repeat("a ", 30) + "]", 20, []string{"see [a a a a a a a a", "a a a a a a a a a a", "a a a a a a a a a a", "a a ]"}},
+		{"an unclosed bracket wraps as words", "x [a b c", 3, []string{"x", "[a", "b c"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

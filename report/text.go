@@ -47,14 +47,16 @@ func runes(s string) int { return utf8.RuneCountInString(s) }
 
 // Wrap breaks s at spaces into lines of at most width runes. A word
 // longer than width stands alone on its line, unbroken: numbers and names
-// are never cut. Runs of spaces inside a line are kept.
+// are never cut, a number keeps its unit ("200 s") and an interval
+// stays whole ("[+2.10/s, +2.12/s]"). Runs of spaces inside a line are
+// kept.
 func Wrap(s string, width int) []string {
 	var (
 		lines []string
 		line  strings.Builder
 		n     int // runes in line
 	)
-	for _, word := range strings.Split(s, " ") {
+	for _, word := range wrapWords(s) {
 		wn := runes(word)
 		switch {
 		case n == 0 && wn == 0:
@@ -80,6 +82,49 @@ func Wrap(s string, width int) []string {
 	}
 	return lines
 }
+
+// maxGroup is the longest interval, in runes, that Wrap keeps whole.
+const maxGroup = 40
+
+// units are the words Wrap keeps on the line of the number before them.
+var units = map[string]bool{"s": true, "ms": true, "µs": true, "pp": true, "%": true, "nodes": true}
+
+// wrapWords splits s at spaces into the words Wrap places: a unit joins
+// the number before it, and an interval in brackets is one word.
+func wrapWords(s string) []string {
+	var out []string
+	open := -1 // index in out of an unclosed "[", or -1
+	for _, w := range strings.Split(s, " ") {
+		last := len(out) - 1
+		switch {
+		case open >= 0 && runes(out[open])+1+runes(w) <= maxGroup:
+			out[open] += " " + w
+			if strings.Contains(w, "]") {
+				open = -1
+			}
+			continue
+		case open >= 0:
+			// Too long to be an interval: let it wrap as words.
+			out = append(out[:open], strings.Split(out[open], " ")...)
+			open = -1
+			last = len(out) - 1
+		}
+		if last >= 0 && units[w] && out[last] != "" && isDigit(out[last][len(out[last])-1]) {
+			out[last] += " " + w
+			continue
+		}
+		out = append(out, w)
+		if strings.HasPrefix(w, "[") && !strings.Contains(w, "]") {
+			open = len(out) - 1
+		}
+	}
+	if open >= 0 {
+		out = append(out[:open], strings.Split(out[open], " ")...)
+	}
+	return out
+}
+
+func isDigit(b byte) bool { return '0' <= b && b <= '9' }
 
 // pad right-pads s with spaces to n runes.
 func pad(s string, n int) string {
