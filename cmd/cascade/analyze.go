@@ -155,7 +155,7 @@ failed run leaves the files of the last good one.`,
 	f.StringSliceVar(&cfg.Metrics, analyzeFlagMetrics, nil, "metric files or directories to ingest with the traces (repeatable)")
 	f.StringVar(&format, analyzeFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
 	f.StringVar(&cfg.Out, analyzeFlagOut, "cascade-report", "directory to write the reports, models and dataset into")
-	f.StringVarP(&output, analyzeFlagOutput, "o", "table", "what to print: table (the ranking), json or markdown (the whole report)")
+	f.StringVarP(&output, analyzeFlagOutput, "o", "table", "what to print: table (the answer, then the ranking), json or markdown (the whole report)")
 	f.Uint64Var(&cfg.Rank.Seed, analyzeFlagSeed, cfg.Rank.Seed, "first random seed of every stage")
 	f.IntVar(&cfg.Rank.Seeds, analyzeFlagSeeds, cfg.Rank.Seeds, "seeds per candidate and traffic in the ranking (at least 2)")
 	f.StringVar(&traffic, analyzeFlagTraffic, "observed", "normal traffic of the ranking: observed (the model's load: closed-loop clients or Poisson at its entry rates), surge:X, closed:USERS,THINK or RATE per second")

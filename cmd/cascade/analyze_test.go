@@ -91,4 +91,10 @@ func TestAnalyzeGolden(t *testing.T) {
 	require.NotContains(t, stdout, "Δ1", "the per-regime effects are wide only")
 	require.Contains(t, stdout, "--wide prints the full tables")
 	testutil.Golden(t, "analyze-hotrod", []byte(stdout))
+
+	// The README's quick start quotes the answer.
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	quoted := "    " + strings.Join(lines[:best+7], "\n    ") + "\n"
+	require.Contains(t, string(readme), quoted, "README.md quotes the first lines analyze prints")
 }
