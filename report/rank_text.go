@@ -27,9 +27,10 @@ func RankText(w io.Writer, d *RankDocument, o TextOptions) error {
 		sections = append(sections, func(w io.Writer) { incidentHead(d.Incident).write(w, width) })
 	}
 	if rep := d.Rank; rep != nil {
-		sections = append(sections,
-			func(w io.Writer) { answerBlock(rep).write(w, width) },
-			func(w io.Writer) { rankedList(rep).write(w, width) })
+		sections = append(sections, func(w io.Writer) { answerBlock(rep).write(w, width) })
+		if len(rep.Rows) > 0 {
+			sections = append(sections, func(w io.Writer) { rankedList(rep).write(w, width) })
+		}
 		if s := rep.Set; s != nil && len(s.Members) > 1 {
 			sections = append(sections, func(w io.Writer) { setBlock(rep).write(w, width) })
 		}
