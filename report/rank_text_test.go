@@ -35,6 +35,8 @@ func TestWrap(t *testing.T) {
 		{"an interval stays whole", "effect +2.11/s, interval [+2.10/s, +2.12/s] ok", 30, []string{"effect +2.11/s, interval", "[+2.10/s, +2.12/s] ok"}},
 		{"a long bracket wraps as words", "see [" + strings.Repeat("a ", 30) + "]", 20, []string{"see [a a a a a a a a", "a a a a a a a a a a", "a a a a a a a a a a", "a a ]"}},
 		{"an unclosed bracket wraps as words", "x [a b c", 3, []string{"x", "[a", "b c"}},
+		{"a short parenthesis stays whole", "report.json (seed 1)", 15, []string{"report.json", "(seed 1)"}},
+		{"a group wider than the line wraps as words", "x (a default answer)", 12, []string{"x (a default", "answer)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

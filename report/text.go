@@ -47,16 +47,24 @@ func runes(s string) int { return utf8.RuneCountInString(s) }
 
 // Wrap breaks s at spaces into lines of at most width runes. A word
 // longer than width stands alone on its line, unbroken: numbers and names
-// are never cut, a number keeps its unit ("200 s") and an interval
-// stays whole ("[+2.10/s, +2.12/s]"). Runs of spaces inside a line are
-// kept.
+// are never cut, a number keeps its unit ("200 s"), and an interval or
+// a short parenthesis stays whole ("[+2.10/s, +2.12/s]", "(seed 1)").
+// Runs of spaces inside a line are kept.
 func Wrap(s string, width int) []string {
 	var (
 		lines []string
 		line  strings.Builder
 		n     int // runes in line
 	)
+	var words []string
 	for _, word := range wrapWords(s) {
+		if runes(word) > width {
+			words = append(words, strings.Split(word, " ")...) // a group too wide: its words
+		} else {
+			words = append(words, word)
+		}
+	}
+	for _, word := range words {
 		wn := runes(word)
 		switch {
 		case n == 0 && wn == 0:
@@ -83,14 +91,16 @@ func Wrap(s string, width int) []string {
 	return lines
 }
 
-// maxGroup is the longest interval, in runes, that Wrap keeps whole.
+// maxGroup is the longest interval or parenthesis, in runes, that Wrap
+// keeps whole.
 const maxGroup = 40
 
 // units are the words Wrap keeps on the line of the number before them.
 var units = map[string]bool{"s": true, "ms": true, "µs": true, "pp": true, "%": true, "nodes": true}
 
 // wrapWords splits s at spaces into the words Wrap places: a unit joins
-// the number before it, and an interval in brackets is one word.
+// the number before it, and an interval in brackets or a short
+// parenthesis is one word.
 func wrapWords(s string) []string {
 	var out []string
 	open := -1 // index in out of an unclosed "[", or -1
@@ -99,7 +109,7 @@ func wrapWords(s string) []string {
 		switch {
 		case open >= 0 && runes(out[open])+1+runes(w) <= maxGroup:
 			out[open] += " " + w
-			if strings.Contains(w, "]") {
+			if strings.ContainsAny(w, "])") {
 				open = -1
 			}
 			continue
@@ -114,7 +124,7 @@ func wrapWords(s string) []string {
 			continue
 		}
 		out = append(out, w)
-		if strings.HasPrefix(w, "[") && !strings.Contains(w, "]") {
+		if strings.HasPrefix(w, "[") && !strings.Contains(w, "]") || strings.HasPrefix(w, "(") && !strings.Contains(w, ")") {
 			open = len(out) - 1
 		}
 	}

@@ -144,10 +144,13 @@ failed run leaves the files of the last good one.`,
 				return err
 			}
 			fmt.Fprintln(out)
-			if !wide {
-				printWrapped(out, opts.Width, "--wide prints the full tables (each regime's effect, every change's cost and mechanism, the capacity sweep); "+analyze.MarkdownFile+" has them too.")
+			reports := fmt.Sprintf("Reports in %s: %s, %s, %s (seed %d)", cfg.Out, analyze.MarkdownFile, analyze.HTMLFile, analyze.JSONFile, a.Seed)
+			if wide {
+				fmt.Fprintln(out, reports)
+				return nil
 			}
-			printWrapped(out, opts.Width, fmt.Sprintf("Reports in %s: %s, %s, %s (seed %d)", cfg.Out, analyze.MarkdownFile, analyze.HTMLFile, analyze.JSONFile, a.Seed))
+			printWrapped(out, opts.Width, "--wide prints the full tables (each regime's effect, every change's cost and mechanism, the capacity sweep); "+analyze.MarkdownFile+" has them too.")
+			printWrapped(out, opts.Width, reports)
 			return nil
 		},
 	}
