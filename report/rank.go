@@ -22,7 +22,8 @@ type RankDocument struct {
 	Rank *rank.Report `json:"rank,omitempty"`
 }
 
-// Rank renders a rank document as a table, JSON or Markdown.
+// Rank renders a rank document as a table, JSON or Markdown. The table
+// is the compact one of RankText at DefaultWidth.
 func Rank(w io.Writer, d *RankDocument, f Format) error {
 	switch f {
 	case FormatJSON:
@@ -30,7 +31,7 @@ func Rank(w io.Writer, d *RankDocument, f Format) error {
 	case FormatMarkdown:
 		return rankMarkdown(w, d)
 	case FormatTable, "":
-		return rankTable(w, d)
+		return RankText(w, d, TextOptions{})
 	}
 	return fmt.Errorf("output %q: want table, json or markdown", f)
 }
@@ -129,8 +130,9 @@ func rowMark(r *rank.Row) string {
 	return "-"
 }
 
-// rankTable writes the incident, when it found an origin, then the
-// ranking, then an incident without an origin (see rankMarkdown).
+// rankTable writes the full tables (RankText's Wide): the incident, when
+// it found an origin, then the ranking, then an incident without an
+// origin (see rankMarkdown).
 func rankTable(w io.Writer, d *RankDocument) error {
 	lead := incidentLeads(d)
 	if lead {
