@@ -107,7 +107,10 @@ func bySlowest(a, b report.TraceExample) int {
 	return cmp.Or(cmp.Compare(b.DurationMS, a.DurationMS), strings.Compare(a.TraceID, b.TraceID))
 }
 
-// byFailed puts the failed requests first, then orders by bySlowest.
+// byFailed puts the failed requests first, then the traces with more
+// error spans (a request its retries saved shows its errors; in a
+// capture where most requests meet one, the most are the rarest), then
+// orders by bySlowest.
 func byFailed(a, b report.TraceExample) int {
 	if a.RootFailed != b.RootFailed {
 		if a.RootFailed {
@@ -115,7 +118,7 @@ func byFailed(a, b report.TraceExample) int {
 		}
 		return 1
 	}
-	return bySlowest(a, b)
+	return cmp.Or(cmp.Compare(b.ErrorSpans, a.ErrorSpans), bySlowest(a, b))
 }
 
 // firstBy returns the first report.ExampleTraces of xs in the order of

@@ -87,13 +87,15 @@ type NodeQueue struct {
 }
 
 // Examples are a few traces of the dataset to open by id. Each list is
-// ordered by duration, longest first, then by trace id, and holds at
-// most ExampleTraces traces; an empty list means no trace qualified.
+// ordered by duration, longest first, then by trace id (but for what its
+// field says), and holds at most ExampleTraces traces; an empty list
+// means no trace qualified.
 type Examples struct {
 	// Slowest are the requests that took longest, root span to end.
 	Slowest []TraceExample `json:"slowest"`
 	// Failed are the traces with an error span: those whose request
-	// failed (its root span did) first.
+	// failed (its root span did) first, then those with more error
+	// spans, then by duration and trace id.
 	Failed []TraceExample `json:"failed"`
 	// Origin names the incident's most likely origin; empty, with the
 	// two lists below, when there is none.
