@@ -96,7 +96,7 @@ func incidentSentence(inc *rank.Incident) string {
 	}
 	if len(inc.Origins) == 0 {
 		if len(changed) == 0 {
-			return fmt.Sprintf("%s no node left its normal range (%s), so the incident search found no origin.", when, inc.Baseline)
+			return fmt.Sprintf("%s no node left its normal range, each read from %s, so the incident search found no origin.", when, inc.Baseline)
 		}
 		return fmt.Sprintf("%s %s left their normal range (%s), but a change below explains each, so no origin stands out.",
 			when, plural(len(changed), "node"), strings.Join(changed, ", "))
@@ -341,13 +341,13 @@ func exampleLists(ex *Examples) []exampleList {
 	}
 	out := []exampleList{
 		list("slowest requests", ex.Slowest, "none: the dataset holds no trace", took),
-		list("failed", ex.Failed, "none: no span has an error status", failed),
+		list("with an error span", ex.Failed, "none: no span has an error status", failed),
 	}
 	if ex.Origin != "" {
 		out = append(out,
 			list("slowest at "+ex.Origin+" since it changed", ex.OriginSlowest, "none: no trace passed through it since",
 				func(x *TraceExample) string { return durText(x.OriginMS) + " at " + ex.Origin + "; " + took(x) }),
-			list("failed through "+ex.Origin+" since it changed", ex.OriginFailed, "none: no trace through it since holds an error span", failed))
+			list("with an error span, through "+ex.Origin+" since it changed", ex.OriginFailed, "none: no trace through it since holds an error span", failed))
 	}
 	return out
 }

@@ -53,7 +53,7 @@ func TestSummarySentences(t *testing.T) {
 				"reproduces 0.621 of the changes"},
 			reject: []string{"Replayed as observed", "The call graph multiplies"}},
 		{name: "no origin", from: "boutique", mutate: noOrigin,
-			want:   []string{"no node left its normal range (the first 3 windows (15 s)), so the incident search found no origin", "Replayed as observed"},
+			want:   []string{"no node left its normal range, each read from the first 3 windows (15 s), so the incident search found no origin", "Replayed as observed"},
 			reject: []string{"began at", "climbed", "How sure the origin is", "path"}},
 		{name: "changed but explained", from: "boutique", mutate: func(a *Analysis) {
 			a.Incident.Origins, a.Incident.Path = nil, nil
