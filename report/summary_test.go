@@ -76,6 +76,10 @@ func TestSummarySentences(t *testing.T) {
 			}
 		}, want: []string{"candidate changes replayed won (seeds 1 to 3 (3)): this ranking recommends no change"},
 			reject: []string{"Change first"}},
+		{name: "metastable", from: "hotrod", mutate: func(a *Analysis) {
+			a.Rank.Metastability.Metastable, a.Rank.Metastability.Verdict = true, "goodput stayed low after the surge in 3 of 3 seeds"
+		}, want: []string{"it is metastable: goodput stayed low after the surge in 3 of 3 seeds."}},
+		{name: "not metastable", from: "hotrod", mutate: func(*Analysis) {}, reject: []string{"metastable"}},
 		{name: "bare", from: "", mutate: func(*Analysis) {}},
 	}
 	for _, tc := range tests {
