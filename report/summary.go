@@ -236,10 +236,14 @@ func firstChange(rep *rank.Report) (members []string, row *rank.Row) {
 }
 
 // changeSentence says what to change first, with its interval, seeds
-// and the baseline's spread; or that nothing won.
+// and the baseline's spread; or that nothing won, or that the data is
+// too thin to rank on.
 func changeSentence(rep *rank.Report) string {
 	if rep == nil {
 		return ""
+	}
+	if b := rep.Basis; b != nil && b.Thin != "" {
+		return fmt.Sprintf("The data is too thin to rank changes on (%s), so no change is called a win or worse and none is recommended.", b.Thin)
 	}
 	members, row := firstChange(rep)
 	if row == nil {

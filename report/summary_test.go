@@ -76,6 +76,14 @@ func TestSummarySentences(t *testing.T) {
 			}
 		}, want: []string{"candidate changes replayed won (seeds 1 to 3 (3)): this ranking recommends no change"},
 			reject: []string{"Change first"}},
+		{name: "thin data", from: "hotrod", mutate: func(a *Analysis) {
+			a.Rank.Basis.Thin = "1 trace, 1 root request; the ranking needs at least 100 root requests"
+			a.Rank.Set = nil
+			for i := range a.Rank.Rows {
+				a.Rank.Rows[i].Rank, a.Rank.Rows[i].Verdict = 0, rank.NotEnoughData
+			}
+		}, want: []string{"The data is too thin to rank changes on (1 trace, 1 root request; the ranking needs at least 100 root requests), so no change is called a win or worse"},
+			reject: []string{"Change first", "won"}},
 		{name: "metastable", from: "hotrod", mutate: func(a *Analysis) {
 			a.Rank.Metastability.Metastable, a.Rank.Metastability.Verdict = true, "goodput stayed low after the surge in 3 of 3 seeds"
 		}, want: []string{"it is metastable: goodput stayed low after the surge in 3 of 3 seeds."}},
