@@ -253,6 +253,12 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 		}
 	}
 
+	// A few traces to open: the slowest, the failed, those through the
+	// origin.
+	if a.Examples, err = examples(spans, a.Incident); err != nil {
+		return nil, fmt.Errorf("examples: %w", err)
+	}
+
 	// The ranking, with the capacity curve and metastability.
 	rcfg := cfg.Rank
 	rcfg.Progress = stage("rank")
