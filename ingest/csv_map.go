@@ -51,11 +51,21 @@ type CSVMap struct {
 	// Duration is the duration column: a number in DurationUnit or a Go
 	// duration such as "1.5ms". It is used when End is absent or empty.
 	Duration string
-	// Status is the span status column (ok, error, unset, in any case,
-	// with or without a STATUS_CODE_ prefix, or the OTLP numbers 0 to 2).
-	// Empty means the status comes from StatusCode, else stays unset.
+	// Status is the span status column: ok, error or unset (in any case,
+	// with or without a STATUS_CODE_ prefix), the OTLP numbers 0 to 2,
+	// true or false (an error flag, or a success flag when the column's
+	// name says "success"), or an HTTP or gRPC code or gRPC code name,
+	// read as StatusCode is. Empty means the status comes from StatusCode,
+	// else stays unset.
 	Status string
-	// StatusCode is the HTTP or gRPC status code column (an integer).
+	// StatusCode is the HTTP or gRPC status code column: an integer, 100
+	// or more for HTTP and 0 to 16 for gRPC, or a gRPC code name
+	// (UNAVAILABLE, DeadlineExceeded). Without a Status column (or where
+	// its cell is empty) the code sets the status by its meaning: HTTP 5xx
+	// fails any span and 4xx a client span; gRPC UNKNOWN,
+	// DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNIMPLEMENTED, INTERNAL,
+	// UNAVAILABLE and DATA_LOSS fail any span and every other non-zero
+	// code a client span; any other code leaves the span ok.
 	StatusCode string
 	// Peer is the column naming the callee as a client span sees it.
 	Peer string

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -367,11 +368,46 @@ func TestDecodeSpanCSVCustomMap(t *testing.T) {
 	// Without a status column the status comes from the status code.
 	m, err = ParseCSVMap("trace_id=t,span_id=s,service=v,kind=k,status_code=c,start=a,duration=d")
 	require.NoError(t, err)
-	s, err = decodeTestBytes(decodeSpanCSV, "x.csv", strings.NewReader("t,s,v,k,c,a,d\n1,2,svc,server,503,10,5\n1,3,svc,server,404,10,5\n"), &Options{CSVMap: m})
+	s, err = decodeTestBytes(decodeSpanCSV, "x.csv", strings.NewReader("t,s,v,k,c,a,d\n"+
+		"1,2,svc,server,503,10,5\n1,3,svc,server,404,10,5\n1,4,svc,client,404,10,5\n"+
+		"1,5,svc,,14,10,5\n1,6,svc,,0,10,5\n1,7,svc,,StatusCode.UNAVAILABLE,10,5\n1,8,svc,,77,10,5\n1,9,svc,,,10,5\n"+
+		"1,10,svc,,fine,10,5\n"), &Options{CSVMap: m})
 	require.NoError(t, err)
-	require.Equal(t, cascade.StatusError, s.spans[0].Status)
-	require.Equal(t, cascade.StatusUnset, s.spans[1].Status)
+	var got []string
+	for _, sp := range s.spans {
+		got = append(got, fmt.Sprintf("%d %s", sp.StatusCode, sp.Status))
+	}
+	require.Equal(t, []string{"503 error", "404 ok", "404 error", "14 error", "0 ok", "14 error", "77 unset", "0 unset"}, got)
 	require.Equal(t, map[string]int{"status: inferred from status code": 1}, s.notes)
+	delete(s.warns, noticeBadYear+" (kept as read)") // small times, for readability
+	require.Equal(t, map[string]int{noticeUnknownCode: 1}, s.warns)
+	require.Equal(t, []string{`x.csv:10 (byte 188): column "c": "fine" is not a status code: bad value`}, errStrings(s.errs))
+
+	// A status column wins over the code where it says something; an
+	// empty cell leaves the code to decide, and a code in the status
+	// column is kept as the span's code.
+	m, err = ParseCSVMap("trace_id=t,span_id=s,service=v,status=st,status_code=c,start=a,duration=d")
+	require.NoError(t, err)
+	s, err = decodeTestBytes(decodeSpanCSV, "x.csv", strings.NewReader("t,s,v,st,c,a,d\n"+
+		"1,2,svc,ok,503,10,5\n1,3,svc,,503,10,5\n1,4,svc,error,200,10,5\n1,5,svc,UNAVAILABLE,,10,5\n1,6,svc,what,500,10,5\n"), &Options{CSVMap: m})
+	require.NoError(t, err)
+	got = got[:0]
+	for _, sp := range s.spans {
+		got = append(got, fmt.Sprintf("%d %s", sp.StatusCode, sp.Status))
+	}
+	require.Equal(t, []string{"503 ok", "503 error", "200 error", "14 error", "500 error"}, got)
+	delete(s.warns, noticeBadYear+" (kept as read)")
+	require.Equal(t, map[string]int{noticeUnknownStatus: 1}, s.warns)
+	require.Empty(t, s.errs)
+}
+
+// errStrings returns the messages of errs.
+func errStrings(errs []*ParseError) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
 }
 
 // TestDecodeSpanCSVBadInput checks defective inputs and the exact errors,
