@@ -715,6 +715,25 @@ func TestDecodeMetricCSVLayouts(t *testing.T) {
 			},
 		},
 		{
+			name: "AIOps KPI layout",
+			file: "kpi_container_cpu_usage_seconds.csv",
+			in: "timestamp,cmdb_id,kpi_name,value\n" +
+				"1647705600,node-6.adservice2-0,container_cpu_usage_seconds,0.0292847\n" +
+				"1647705660,frontend-0,istio_requests.grpc.200.0.0,12\n" +
+				"1647705720,node-1,system.cpu.pct_usage,23.5\n" +
+				"1647705780,os_021,CPU_util_pct,7\n",
+			samples: []cascade.Sample{
+				{Time: sec(1647705600), Service: "adservice2", Instance: "node-6.adservice2-0", Metric: "container_cpu_usage_seconds",
+					Kind: metricKindOf(nil, "container_cpu_usage_seconds"), Value: 0.0292847},
+				{Time: sec(1647705660), Service: "frontend", Instance: "frontend-0", Metric: "istio_requests.grpc.200.0.0",
+					Kind: metricKindOf(nil, "istio_requests.grpc.200.0.0"), Value: 12},
+				{Time: sec(1647705720), Service: "node-1", Instance: "node-1", Metric: "system.cpu.pct_usage",
+					Kind: metricKindOf(nil, "system.cpu.pct_usage"), Value: 23.5},
+				{Time: sec(1647705780), Service: "os_021", Instance: "os_021", Metric: "CPU_util_pct",
+					Kind: metricKindOf(nil, "CPU_util_pct"), Value: 7},
+			},
+		},
+		{
 			name: "generic wide with NaN and Inf",
 			file: "w.csv",
 			in:   "ts,service,host,CpuUsage(m),LatencyP99(s)\n1704164645123,db,h1,NaN,+Inf\n",
@@ -780,6 +799,52 @@ func TestDecodeMetricCSVLayouts(t *testing.T) {
 			}
 			require.Equal(t, tc.notes, s.notes)
 		})
+	}
+}
+
+// TestDecodeMetricCSVAIOps reads the AIOps-shaped KPI fixture: one
+// sample a row, services from cmdb_id without node and pod suffix.
+func TestDecodeMetricCSVAIOps(t *testing.T) {
+	path := filepath.Join("testdata", "aiops", "kpi_container.csv")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	rows := bytes.Count(data, []byte("\n")) - 1
+	require.Equal(t, 360, rows)
+	s, err := decodeTestFile(t, decodeMetricCSV, path, nil)
+	require.NoError(t, err)
+	require.Empty(t, s.errs)
+	require.Len(t, s.samples, rows)
+	services := map[string]bool{}
+	metrics := map[string]int{}
+	for _, sm := range s.samples {
+		services[sm.Service] = true
+		metrics[sm.Metric]++
+		require.Empty(t, sm.Labels)
+	}
+	require.Equal(t, map[string]bool{"adservice": true, "adservice2": true, "cartservice": true, "checkoutservice": true,
+		"currencyservice": true, "frontend": true, "frontend2": true, "paymentservice": true,
+		"node-1": true, "node-2": true, "node-3": true, "node-4": true, "node-5": true, "node-6": true}, services)
+	require.Equal(t, map[string]int{"container_cpu_usage_seconds": 100, "container_memory_usage_MB": 100,
+		"container_threads": 100, "system.cpu.pct_usage": 60}, metrics)
+	require.Equal(t, cascade.Sample{Time: 1647705600 * int64(time.Second), Service: "adservice", Instance: "node-6.adservice-0",
+		Metric: "container_cpu_usage_seconds", Kind: metricKindOf(nil, "container_cpu_usage_seconds"), Value: 0.0487831}, s.samples[0])
+	require.Equal(t, int64(1647705600+9*60)*int64(time.Second), s.samples[len(s.samples)-1].Time)
+}
+
+// TestServiceFromCMDB checks the services of AIOps cmdb_id cells.
+func TestServiceFromCMDB(t *testing.T) {
+	for in, want := range map[string]string{
+		"node-6.adservice2-0":       "adservice2",
+		"node-1.frontend-0":         "frontend",
+		"adservice-0":               "adservice",
+		"node-1":                    "node-1",
+		"os_021":                    "os_021",
+		"docker_003":                "docker_003",
+		"web-1.example.com":         "web-1.example.com",
+		"node.":                     "node.",
+		"frontend-579b9bff58-t2dbm": "frontend",
+	} {
+		require.Equal(t, want, serviceFromCMDB(in), in)
 	}
 }
 
