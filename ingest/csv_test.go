@@ -211,6 +211,18 @@ func TestParseCSVMap(t *testing.T) {
 				Duration: "d", DurationUnit: time.Microsecond, RootParents: []string{"root", "0", ""}},
 		},
 		{
+			name: "AIOps layout, with the aliases its column names suggest",
+			text: "trace_id=trace_id,span_id=span_id,parent_span=parent_span,service=cmdb_id,operation_name=operation_name,start_time=timestamp(µs):us,duration=duration:us,status_code=status_code,strip_pod_suffix=true",
+			want: &CSVMap{TraceID: "trace_id", SpanID: "span_id", ParentID: "parent_span", Service: "cmdb_id", Operation: "operation_name",
+				Start: "timestamp(µs)", StartUnit: time.Microsecond, Duration: "duration", DurationUnit: time.Microsecond,
+				StatusCode: "status_code", StripPodSuffix: true},
+		},
+		{
+			name: "more aliases",
+			text: "trace_id=t,span_id=s,service_name=v,span_name=o,start_time=a:s,end_time=b:ms",
+			want: &CSVMap{TraceID: "t", SpanID: "s", Service: "v", Operation: "o", Start: "a", StartUnit: time.Second, End: "b", EndUnit: time.Millisecond},
+		},
+		{
 			name: "colon in a column name",
 			text: "trace_id=a:b,span_id=s,service=svc,start=x:y:s,end=e",
 			want: &CSVMap{TraceID: "a:b", SpanID: "s", Service: "svc", Start: "x:y", StartUnit: time.Second, End: "e", EndUnit: time.Nanosecond},
