@@ -39,6 +39,10 @@ type Config struct {
 	Metrics []string
 	// Format is the trace format of the inputs; empty or auto detects.
 	Format ingest.Format
+	// CSVMap maps the columns of span CSV inputs (and baseline files) to
+	// span fields, as ingest's Options.CSVMap; nil detects a preset from
+	// the header.
+	CSVMap *ingest.CSVMap
 	// Out is the directory the reports and models are written to; it is
 	// created when missing. Files of earlier runs are replaced one by
 	// one, each atomically.
@@ -324,6 +328,7 @@ func dataset(ctx context.Context, cfg Config, files *[]string) (dir string, sum 
 	if cfg.Format != "" {
 		icfg.Format = cfg.Format
 	}
+	icfg.Options.CSVMap = cfg.CSVMap
 	icfg.Out = filepath.Join(tmp, DatasetDir)
 	if sum, err = ingest.Run(ctx, icfg); err != nil {
 		cleanup()
@@ -412,6 +417,7 @@ func baselineSpans(ctx context.Context, cfg Config) (graph.SpanSource, func(), e
 	icfg := ingest.DefaultConfig()
 	icfg.Traces = cfg.Baseline
 	icfg.Format = cfg.Format
+	icfg.Options.CSVMap = cfg.CSVMap
 	icfg.Out = filepath.Join(tmp, "dataset")
 	if _, err := ingest.Run(ctx, icfg); err != nil {
 		done()

@@ -275,6 +275,10 @@ func LoadCSVMap(path string) (*CSVMap, error) {
 			p.preset = true
 			continue
 		}
+		if n := inlineEntries(line); n > 1 {
+			p.errs = append(p.errs, fmt.Errorf("%s:%d: %d entries on one line, separated by commas: a map file takes one key=column entry per line (a comma there belongs to the column name)", path, i+1, n))
+			continue
+		}
 		if err := p.entry(line); err != nil {
 			p.errs = append(p.errs, fmt.Errorf("%s:%d: %w", path, i+1, err))
 		}
@@ -292,6 +296,42 @@ func LoadCSVMap(path string) (*CSVMap, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return p.m, nil
+}
+
+// inlineEntries counts the entries of a map file's line written as the
+// inline syntax, "trace_id=TraceID,span_id=SpanID": the comma-separated
+// parts that begin with a known key and "=". A line of one entry, even
+// with commas in its column name, counts 1 or 0.
+func inlineEntries(line string) int {
+	n := 0
+	for _, part := range strings.Split(line, ",") {
+		k, _, ok := strings.Cut(part, "=")
+		if !ok {
+			continue
+		}
+		key := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(k)), "-", "_")
+		if a, ok := csvMapAliases[key]; ok {
+			key = a
+		}
+		if isCSVMapKey(key) {
+			n++
+		}
+	}
+	return n
+}
+
+// isCSVMapKey reports whether key (lower case, aliases resolved) is a
+// --csv-map key.
+func isCSVMapKey(key string) bool {
+	if key == "root" || key == "strip_pod_suffix" {
+		return true
+	}
+	for _, f := range (&CSVMap{}).fields() {
+		if f.key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // csvMapParser accumulates --csv-map entries.

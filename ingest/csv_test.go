@@ -323,6 +323,17 @@ func TestLoadCSVMap(t *testing.T) {
 			err:  "MAP:4: unknown key \"bogus\" (want trace_id, span_id, parent_span_id, service, instance, operation, kind, start, end, duration, status, status_code, peer, root or strip_pod_suffix)\nMAP:6: key \"start\": unknown time unit \"h\" (want ns, us, ms or s)",
 		},
 		{
+			name: "inline syntax on a line",
+			text: "# pasted from --csv-map\ntrace_id=TraceID,span_id=SpanID,service=svc,start=ts:us,duration=took:us\n",
+			err:  "MAP:2: 5 entries on one line, separated by commas: a map file takes one key=column entry per line (a comma there belongs to the column name)",
+		},
+		{
+			name: "a column name holding a comma and an equals sign",
+			text: "trace_id=t\nspan_id=s\nservice=v\nstart=a\nend=e\noperation=op,x=y\n",
+			want: &CSVMap{TraceID: "t", SpanID: "s", Service: "v", Start: "a", StartUnit: time.Nanosecond,
+				End: "e", EndUnit: time.Nanosecond, Operation: "op,x=y"},
+		},
+		{
 			name: "missing keys name the file",
 			text: "trace_id=t\n",
 			err:  "MAP: missing key \"span_id\"\nmissing key \"service\"\nmissing key \"start\"\nmissing key \"end\" or \"duration\"",

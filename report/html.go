@@ -304,7 +304,7 @@ func verdictClass(v rank.Verdict) string {
 	case rank.Failed:
 		return "failed"
 	}
-	return "none"
+	return "none" // no measurable effect, not enough data
 }
 
 func rankSection(rep *rank.Report) *rankView {

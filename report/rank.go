@@ -73,6 +73,15 @@ func noiseText(rep *rank.Report) string {
 	return "±" + strings.TrimPrefix(objectiveValue(rep.Objective, rep.NoiseFloor, true), "+")
 }
 
+// basisText is the data a ranking rests on, and what is too thin to
+// rank on.
+func basisText(b *rank.Basis) string {
+	if b.Thin != "" {
+		return b.String() + "; too thin to rank: no change is called a win or worse"
+	}
+	return b.String()
+}
+
 func objectiveTitle(o rank.Objective) string {
 	dir := "higher is better"
 	if !o.HigherIsBetter() {
@@ -154,6 +163,9 @@ func rankTableRows(w io.Writer, d *RankDocument) error {
 	}
 	if rep.Model != "" {
 		p("name\t%s", rep.Model)
+	}
+	if b := rep.Basis; b != nil {
+		p("data\t%s", basisText(b))
 	}
 	p("objective\t%s", objectiveTitle(rep.Objective))
 	p("seeds\t%s, the same for every candidate (paired differences, 95%% t-intervals)", seedRange(rep.Seeds))

@@ -21,6 +21,7 @@ import (
 const (
 	analyzeFlagMetrics   = "metrics"
 	analyzeFlagFormat    = "format"
+	analyzeFlagCSVMap    = "csv-map"
 	analyzeFlagOut       = "out"
 	analyzeFlagOutput    = "output"
 	analyzeFlagSeed      = "seed"
@@ -40,8 +41,8 @@ const (
 func newAnalyzeCmd() *cobra.Command {
 	cfg := analyze.DefaultConfig()
 	var (
-		format, traffic, objective, output string
-		doFit, doIncident                  bool
+		format, csvMap, traffic, objective, output string
+		doFit, doIncident                          bool
 	)
 	cmd := &cobra.Command{
 		Use:   "analyze PATH...",
@@ -82,7 +83,7 @@ failed run leaves the files of the last good one.`,
   cascade analyze testdata/nezha-onlineboutique/trace --fit=false --out ob-report`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageError{errors.New("give trace files, directories or a dataset directory")}
+				return usageError{errors.New("give trace files, directories or a dataset directory; to try the bundled example, from the repository's root:\n  " + exampleCommand)}
 			}
 			return nil
 		},
@@ -97,6 +98,11 @@ failed run leaves the files of the last good one.`,
 			var err error
 			if cfg.Format, err = ingest.ParseFormat(format, ingest.TraceFormats); err != nil {
 				return usageError{err}
+			}
+			if csvMap != "" {
+				if cfg.CSVMap, err = loadCSVMap(csvMap); err != nil {
+					return usageError{err}
+				}
 			}
 			if cfg.Rank.Objective, err = rank.ParseObjective(objective); err != nil {
 				return usageError{err}
@@ -119,12 +125,16 @@ failed run leaves the files of the last good one.`,
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
+			if err := checkOut(analyzeFlagOut, cfg.Out, outDir); err != nil {
+				return err
+			}
 			cfg.Progress = analyzeProgress(cmd.ErrOrStderr())
 			a, err := analyze.Run(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
 			printWarnings(cmd.ErrOrStderr(), a.Dataset)
+			printThin(cmd.ErrOrStderr(), a.Rank)
 			if output == "json" {
 				return report.JSON(cmd.OutOrStdout(), a)
 			}
@@ -141,6 +151,7 @@ failed run leaves the files of the last good one.`,
 	f := cmd.Flags()
 	f.StringSliceVar(&cfg.Metrics, analyzeFlagMetrics, nil, "metric files or directories to ingest with the traces (repeatable)")
 	f.StringVar(&format, analyzeFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
+	f.StringVar(&csvMap, analyzeFlagCSVMap, "", "span CSV column mapping, as cascade ingest --csv-map: inline key=column,... or @FILE (default: detect the Nezha preset)")
 	f.StringVar(&cfg.Out, analyzeFlagOut, "cascade-report", "directory to write the reports, models and dataset into")
 	f.StringVarP(&output, analyzeFlagOutput, "o", "table", "what to print: table (the ranking), json or markdown (the whole report)")
 	f.Uint64Var(&cfg.Rank.Seed, analyzeFlagSeed, cfg.Rank.Seed, "first random seed of every stage")

@@ -21,6 +21,9 @@ func TestAnalyzeCommand(t *testing.T) {
 	require.Contains(t, stdout, "CAPACITY")
 	require.Contains(t, stdout, "seeds      1 to 2")
 	require.Contains(t, stdout, "(seed 1)")
+	// The bundled example rests on enough data to rank.
+	require.Contains(t, stdout, "data       300 traces, 300 root requests, 6 services, at least 300 requests per node (customer), 1 fit window\n")
+	require.NotContains(t, stderr, "thin data")
 	for _, f := range []string{"report.html", "report.md", "report.json", "model.json", "calibrated.json", "dataset/spans.parquet"} {
 		fi, err := os.Stat(filepath.Join(out, f))
 		require.NoError(t, err, f)

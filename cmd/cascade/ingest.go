@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -134,6 +135,9 @@ span and metric CSV layout (wide, long, and the AIOps KPI files).`,
 			if cfg.Out == "" {
 				return usageError{errNoOut}
 			}
+			if err := checkOut("out", cfg.Out, outDataset); err != nil {
+				return err
+			}
 			cfg.Progress = progress(cmd.ErrOrStderr(), "ingest", "")
 			sum, err := ingest.Run(cmd.Context(), cfg)
 			if err != nil {
@@ -175,12 +179,22 @@ func fixedCompletions(values ...string) func(*cobra.Command, []string, string) (
 	}
 }
 
-// loadCSVMap reads --csv-map: "@FILE" or an inline mapping.
+// loadCSVMap reads --csv-map: "@FILE" or an inline mapping. ingest and
+// analyze share it.
 func loadCSVMap(v string) (*ingest.CSVMap, error) {
+	var (
+		m   *ingest.CSVMap
+		err error
+	)
 	if len(v) > 1 && v[0] == '@' {
-		return ingest.LoadCSVMap(v[1:])
+		m, err = ingest.LoadCSVMap(v[1:])
+	} else {
+		m, err = ingest.ParseCSVMap(v)
 	}
-	return ingest.ParseCSVMap(v)
+	if err != nil {
+		return nil, fmt.Errorf("--csv-map: %w", err)
+	}
+	return m, nil
 }
 
 // progress returns a callback that draws a progress bar on w when w is a

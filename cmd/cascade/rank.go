@@ -144,6 +144,14 @@ The package documentation (go doc cascade/rank) describes the methods.`,
 				if model, err = readModel(args[0]); err != nil {
 					return err
 				}
+				// A scenario file that names nothing of the model, or sets
+				// a field wrong, is a mistake to fix before the ranking,
+				// not a candidate that "failed" in its table.
+				for i, s := range cfg.Scenarios {
+					if _, _, err := replay.Apply(model, s); err != nil {
+						return usageError{fmt.Errorf("--%s %s: %w", rankFlagScenario, scenarios[i], err)}
+					}
+				}
 			}
 			if len(incident) > 0 {
 				if doc.Incident, err = rootCause(cmd, incident, baseline, model, icfg); err != nil {
@@ -155,6 +163,7 @@ The package documentation (go doc cascade/rank) describes the methods.`,
 				if doc.Rank, err = rank.Run(cmd.Context(), model, cfg); err != nil {
 					return err
 				}
+				printThin(cmd.ErrOrStderr(), doc.Rank)
 			}
 			return report.Rank(cmd.OutOrStdout(), doc, report.Format(output))
 		},
