@@ -42,6 +42,10 @@ type Config struct {
 	Logs []string
 	// Format is the trace format of the inputs; empty or auto detects.
 	Format ingest.Format
+	// CSVMap maps the columns of span CSV inputs (and baseline files) to
+	// span fields, as ingest's Options.CSVMap; nil detects a preset from
+	// the header.
+	CSVMap *ingest.CSVMap
 	// Out is the directory the reports and models are written to; it is
 	// created when missing. Files of earlier runs are replaced one by
 	// one, each atomically.
@@ -252,6 +256,12 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 		}
 	}
 
+	// A few traces to open: the slowest, the failed, those through the
+	// origin.
+	if a.Examples, err = examples(spans, a.Incident); err != nil {
+		return nil, fmt.Errorf("examples: %w", err)
+	}
+
 	// The ranking, with the capacity curve and metastability.
 	rcfg := cfg.Rank
 	rcfg.Progress = stage("rank")
@@ -330,6 +340,7 @@ func dataset(ctx context.Context, cfg Config, files *[]string) (dir string, sum 
 	if cfg.Format != "" {
 		icfg.Format = cfg.Format
 	}
+	icfg.Options.CSVMap = cfg.CSVMap
 	icfg.Out = filepath.Join(tmp, DatasetDir)
 	if sum, err = ingest.Run(ctx, icfg); err != nil {
 		cleanup()
@@ -421,6 +432,7 @@ func baselineSpans(ctx context.Context, cfg Config) (graph.SpanSource, func(), e
 	icfg := ingest.DefaultConfig()
 	icfg.Traces = cfg.Baseline
 	icfg.Format = cfg.Format
+	icfg.Options.CSVMap = cfg.CSVMap
 	icfg.Out = filepath.Join(tmp, "dataset")
 	if _, err := ingest.Run(ctx, icfg); err != nil {
 		done()

@@ -9,7 +9,10 @@
 // Nothing here analyses anything itself: each step is its stage's entry
 // point (ingest.Run, graph.Build, fit.Run, rank.RootCause, rank.Run,
 // replay.Replay) with the configuration the user gave, so `cascade
-// analyze` finds exactly what the stage commands would. The defaults are
+// analyze` finds exactly what the stage commands would; it only adds, in
+// one more pass over the spans, a few trace ids for the reader to open
+// (report.Examples: the slowest, those with errors, those through the
+// origin). The defaults are
 // chosen to finish in seconds on a capture like the bundled HotROD one
 // (DefaultConfig says which).
 //

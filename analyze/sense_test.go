@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"cascade/internal/testutil"
 	"cascade/rank"
 )
 
@@ -20,7 +21,8 @@ import (
 // a second pool slot are the same slots for a single replica), no
 // batching of a fan-out below 2, and a capacity section whose table,
 // "Collapse:" line and per-point seed counts agree, in the JSON and in
-// report.md.
+// report.md; and report.md's opening (the paragraph in plain words and
+// the traces to open) to testdata/readme-opening.md.golden.
 func TestHotRODRankingMakesSense(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole analysis")
@@ -86,6 +88,14 @@ func TestHotRODRankingMakesSense(t *testing.T) {
 		require.NotNil(t, at)
 		require.Positive(t, at.Collapsed, "collapse at %g/s with no seed collapsed there", c.CollapsePerSec)
 	}
+
+	// report.md opens with the paragraph in plain words and the traces
+	// to open, as the golden has them.
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	opening, _, ok := strings.Cut(string(md), "\n## ")
+	require.True(t, ok, "report.md has no section")
+	testutil.Golden(t, "readme-opening.md", []byte(opening+"\n"))
 
 	// report.md says the same: the Collapse line is the curve's, and the
 	// table's Collapsed column is the points' counts.

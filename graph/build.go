@@ -275,7 +275,7 @@ func (b *Builder) AddSpan(s *cascade.Span) {
 		t.inst = b.intern(2, s.Instance)
 	}
 	if s.Peer != "" {
-		t.peer = b.intern(3, s.Peer)
+		t.peer = b.intern(3, peerNode(s.Peer))
 	}
 	if t.failed && s.ErrorType != "" {
 		t.errT = b.syms.id(s.ErrorType)

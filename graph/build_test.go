@@ -115,6 +115,30 @@ func TestBuild(t *testing.T) {
 			require.Equal(t, []int{0, 1, 2}, []int{res.Nodes[0].Depth, res.Nodes[1].Depth, res.Nodes[2].Depth})
 		},
 	}, {
+		name: "a peer named by its address alone is an uninstrumented peer, not a service",
+		spans: []cascade.Span{
+			span("t1", "1", "", "shop", "/checkout", server, 0, 100),
+			span("t1", "2", "1", "shop", "GET", client, 10, 5, peer("127.0.0.1:6379")),
+			span("t1", "3", "1", "shop", "SET", client, 20, 5, peer("127.0.0.1:6379")),
+			span("t1", "4", "1", "shop", "GET", client, 30, 5, peer("127.0.0.1")),
+			span("t1", "5", "1", "shop", "GET", client, 40, 5, peer("[::1]:9090")),
+			span("t1", "6", "1", "shop", "GET", client, 50, 5, peer("localhost:8081")),
+		},
+		check: func(t *testing.T, res *graph.Result) {
+			m := res.Model
+			var names []string
+			for _, n := range m.Nodes {
+				names = append(names, n.Name)
+			}
+			require.Equal(t, []string{"localhost:8081", "peer:127.0.0.1", "peer:127.0.0.1:6379", "peer:[::1]:9090", "shop"}, names)
+			redis := m.Node("peer:127.0.0.1:6379")
+			require.True(t, redis.Virtual)
+			require.Equal(t, int64(2), redis.Observed.Requests)
+			require.Equal(t, "an uninstrumented peer at 127.0.0.1:6379", graph.Title(redis.Name))
+			require.Equal(t, "an uninstrumented peer at [::1]:9090", graph.Title("peer:[::1]:9090"))
+			require.Equal(t, "localhost:8081", graph.Title("localhost:8081"), "a host name is a name")
+		},
+	}, {
 		name:  "parallel calls count once in exclusive time",
 		spans: callsTo("t1", [][2]float64{{10, 50}, {20, 60}, {70, 80}}),
 		check: func(t *testing.T, res *graph.Result) {

@@ -28,7 +28,9 @@
 // producer span with no request below it calls the node its Peer names
 // (peer.service, server.address, db.system/db.name,
 // messaging.destination.name): a virtual node unless an instrumented
-// service of that name exists. Producer and consumer calls are
+// service of that name exists. A peer named only by an IP address (and
+// port) is node "peer:ADDR" (PeerPrefix), an uninstrumented peer at that
+// address (Title), never a service. Producer and consumer calls are
 // asynchronous. A call to the caller's own node is a self-call: kept, and
 // marked on the edge and the node. A synchronous call whose callee
 // outlived its caller was cut off: failed at the caller's give-up whatever

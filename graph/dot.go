@@ -43,7 +43,7 @@ func edgeLabel(e *cascade.Edge) []string {
 
 // nodeLabel returns a node's label lines.
 func nodeLabel(n *cascade.Node) []string {
-	l := []string{n.Name}
+	l := []string{Title(n.Name)}
 	if o := n.Observed; o != nil {
 		l = append(l, fmt.Sprintf("%d req, %s/s, err %s", o.Requests, num(o.RatePerSec), pct(o.ErrorRate)))
 	}

@@ -106,7 +106,10 @@ func writeTable(tw tableWriter, res *Result) error {
 			o = &cascade.NodeObserved{}
 		}
 		name := n.Name
-		if n.Virtual {
+		switch _, peer := PeerAddress(n.Name); {
+		case peer:
+			name += " (uninstrumented peer)"
+		case n.Virtual:
 			name += " (virtual)"
 		}
 		capacity := strconv.Itoa(n.Concurrency)

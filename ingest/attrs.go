@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"net/netip"
 	"strconv"
 
 	"cascade"
@@ -16,6 +17,7 @@ type attrGetter func(key string) (string, bool)
 var (
 	instanceKeys   = []string{"service.instance.id", "host.name", "k8s.pod.name", "hostname", "ip"}
 	peerKeys       = []string{"peer.service", "server.address", "net.peer.name", "rpc.service"}
+	peerPortKeys   = []string{"server.port", "net.peer.port"}
 	dbSystemKeys   = []string{"db.system.name", "db.system"}
 	dbNameKeys     = []string{"db.namespace", "db.name"}
 	messagingKeys  = []string{"messaging.destination.name", "messaging.destination"}
@@ -71,9 +73,19 @@ func applySpanAttrs(s *cascade.Span, get attrGetter) {
 
 // peerFrom names the callee as the caller sees it: peer.service, then the
 // server address, then the database (system, and "/name" when recorded),
-// then the messaging destination.
+// then the messaging destination. An address that is an IP alone (no
+// name) gets the port when one is recorded (server.port, net.peer.port),
+// "127.0.0.1:6379", as Zipkin's remote endpoint gives it: two
+// uninstrumented peers on one host are told apart by their ports.
 func peerFrom(get attrGetter) string {
 	if v, ok := first(get, peerKeys); ok {
+		if ip, err := netip.ParseAddr(v); err == nil {
+			if p, ok := first(get, peerPortKeys); ok {
+				if port, err := strconv.ParseUint(p, 10, 16); err == nil {
+					return netip.AddrPortFrom(ip, uint16(port)).String()
+				}
+			}
+		}
 		return v
 	}
 	if sys, ok := first(get, dbSystemKeys); ok {

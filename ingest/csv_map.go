@@ -51,11 +51,21 @@ type CSVMap struct {
 	// Duration is the duration column: a number in DurationUnit or a Go
 	// duration such as "1.5ms". It is used when End is absent or empty.
 	Duration string
-	// Status is the span status column (ok, error, unset, in any case,
-	// with or without a STATUS_CODE_ prefix, or the OTLP numbers 0 to 2).
-	// Empty means the status comes from StatusCode, else stays unset.
+	// Status is the span status column: ok, error or unset (in any case,
+	// with or without a STATUS_CODE_ prefix), the OTLP numbers 0 to 2,
+	// true or false (an error flag, or a success flag when the column's
+	// name says "success"), or an HTTP or gRPC code or gRPC code name,
+	// read as StatusCode is. Empty means the status comes from StatusCode,
+	// else stays unset.
 	Status string
-	// StatusCode is the HTTP or gRPC status code column (an integer).
+	// StatusCode is the HTTP or gRPC status code column: an integer, 100
+	// or more for HTTP and 0 to 16 for gRPC, or a gRPC code name
+	// (UNAVAILABLE, DeadlineExceeded). Without a Status column (or where
+	// its cell is empty) the code sets the status by its meaning: HTTP 5xx
+	// fails any span and 4xx a client span; gRPC UNKNOWN,
+	// DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNIMPLEMENTED, INTERNAL,
+	// UNAVAILABLE and DATA_LOSS fail any span and every other non-zero
+	// code a client span; any other code leaves the span ok.
 	StatusCode string
 	// Peer is the column naming the callee as a client span sees it.
 	Peer string
@@ -138,9 +148,26 @@ func (m *CSVMap) fields() []csvMapField {
 
 // csvMapAliases maps accepted spellings of --csv-map keys to their names.
 var csvMapAliases = map[string]string{
-	"parent_id": "parent_span_id",
-	"parent":    "parent_span_id",
-	"name":      "operation",
+	"parent_id":      "parent_span_id",
+	"parent":         "parent_span_id",
+	"parent_span":    "parent_span_id",
+	"name":           "operation",
+	"operation_name": "operation",
+	"span_name":      "operation",
+	"service_name":   "service",
+	"start_time":     "start",
+	"end_time":       "end",
+}
+
+// csvMapKeys lists the --csv-map keys, as the unknown-key error names
+// them: the column keys in String's order, then root and
+// strip_pod_suffix.
+func csvMapKeys() string {
+	var keys []string
+	for _, f := range (&CSVMap{}).fields() {
+		keys = append(keys, f.key)
+	}
+	return strings.Join(keys, ", ") + ", root or strip_pod_suffix"
 }
 
 // Validate reports every problem with m: a missing required column or a
@@ -199,9 +226,10 @@ func (m *CSVMap) String() string {
 //	operation=OperationName,start=StartTimeUnixNano:ns,end=EndTimeUnixNano:ns,
 //	duration=Duration:us,root=root,strip_pod_suffix=true
 //
-// The keys trace_id, span_id, parent_span_id (or parent_id), service,
-// instance, operation, kind, start, end, duration, status, status_code and
-// peer name the column that fills that Span field (see CSVMap). The time
+// The keys trace_id, span_id, parent_span_id, service, instance,
+// operation, kind, start, end, duration, status, status_code and peer name
+// the column that fills that Span field (see CSVMap); csvMapAliases lists
+// other spellings (parent_id, operation_name, start_time, ...). The time
 // keys start, end and duration take a unit after a colon: ns (the
 // default), us, ms or s. root lists the parent values that mark a root
 // span, separated by "|" ("root=root|0"); strip_pod_suffix=true strips
@@ -210,7 +238,9 @@ func (m *CSVMap) String() string {
 // whole value "nezha" selects NezhaCSVMap.
 //
 // trace_id, span_id, service and start are required, and so is end or
-// duration. The error lists every problem, each naming its key.
+// duration. The error lists every problem, each naming its key; an
+// unknown key's lists the valid ones. docs/csv.md describes the syntax
+// for users, with a mapping for each common layout.
 func ParseCSVMap(text string) (*CSVMap, error) {
 	if strings.EqualFold(strings.TrimSpace(text), "nezha") {
 		return NezhaCSVMap(), nil
@@ -245,6 +275,10 @@ func LoadCSVMap(path string) (*CSVMap, error) {
 			p.preset = true
 			continue
 		}
+		if n := inlineEntries(line); n > 1 {
+			p.errs = append(p.errs, fmt.Errorf("%s:%d: %d entries on one line, separated by commas: a map file takes one key=column entry per line (a comma there belongs to the column name)", path, i+1, n))
+			continue
+		}
 		if err := p.entry(line); err != nil {
 			p.errs = append(p.errs, fmt.Errorf("%s:%d: %w", path, i+1, err))
 		}
@@ -262,6 +296,42 @@ func LoadCSVMap(path string) (*CSVMap, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return p.m, nil
+}
+
+// inlineEntries counts the entries of a map file's line written as the
+// inline syntax, "trace_id=TraceID,span_id=SpanID": the comma-separated
+// parts that begin with a known key and "=". A line of one entry, even
+// with commas in its column name, counts 1 or 0.
+func inlineEntries(line string) int {
+	n := 0
+	for _, part := range strings.Split(line, ",") {
+		k, _, ok := strings.Cut(part, "=")
+		if !ok {
+			continue
+		}
+		key := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(k)), "-", "_")
+		if a, ok := csvMapAliases[key]; ok {
+			key = a
+		}
+		if isCSVMapKey(key) {
+			n++
+		}
+	}
+	return n
+}
+
+// isCSVMapKey reports whether key (lower case, aliases resolved) is a
+// --csv-map key.
+func isCSVMapKey(key string) bool {
+	if key == "root" || key == "strip_pod_suffix" {
+		return true
+	}
+	for _, f := range (&CSVMap{}).fields() {
+		if f.key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // csvMapParser accumulates --csv-map entries.
@@ -336,7 +406,7 @@ func (p *csvMapParser) entry(e string) error {
 		*f.col = v
 		return nil
 	}
-	return fmt.Errorf("unknown key %q (want trace_id, span_id, parent_span_id, service, instance, operation, kind, start, end, duration, status, status_code, peer, root or strip_pod_suffix)", key)
+	return fmt.Errorf("unknown key %q (want %s)", key, csvMapKeys())
 }
 
 // finish validates the mapping and returns it with every problem found.

@@ -32,7 +32,9 @@ var (
 	csvStampNames    = []string{"timestamp", "ts"}
 	csvServiceNames  = []string{"service", "service_name", "servicename", "service.name", "job", "app", "application"}
 	csvInstanceNames = []string{"instance", "host", "hostname", "host.name", "service.instance.id"}
-	csvPodNames      = []string{"pod", "pod_name", "podname", "k8s.pod.name", "k8s_pod_name"}
+	csvPodNames      = []string{"pod", "pod_name", "podname", "k8s.pod.name", "k8s_pod_name", "cmdb_id"}
+	csvMetricNames   = []string{"metric", "metric_name", "__name__", "kpi_name", "kpi"}
+	csvValueNames    = []string{"value"}
 )
 
 // metricCSVColumn is one metric column of a wide or edge layout.
@@ -81,7 +83,10 @@ type metricCSVDecoder struct {
 //     (Time,TimeStamp,ServiceName,SuccessRate(%),...) are wide.
 //   - long: time, metric and value columns, optional service, instance and
 //     pod columns, and an optional labels column (a="x",b="y", with or
-//     without braces); any other column is one more label.
+//     without braces); any other column is one more label. The metric
+//     column is named metric, metric_name, __name__, kpi_name or kpi, so
+//     the AIOps challenge's KPI files (timestamp,cmdb_id,kpi_name,value,
+//     one sample a row, times in seconds) are long.
 //   - edge: Nezha's source_<q>.csv and destination_<q>.csv, one column of
 //     P<q> latency (seconds) per caller_callee pair; each cell is a sample
 //     of edge_latency_p<q>_seconds labelled edge="caller_callee" and
@@ -96,9 +101,10 @@ type metricCSVDecoder struct {
 // second column that disagrees with the first by more than 60 s. Service columns are service, service_name,
 // ServiceName (whose values are lower-cased, as Nezha capitalizes them),
 // job, app and application; instance columns are instance, host and
-// hostname; pod columns are pod, pod_name and PodName, and give the
-// instance and, without a service column, the service (the pod name
-// without its Kubernetes suffix). Columns with an empty name are ignored.
+// hostname; pod columns are pod, pod_name, PodName and cmdb_id, and give
+// the instance and, without a service column, the service (the pod name
+// without its Kubernetes suffix, and without the "node-N." an AIOps
+// cmdb_id puts before a container's pod: serviceFromCMDB). Columns with an empty name are ignored.
 //
 // Nezha's dependency.csv (Source,Target,Weight) is a call graph and is
 // rejected with ErrUnsupported, as are span and log CSVs.
@@ -188,7 +194,7 @@ func (d *metricCSVDecoder) classify() error {
 					labels: "edge=" + quoteLabelValue(h) + ",reporter=" + quoteLabelValue(reporter)})
 			}
 		}
-	} else if mc, vc := csvFind(lower, []string{"metric", "metric_name", "__name__"}), csvFind(lower, []string{"value"}); mc >= 0 && vc >= 0 {
+	} else if mc, vc := csvFind(lower, csvMetricNames), csvFind(lower, csvValueNames); mc >= 0 && vc >= 0 {
 		d.layout = metricCSVLong
 		d.metricCol, d.valueCol = mc, vc
 		d.labelsCol = csvFind(lower, []string{"labels"})
@@ -349,10 +355,33 @@ func (d *metricCSVDecoder) identity(rec []string) (service, instance string) {
 			instance = pod
 		}
 		if service == "" && pod != "" {
-			service = csvCached(d.services, pod, serviceFromPod)
+			service = csvCached(d.services, pod, serviceFromCMDB)
 		}
 	}
 	return service, instance
+}
+
+// serviceFromCMDB returns the service of a pod column's cell: the pod
+// name without its Kubernetes suffix (serviceFromPod), after the node name
+// that AIOps-challenge datasets put before a container's pod
+// ("node-6.adservice2-0" → "adservice2"). A node's own name ("node-1")
+// and names with no pod suffix, such as those of hosts and databases
+// ("os_021", "db_003"), are kept as they are.
+func serviceFromCMDB(pod string) string {
+	if isNodeName(pod) {
+		return pod
+	}
+	if i := strings.IndexByte(pod, '.'); i > 0 && isNodeName(pod[:i]) {
+		pod = pod[i+1:]
+	}
+	return serviceFromPod(pod)
+}
+
+// isNodeName reports whether s is an AIOps node name: "node-" and a
+// number.
+func isNodeName(s string) bool {
+	n, ok := strings.CutPrefix(s, "node-")
+	return ok && isDecimal(n, 1, 5)
 }
 
 // csvCached returns f(key), remembering up to maxCSVCache answers in m.

@@ -178,10 +178,11 @@ type spanCSVDecoder struct {
 	roots  []string
 	offset int64 // byte offset of the current record
 
-	services   map[string]string // pod (or service) cell → service
-	emitted    bool
-	statusNote string
-	span       cascade.Span
+	services    map[string]string // pod (or service) cell → service
+	successFlag bool              // true in the status column means ok
+	emitted     bool
+	statusNote  string
+	span        cascade.Span
 }
 
 // maxCSVCache bounds the per-input caches of derived names.
@@ -219,6 +220,9 @@ func decodeSpanCSV(name string, r io.Reader, s sink, opts *Options) error {
 		roots: m.RootParents, services: map[string]string{}}
 	if d.roots == nil {
 		d.roots = defaultRootParents
+	}
+	if c.status >= 0 {
+		d.successFlag = csvSuccessColumn(header[c.status])
 	}
 	d.statusNote = "status: not recorded by format (CSV map)"
 	if m.Name != "" {
@@ -405,23 +409,30 @@ func (d *spanCSVDecoder) record(rec []string) *ParseError {
 		}
 		sp.Kind = k
 	}
+	codeStatus, hasCode := cascade.StatusUnset, false
 	if v := csvCell(rec, c.statusCode); v != "" {
-		n, err := strconv.ParseInt(v, 10, 32)
-		if err != nil {
+		hasCode = true
+		code, ok := csvStatusCode(v)
+		if !ok {
 			return d.fieldError(c.statusCode, ErrBadValue, "%q is not a status code", v)
 		}
-		sp.StatusCode = int32(n)
-	}
-	if c.status >= 0 {
-		if v := csvCell(rec, c.status); v != "" {
-			st, ok := csvSpanStatus(v)
-			if !ok {
-				d.s.warn("unknown span status (left unset)")
-			}
-			sp.Status = st
+		sp.StatusCode = code
+		if codeStatus, ok = statusFromCode(sp.Kind, code); !ok {
+			d.s.warnAt(noticeUnknownCode, d.at(c.statusCode))
 		}
-	} else {
-		sp.Status = statusFromHTTP(sp.Kind, sp.StatusCode)
+	}
+	sp.Status = codeStatus
+	if v := csvCell(rec, c.status); v != "" {
+		st, ok := csvSpanStatus(v, sp.Kind, d.successFlag)
+		if !ok {
+			d.s.warnAt(noticeUnknownStatus, d.at(c.status))
+		}
+		if st.hasCode && !hasCode {
+			sp.StatusCode = st.code
+		}
+		if ok && (st.status != cascade.StatusUnset || st.hasCode) {
+			sp.Status = st.status
+		}
 	}
 	return nil
 }
@@ -608,20 +619,4 @@ func csvSpanKind(s string) (cascade.SpanKind, bool) {
 		return cascade.KindUnspecified, true
 	}
 	return cascade.KindUnspecified, false
-}
-
-// csvSpanStatus reads a span status cell.
-func csvSpanStatus(s string) (cascade.Status, bool) {
-	l := strings.ToLower(s)
-	l = strings.TrimPrefix(l, "status_code_")
-	l = strings.TrimPrefix(l, "statuscode.")
-	switch l {
-	case "unset", "0":
-		return cascade.StatusUnset, true
-	case "ok", "1", "success":
-		return cascade.StatusOK, true
-	case "error", "2", "err", "failed", "failure", "fail":
-		return cascade.StatusError, true
-	}
-	return cascade.StatusUnset, false
 }

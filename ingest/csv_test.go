@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -210,6 +211,18 @@ func TestParseCSVMap(t *testing.T) {
 				Duration: "d", DurationUnit: time.Microsecond, RootParents: []string{"root", "0", ""}},
 		},
 		{
+			name: "AIOps layout, with the aliases its column names suggest",
+			text: "trace_id=trace_id,span_id=span_id,parent_span=parent_span,service=cmdb_id,operation_name=operation_name,start_time=timestamp(µs):us,duration=duration:us,status_code=status_code,strip_pod_suffix=true",
+			want: &CSVMap{TraceID: "trace_id", SpanID: "span_id", ParentID: "parent_span", Service: "cmdb_id", Operation: "operation_name",
+				Start: "timestamp(µs)", StartUnit: time.Microsecond, Duration: "duration", DurationUnit: time.Microsecond,
+				StatusCode: "status_code", StripPodSuffix: true},
+		},
+		{
+			name: "more aliases",
+			text: "trace_id=t,span_id=s,service_name=v,span_name=o,start_time=a:s,end_time=b:ms",
+			want: &CSVMap{TraceID: "t", SpanID: "s", Service: "v", Operation: "o", Start: "a", StartUnit: time.Second, End: "b", EndUnit: time.Millisecond},
+		},
+		{
 			name: "colon in a column name",
 			text: "trace_id=a:b,span_id=s,service=svc,start=x:y:s,end=e",
 			want: &CSVMap{TraceID: "a:b", SpanID: "s", Service: "svc", Start: "x:y", StartUnit: time.Second, End: "e", EndUnit: time.Nanosecond},
@@ -310,6 +323,17 @@ func TestLoadCSVMap(t *testing.T) {
 			err:  "MAP:4: unknown key \"bogus\" (want trace_id, span_id, parent_span_id, service, instance, operation, kind, start, end, duration, status, status_code, peer, root or strip_pod_suffix)\nMAP:6: key \"start\": unknown time unit \"h\" (want ns, us, ms or s)",
 		},
 		{
+			name: "inline syntax on a line",
+			text: "# pasted from --csv-map\ntrace_id=TraceID,span_id=SpanID,service=svc,start=ts:us,duration=took:us\n",
+			err:  "MAP:2: 5 entries on one line, separated by commas: a map file takes one key=column entry per line (a comma there belongs to the column name)",
+		},
+		{
+			name: "a column name holding a comma and an equals sign",
+			text: "trace_id=t\nspan_id=s\nservice=v\nstart=a\nend=e\noperation=op,x=y\n",
+			want: &CSVMap{TraceID: "t", SpanID: "s", Service: "v", Start: "a", StartUnit: time.Nanosecond,
+				End: "e", EndUnit: time.Nanosecond, Operation: "op,x=y"},
+		},
+		{
 			name: "missing keys name the file",
 			text: "trace_id=t\n",
 			err:  "MAP: missing key \"span_id\"\nmissing key \"service\"\nmissing key \"start\"\nmissing key \"end\" or \"duration\"",
@@ -367,11 +391,46 @@ func TestDecodeSpanCSVCustomMap(t *testing.T) {
 	// Without a status column the status comes from the status code.
 	m, err = ParseCSVMap("trace_id=t,span_id=s,service=v,kind=k,status_code=c,start=a,duration=d")
 	require.NoError(t, err)
-	s, err = decodeTestBytes(decodeSpanCSV, "x.csv", strings.NewReader("t,s,v,k,c,a,d\n1,2,svc,server,503,10,5\n1,3,svc,server,404,10,5\n"), &Options{CSVMap: m})
+	s, err = decodeTestBytes(decodeSpanCSV, "x.csv", strings.NewReader("t,s,v,k,c,a,d\n"+
+		"1,2,svc,server,503,10,5\n1,3,svc,server,404,10,5\n1,4,svc,client,404,10,5\n"+
+		"1,5,svc,,14,10,5\n1,6,svc,,0,10,5\n1,7,svc,,StatusCode.UNAVAILABLE,10,5\n1,8,svc,,77,10,5\n1,9,svc,,,10,5\n"+
+		"1,10,svc,,fine,10,5\n"), &Options{CSVMap: m})
 	require.NoError(t, err)
-	require.Equal(t, cascade.StatusError, s.spans[0].Status)
-	require.Equal(t, cascade.StatusUnset, s.spans[1].Status)
+	var got []string
+	for _, sp := range s.spans {
+		got = append(got, fmt.Sprintf("%d %s", sp.StatusCode, sp.Status))
+	}
+	require.Equal(t, []string{"503 error", "404 ok", "404 error", "14 error", "0 ok", "14 error", "77 unset", "0 unset"}, got)
 	require.Equal(t, map[string]int{"status: inferred from status code": 1}, s.notes)
+	delete(s.warns, noticeBadYear+" (kept as read)") // small times, for readability
+	require.Equal(t, map[string]int{noticeUnknownCode: 1}, s.warns)
+	require.Equal(t, []string{`x.csv:10 (byte 188): column "c": "fine" is not a status code: bad value`}, errStrings(s.errs))
+
+	// A status column wins over the code where it says something; an
+	// empty cell leaves the code to decide, and a code in the status
+	// column is kept as the span's code.
+	m, err = ParseCSVMap("trace_id=t,span_id=s,service=v,status=st,status_code=c,start=a,duration=d")
+	require.NoError(t, err)
+	s, err = decodeTestBytes(decodeSpanCSV, "x.csv", strings.NewReader("t,s,v,st,c,a,d\n"+
+		"1,2,svc,ok,503,10,5\n1,3,svc,,503,10,5\n1,4,svc,error,200,10,5\n1,5,svc,UNAVAILABLE,,10,5\n1,6,svc,what,500,10,5\n"), &Options{CSVMap: m})
+	require.NoError(t, err)
+	got = got[:0]
+	for _, sp := range s.spans {
+		got = append(got, fmt.Sprintf("%d %s", sp.StatusCode, sp.Status))
+	}
+	require.Equal(t, []string{"503 ok", "503 error", "200 error", "14 error", "500 error"}, got)
+	delete(s.warns, noticeBadYear+" (kept as read)")
+	require.Equal(t, map[string]int{noticeUnknownStatus: 1}, s.warns)
+	require.Empty(t, s.errs)
+}
+
+// errStrings returns the messages of errs.
+func errStrings(errs []*ParseError) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
 }
 
 // TestDecodeSpanCSVBadInput checks defective inputs and the exact errors,
@@ -679,6 +738,25 @@ func TestDecodeMetricCSVLayouts(t *testing.T) {
 			},
 		},
 		{
+			name: "AIOps KPI layout",
+			file: "kpi_container_cpu_usage_seconds.csv",
+			in: "timestamp,cmdb_id,kpi_name,value\n" +
+				"1647705600,node-6.adservice2-0,container_cpu_usage_seconds,0.0292847\n" +
+				"1647705660,frontend-0,istio_requests.grpc.200.0.0,12\n" +
+				"1647705720,node-1,system.cpu.pct_usage,23.5\n" +
+				"1647705780,os_021,CPU_util_pct,7\n",
+			samples: []cascade.Sample{
+				{Time: sec(1647705600), Service: "adservice2", Instance: "node-6.adservice2-0", Metric: "container_cpu_usage_seconds",
+					Kind: metricKindOf(nil, "container_cpu_usage_seconds"), Value: 0.0292847},
+				{Time: sec(1647705660), Service: "frontend", Instance: "frontend-0", Metric: "istio_requests.grpc.200.0.0",
+					Kind: metricKindOf(nil, "istio_requests.grpc.200.0.0"), Value: 12},
+				{Time: sec(1647705720), Service: "node-1", Instance: "node-1", Metric: "system.cpu.pct_usage",
+					Kind: metricKindOf(nil, "system.cpu.pct_usage"), Value: 23.5},
+				{Time: sec(1647705780), Service: "os_021", Instance: "os_021", Metric: "CPU_util_pct",
+					Kind: metricKindOf(nil, "CPU_util_pct"), Value: 7},
+			},
+		},
+		{
 			name: "generic wide with NaN and Inf",
 			file: "w.csv",
 			in:   "ts,service,host,CpuUsage(m),LatencyP99(s)\n1704164645123,db,h1,NaN,+Inf\n",
@@ -744,6 +822,52 @@ func TestDecodeMetricCSVLayouts(t *testing.T) {
 			}
 			require.Equal(t, tc.notes, s.notes)
 		})
+	}
+}
+
+// TestDecodeMetricCSVAIOps reads the AIOps-shaped KPI fixture: one
+// sample a row, services from cmdb_id without node and pod suffix.
+func TestDecodeMetricCSVAIOps(t *testing.T) {
+	path := filepath.Join("testdata", "aiops", "kpi_container.csv")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	rows := bytes.Count(data, []byte("\n")) - 1
+	require.Equal(t, 360, rows)
+	s, err := decodeTestFile(t, decodeMetricCSV, path, nil)
+	require.NoError(t, err)
+	require.Empty(t, s.errs)
+	require.Len(t, s.samples, rows)
+	services := map[string]bool{}
+	metrics := map[string]int{}
+	for _, sm := range s.samples {
+		services[sm.Service] = true
+		metrics[sm.Metric]++
+		require.Empty(t, sm.Labels)
+	}
+	require.Equal(t, map[string]bool{"adservice": true, "adservice2": true, "cartservice": true, "checkoutservice": true,
+		"currencyservice": true, "frontend": true, "frontend2": true, "paymentservice": true,
+		"node-1": true, "node-2": true, "node-3": true, "node-4": true, "node-5": true, "node-6": true}, services)
+	require.Equal(t, map[string]int{"container_cpu_usage_seconds": 100, "container_memory_usage_MB": 100,
+		"container_threads": 100, "system.cpu.pct_usage": 60}, metrics)
+	require.Equal(t, cascade.Sample{Time: 1647705600 * int64(time.Second), Service: "adservice", Instance: "node-6.adservice-0",
+		Metric: "container_cpu_usage_seconds", Kind: metricKindOf(nil, "container_cpu_usage_seconds"), Value: 0.0487831}, s.samples[0])
+	require.Equal(t, int64(1647705600+9*60)*int64(time.Second), s.samples[len(s.samples)-1].Time)
+}
+
+// TestServiceFromCMDB checks the services of AIOps cmdb_id cells.
+func TestServiceFromCMDB(t *testing.T) {
+	for in, want := range map[string]string{
+		"node-6.adservice2-0":       "adservice2",
+		"node-1.frontend-0":         "frontend",
+		"adservice-0":               "adservice",
+		"node-1":                    "node-1",
+		"os_021":                    "os_021",
+		"docker_003":                "docker_003",
+		"web-1.example.com":         "web-1.example.com",
+		"node.":                     "node.",
+		"frontend-579b9bff58-t2dbm": "frontend",
+	} {
+		require.Equal(t, want, serviceFromCMDB(in), in)
 	}
 }
 

@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -89,7 +91,12 @@ func createDataset(out string, runRows int) (*datasetWriter, error) {
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".tmp-")
 	if err != nil {
-		return nil, err
+		// Named for the dataset asked for, not the temporary directory.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &fs.PathError{Op: "create dataset", Path: out, Err: err}
 	}
 	// MkdirTemp makes it private (0700); a dataset is shared like the
 	// files in it (0644).

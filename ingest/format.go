@@ -181,7 +181,8 @@ const formatSkipped Format = "skipped"
 // is for telling a user who gave traces where another document was
 // expected (a model) what they gave; it claims only what is unmistakable
 // (OTLP resourceSpans, a Jaeger answer's traceID and spans, a Zipkin span
-// array, a span CSV by name), and reports false on any read error.
+// array, a span CSV by name or by its id columns), and reports false on
+// any read error.
 func SniffTraces(path string) (Format, bool) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -196,21 +197,11 @@ func SniffTraces(path string) (Format, bool) {
 	head := make([]byte, sniffLen)
 	n, _ := io.ReadFull(rd, head)
 	head = head[:n]
-	format, err := detectTrace(base, head)
-	if err != nil {
-		return "", false
+	if f := sniffTraces(base, head); f != "" {
+		return f, true
 	}
-	t := bytes.TrimLeft(head, " \t\r\n\ufeff")
-	switch format {
-	case FormatOTLPJSON:
-		return format, bytes.Contains(head, []byte(`"resourceSpans"`)) || bytes.Contains(head, []byte(`"resource_spans"`))
-	case FormatJaegerJSON:
-		return format, bytes.Contains(head, []byte(`"traceID"`)) && bytes.Contains(head, []byte(`"spans"`))
-	case FormatZipkinJSON:
-		return format, len(t) > 0 && t[0] == '[' && bytes.Contains(head, []byte(`"traceId"`))
-	case FormatSpanCSV:
-		ext := strings.ToLower(filepath.Ext(base))
-		return format, ext == ".csv" || ext == ".tsv"
+	if ext := strings.ToLower(filepath.Ext(base)); ext == ".csv" || ext == ".tsv" {
+		return FormatSpanCSV, true
 	}
 	return "", false
 }

@@ -68,6 +68,11 @@ func FuzzDecodeSpanCSV(f *testing.F) {
 	f.Add([]byte("\ufefftrace\tspan\tsvc\tstart\tdur\tkind\tstatus\tcode\nAB\tCD\tweb\t2024-01-02T03:04:05Z\t1.5ms\tserver\terror\t500\n"),
 		"trace_id=trace,span_id=span,service=svc,start=start:ms,duration=dur:us,kind=kind,status=status,status_code=code")
 	f.Add([]byte("a,b,c,d\n1,2,x-abcde,1e3\n\"q\"\"\",2,3,4\n"), "trace_id=a,span_id=b,service=c,start=d:s,end=d:s,strip_pod_suffix=true,root=|0")
+	f.Add([]byte("timestamp,cmdb_id,span_id,trace_id,duration,type,status_code,operation_name,parent_span\n"+
+		"1647705600361000,frontend-0,a1,t1,1500,rpc,14,hipstershop.CartService/GetCart,\n"+
+		"1647705600362000,cartservice-0,b1,t1,900,rpc,StatusCode.OK,GetCart,a1\n"),
+		"trace_id=trace_id,span_id=span_id,parent_span_id=parent_span,service=cmdb_id,operation=operation_name,start=timestamp:us,duration=duration:us,status_code=status_code,strip_pod_suffix=true")
+	f.Add([]byte("t,s,v,st,a,d\n1,2,x,true,1,1\n1,3,x,UNAVAILABLE,1,1\n1,4,x,404,1,1\n"), "trace_id=t,span_id=s,service=v,status=st,start=a,duration=d")
 	f.Fuzz(func(t *testing.T, data []byte, mapText string) {
 		if len(data) > maxFuzzInput {
 			t.Skip()
@@ -96,6 +101,11 @@ func FuzzDecodeMetricCSV(f *testing.F) {
 	f.Add([]byte("time,timestamp,frontend_cartservice\n2022-08-22 03:51:20.021338403 +0000 UTC m=+0.527292383,1661140280,0.004\n"), uint8(1))
 	f.Add([]byte("time,service,instance,metric,value,labels\n2024-01-02T03:04:05Z,a,b,m,1,\"{x=\"\"1\\n\"\",y=2}\"\n1704164645000,,,m,NaN,\n"), uint8(0))
 	f.Add([]byte("ts;pod;x\n1704164645.5;web-7d4b9c8f6-x7k2p;1e-3\n"), uint8(2))
+	// The AIOps KPI layout: one sample a row, cmdb_id as the pod.
+	aiops, err := os.ReadFile(filepath.Join("testdata", "aiops", "kpi_container.csv"))
+	require.NoError(f, err)
+	f.Add(aiops, uint8(0))
+	f.Add([]byte("timestamp,cmdb_id,kpi_name,value\n1647705600,node-6.adservice2-0,container_threads,12\n1647705660,node-1,system.cpu.pct_usage,\n1647705720,node-.x-0,k,1e400\n"), uint8(0))
 	f.Fuzz(func(t *testing.T, data []byte, name uint8) {
 		if len(data) > maxFuzzInput {
 			t.Skip()

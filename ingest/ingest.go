@@ -148,13 +148,13 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		}
 	}
 	w.hasLogs = len(logs) > 0
-	if err := emptyDirs(sum, traceDirs, "trace"); err != nil {
+	if err := emptyDirs(sum, traceDirs, "trace", st.misplaced); err != nil {
 		return sum, err
 	}
-	if err := emptyDirs(sum, metricDirs, "metric"); err != nil {
+	if err := emptyDirs(sum, metricDirs, "metric", st.misplaced); err != nil {
 		return sum, err
 	}
-	if err := emptyDirs(sum, logDirs, "log"); err != nil {
+	if err := emptyDirs(sum, logDirs, "log", st.misplaced); err != nil {
 		return sum, err
 	}
 	if len(st.errs) > 0 {
@@ -170,16 +170,23 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 // emptyDirs fails the run for the first directory named on the command
 // line in which no file was read as a trace (or metric) format, naming
 // every file passed over and why: a directory of the wrong files would
-// otherwise give an empty dataset without a word.
-func emptyDirs(sum *Summary, dirs []walkedDir, what string) error {
+// otherwise give an empty dataset without a word. A file of the other
+// kind is named for what it looks like (misplaced, by path), and a
+// directory holding only such files is told where to go.
+func emptyDirs(sum *Summary, dirs []walkedDir, what string, misplaced map[string]string) error {
 	for _, d := range dirs {
-		read := 0
+		read, other := 0, 0
 		var passed []string
 		for _, in := range sum.Inputs {
 			if _, found := slices.BinarySearch(d.files, in.File); !found {
 				continue
 			}
 			if in.Format == formatSkipped {
+				if m, ok := misplaced[in.File]; ok {
+					passed = append(passed, in.File+" ("+m+")")
+					other++
+					continue
+				}
 				passed = append(passed, in.File+" (not a known format)")
 				continue
 			}
@@ -193,6 +200,13 @@ func emptyDirs(sum *Summary, dirs []walkedDir, what string) error {
 		detail := "it holds no files"
 		if len(passed) > 0 {
 			detail = "passed over " + strings.Join(passed, ", ")
+		}
+		if other > 0 && other == len(d.files) {
+			fix := "pass the directory with --metrics"
+			if what == "metric" {
+				fix = "pass the directory as PATH, not with --metrics"
+			}
+			detail += ": " + fix
 		}
 		return &InputError{File: d.path, Err: fmt.Errorf("a directory with no %s files: %s: %w", what, detail, ErrNoInput)}
 	}
@@ -208,8 +222,11 @@ type runSink struct {
 	file_ string
 	errs  []*ParseError
 	more  int
-	done  atomic.Int64
-	total int64
+	// misplaced names what each input of the other kind looks like
+	// (metrics among traces, traces among metrics), by path.
+	misplaced map[string]string
+	done      atomic.Int64
+	total     int64
 }
 
 func (r *runSink) span(s *cascade.Span) error {
@@ -387,6 +404,15 @@ func (r *runSink) file(ctx context.Context, path string, format Format, kind inp
 	r.in = &r.sum.Inputs[len(r.sum.Inputs)-1]
 	r.file_ = path
 	if format == FormatAuto {
+		if kind != logInput {
+			if m := misplaced(base, head, kind == metricInput); m != nil {
+				if r.misplaced == nil {
+					r.misplaced = map[string]string{}
+				}
+				r.misplaced[path] = m.what
+				return &InputError{File: path, Err: m}
+			}
+		}
 		switch kind {
 		case metricInput:
 			format, err = detectMetrics(base, head)

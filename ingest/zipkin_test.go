@@ -257,6 +257,21 @@ func TestDecodeZipkinMapping(t *testing.T) {
 			want: with(func(s *cascade.Span) { s.Kind = cascade.KindClient; s.Instance = "h1"; s.Peer = "db.local" }),
 		},
 		{
+			name: "peer from an IP server.address keeps server.port",
+			in:   zipkinSpanJSON("a1", `"kind":"client","tags":{"server.address":"127.0.0.1","server.port":"6379"}`),
+			want: with(func(s *cascade.Span) { s.Kind = cascade.KindClient; s.Peer = "127.0.0.1:6379" }),
+		},
+		{
+			name: "peer from an IPv6 net.peer.name keeps net.peer.port",
+			in:   zipkinSpanJSON("a1", `"kind":"client","tags":{"net.peer.name":"::1","net.peer.port":"9090"}`),
+			want: with(func(s *cascade.Span) { s.Kind = cascade.KindClient; s.Peer = "[::1]:9090" }),
+		},
+		{
+			name: "peer from a named server.address drops the port",
+			in:   zipkinSpanJSON("a1", `"kind":"client","tags":{"server.address":"db.local","server.port":"5432"}`),
+			want: with(func(s *cascade.Span) { s.Kind = cascade.KindClient; s.Peer = "db.local" }),
+		},
+		{
 			name: "internal kind from the span.kind tag",
 			in:   zipkinSpanJSON("a1", `"tags":{"span.kind":"internal"}`),
 			want: with(func(s *cascade.Span) { s.Kind = cascade.KindInternal }),

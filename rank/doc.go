@@ -92,6 +92,34 @@
 // (success, goodput, p99, amplification, spread — the time-averaged
 // number of infected nodes), each signed so that positive is better.
 //
+// # The data a ranking rests on
+//
+// The intervals above are over replay seeds: they say how sure the
+// replay is of a change's effect on the model, not how sure the model
+// is of the system. Report.Basis states what the model was read from:
+// the traces, spans and root requests, the instrumented services
+// (virtual nodes are not services), the fewest requests any node saw
+// and which node, and the fit's windows. A model read from fewer than
+// MinRoots (100) root requests is too thin to rank on: the observed
+// success rate of n roots has a 95% interval of half-width
+// 1.96·√(p(1−p)/n), under 10 pp at its widest (p = ½) only from n = 97,
+// and with no failure among n roots the rule of three bounds the failure
+// rate at 3/n, 3 pp at n = 100. Below that the uncertainty of the rates
+// the model replays is wider than the effects the ranking sorts, however
+// narrow the seed-to-seed intervals are (a replay that runs longer or
+// over more seeds narrows them without adding a single observation). The
+// ranking then abstains rather than widen its intervals: every row that
+// would be a win or worse gets the verdict NotEnoughData ("not enough
+// data"), with its interval still shown, and there is no compatible set.
+// No threshold applies to the fit's windows: a capture shorter than two
+// windows is fitted as one (the bundled HotROD example is 90 s, one
+// window of 300 roots), and its roots, not its windows, bound what it
+// can show. A node with fewer than MinNodeRequests (100) has a p99 that
+// is its slowest request; Basis names the thinnest node so that a
+// reader can weigh the changes that act on it, but it does not stop the
+// ranking. A model built by hand or from aggregated series has no Basis
+// and is ranked as it stands.
+//
 // Each row says what it costs (calls rejected beyond the baseline's,
 // latency added, success lost where its interval excludes zero) and why
 // it works: the per-node quantity that changes most relative to its

@@ -33,8 +33,8 @@ type Report struct {
 	Regimes []Regime `json:"regimes"`
 	// Baseline summarises the baseline per regime.
 	Baseline []*replay.Summary `json:"baseline"`
-	// Rows are the candidates, ranked: wins by gain, then no measurable
-	// effect, then worse, then failed.
+	// Rows are the candidates, ranked: wins by gain, then not enough
+	// data, no measurable effect, worse and failed.
 	Rows []Row `json:"rows"`
 	// Set is the best compatible set of wins, tried together; nil when
 	// nothing wins.
@@ -43,6 +43,10 @@ type Report struct {
 	Capacity *CapacityCurve `json:"capacity,omitempty"`
 	// Metastability is the surge check; nil without a surge regime.
 	Metastability *Metastability `json:"metastability,omitempty"`
+	// Basis is the data the model rests on; nil for a model not built
+	// from traces (by hand, or from aggregated series). When its Thin is
+	// set no row is a win or worse: each such row is NotEnoughData.
+	Basis *Basis `json:"basis,omitempty"`
 	// NoiseFloor is the baseline's seed-to-seed standard deviation of
 	// the objective (in the units of a row's Objective): a change must
 	// move the objective by more than this, beyond its interval excluding
@@ -136,6 +140,7 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 		TickMS:     float64(cfg.Tick) / 1e6,
 		TickNote:   tickNote,
 		Regimes:    regimes,
+		Basis:      BasisOf(m),
 	}
 	for r := range regimes {
 		s := replay.Summarize(bres[r])
@@ -188,6 +193,9 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 			err = errors.Join(errs[first[i] : first[i]+len(regimes)]...)
 		}
 		rows[i] = score(base, cfg.Objective, rep.NoiseFloor, regimes, cands[i], bres, cres, err)
+	}
+	if rep.Basis != nil && rep.Basis.Thin != "" {
+		abstain(rows)
 	}
 	order := rankRows(rows)
 	rep.Rows = make([]Row, len(rows))
@@ -243,10 +251,10 @@ func score(m *cascade.Model, o Objective, floor float64, regimes []Regime, c Can
 }
 
 // rankRows returns the order of rows: wins by gain (highest first), then
-// no measurable effect, then worse, then failed; ties keep the
+// not enough data, no measurable effect, worse and failed; ties keep the
 // candidates' order. It numbers the wins.
 func rankRows(rows []Row) []int {
-	class := map[Verdict]int{Win: 0, NoEffect: 1, Worse: 2, Failed: 3}
+	class := map[Verdict]int{Win: 0, NotEnoughData: 1, NoEffect: 2, Worse: 3, Failed: 4}
 	order := make([]int, len(rows))
 	for i := range order {
 		order[i] = i

@@ -153,6 +153,10 @@ const (
 	// Failed: the candidate could not be replayed (the row's Error says
 	// why).
 	Failed Verdict = "failed"
+	// NotEnoughData: the interval would make the change a win or worse,
+	// but the model rests on too few requests to say so (Basis.Thin):
+	// the ranking abstains.
+	NotEnoughData Verdict = "not enough data"
 )
 
 // effects compares runs[regime][seed] of a candidate with the

@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"path"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -72,45 +74,39 @@ func ParseSet(m *cascade.Model, sets []string) (*cascade.Scenario, error) {
 	for i := range m.Nodes {
 		names = append(names, m.Nodes[i].Name)
 	}
-	names = append(names, "*")
+	entries := make([]string, 0, len(m.Entries)+1)
+	for i := range m.Entries {
+		entries = append(entries, m.Entries[i].Node)
+	}
+	names, entries = append(names, "*"), append(entries, "*")
 	// Longest first, so "a.b" wins over "a".
-	sort.SliceStable(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
+	longestFirst := func(ns []string) {
+		sort.SliceStable(ns, func(i, j int) bool { return len(ns[i]) > len(ns[j]) })
+	}
+	longestFirst(names)
+	longestFirst(entries)
 	for _, kv := range sets {
 		key, val, ok := strings.Cut(kv, "=")
 		if !ok {
-			return nil, fmt.Errorf("--set %q: want KEY=VALUE", kv)
+			return nil, fmt.Errorf("--set %s: want KEY=VALUE", kv)
 		}
 		jv, err := yaml.YAMLToJSON([]byte(val))
 		if err != nil {
-			return nil, fmt.Errorf("--set %q: value: %w", kv, err)
+			return nil, fmt.Errorf("--set %s: value: %w", kv, err)
 		}
 		var v any
 		if err := json.Unmarshal(jv, &v); err != nil {
-			return nil, fmt.Errorf("--set %q: value: %w", kv, err)
+			return nil, fmt.Errorf("--set %s: value: %w", kv, err)
 		}
 		kind, rest, _ := strings.Cut(key, ".")
-		var target, path string
-		switch kind {
-		case "node", "entry":
-			target, path = matchName(rest, names)
-		case "edge":
-			from, tail, ok := strings.Cut(rest, "->")
-			if ok {
-				var to string
-				to, path = matchName(tail, names)
-				if to != "" {
-					target = from + "->" + to
-				}
-			}
-		case "traffic":
-			target, path = "traffic", rest
-		default:
-			return nil, fmt.Errorf("--set %q: key must start with node., edge., entry. or traffic.", kv)
-		}
-		if target == "" || path == "" {
-			return nil, fmt.Errorf("--set %q: %w", kv, ErrUnknownTarget)
+		target, path, err := setTarget(m, kind, rest, names, entries)
+		if err != nil {
+			return nil, fmt.Errorf("--set %s: %w", kv, err)
 		}
 		patch := nest(strings.Split(path, "."), v)
+		if fe := checkPatch(setDocs[kind], patch, kind); fe != nil {
+			return nil, fmt.Errorf("--set %s: %s", kv, fe.text(strings.Count(path, ".")+1))
+		}
 		var dst *map[string]json.RawMessage
 		switch kind {
 		case "node":
@@ -151,6 +147,104 @@ func ParseSet(m *cascade.Model, sets []string) (*cascade.Scenario, error) {
 		s.Traffic = &t
 	}
 	return s, nil
+}
+
+// setDocs are the documents a --set key of each kind patches.
+var setDocs = map[string]reflect.Type{
+	"node":    reflect.TypeOf(cascade.Node{}),
+	"edge":    reflect.TypeOf(cascade.Edge{}),
+	"entry":   reflect.TypeOf(cascade.Entry{}),
+	"traffic": reflect.TypeOf(cascade.Traffic{}),
+}
+
+// targetError is a --set or scenario key naming no node, edge or entry
+// of the model, with the names near it.
+type targetError struct{ msg string }
+
+func (e *targetError) Error() string { return e.msg }
+
+// Is makes the error an ErrUnknownTarget.
+func (e *targetError) Is(target error) bool { return target == ErrUnknownTarget }
+
+// setTarget splits the part of a --set key after its kind ("node",
+// "edge", "entry", "traffic") into the scenario key it patches and the
+// field path. names and entries are the model's node and entry names
+// (with "*"), longest first.
+func setTarget(m *cascade.Model, kind, rest string, names, entries []string) (target, path string, err error) {
+	noField := fmt.Errorf("give a field: %s.%s.FIELD=VALUE", kind, strings.TrimSuffix(rest, "."))
+	switch kind {
+	case "node", "entry":
+		ns, plural := names, "nodes"
+		if kind == "entry" {
+			ns, plural = entries, "entries"
+		}
+		if target, path = matchName(rest, ns); target != "" {
+			if path == "" {
+				return "", "", noField
+			}
+			return target, path, nil
+		}
+		if slices.Contains(ns, rest) {
+			return "", "", noField
+		}
+		name, _ := splitUnknown(rest, ns)
+		if n, _ := matchName(rest, names); kind == "entry" && n != "" {
+			name = n // a node that is no entry
+		}
+		return "", "", &targetError{fmt.Sprintf("no %s %s%s", kind, name, hint(name, ns, plural, 10))}
+	case "edge":
+		from, tail, ok := strings.Cut(rest, "->")
+		if !ok {
+			return "", "", errors.New("want edge.FROM->TO.FIELD=VALUE")
+		}
+		if !slices.Contains(names, from) && !strings.ContainsAny(from, "*?[") {
+			return "", "", &targetError{fmt.Sprintf("no node %s%s", from, hint(from, names, "nodes", 10))}
+		}
+		to, path := matchName(tail, names)
+		if to != "" && path == "" {
+			return "", "", fmt.Errorf("give a field: edge.%s.FIELD=VALUE", strings.TrimSuffix(rest, "."))
+		}
+		if to == "" {
+			if slices.Contains(names, tail) {
+				return "", "", fmt.Errorf("give a field: edge.%s.FIELD=VALUE", rest)
+			}
+			name, _ := splitUnknown(tail, names)
+			return "", "", &targetError{fmt.Sprintf("no node %s%s", name, hint(name, names, "nodes", 10))}
+		}
+		target = from + "->" + to
+		if !strings.ContainsAny(target, "*?[") && !hasEdge(m, from, to) {
+			edges := make([]string, len(m.Edges))
+			for i, e := range m.Edges {
+				edges[i] = e.From + "->" + e.To
+			}
+			h := hint(target, edges, "edges", 10)
+			if hasEdge(m, to, from) {
+				h = "; did you mean " + to + "->" + from + "?"
+			}
+			return "", "", &targetError{fmt.Sprintf("no edge %s%s", target, h)}
+		}
+		return target, path, nil
+	case "traffic":
+		if rest == "" {
+			return "", "", errors.New("give a field: traffic.FIELD=VALUE")
+		}
+		return "traffic", rest, nil
+	}
+	msg := "key must start with node., edge., entry. or traffic."
+	if near := nearNames(kind, []string{"node", "edge", "entry", "traffic"}); len(near) > 0 {
+		msg += "; did you mean " + near[0] + "?"
+	}
+	return "", "", errors.New(msg)
+}
+
+// hasEdge reports whether the model has an edge from -> to.
+func hasEdge(m *cascade.Model, from, to string) bool {
+	for i := range m.Edges {
+		if m.Edges[i].From == from && m.Edges[i].To == to {
+			return true
+		}
+	}
+	return false
 }
 
 // matchName splits "NAME.PATH" at the longest known name, else at the
@@ -267,9 +361,23 @@ func Apply(m *cascade.Model, scenarios ...*cascade.Scenario) (*cascade.Model, *c
 
 func applyOne(m *cascade.Model, s *cascade.Scenario) error {
 	var errs []error
+	var nodes, edges, entries []string
+	for i := range m.Nodes {
+		nodes = append(nodes, m.Nodes[i].Name)
+	}
+	for i := range m.Edges {
+		edges = append(edges, m.Edges[i].From+"->"+m.Edges[i].To)
+	}
+	for i := range m.Entries {
+		entries = append(entries, m.Entries[i].Node)
+	}
 	// Nodes.
 	for _, key := range orderedKeys(s.Nodes, nameRank) {
 		hit := false
+		if fe := checkRaw(setDocs["node"], s.Nodes[key], "node"); fe != nil {
+			errs = append(errs, fmt.Errorf("nodes[%q]: %s", key, fe.text(0)))
+			continue
+		}
 		patch, pool, err := takePool(s.Nodes[key])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("nodes[%q]: %w", key, err))
@@ -287,7 +395,7 @@ func applyOne(m *cascade.Model, s *cascade.Scenario) error {
 			}
 		}
 		if !hit {
-			errs = append(errs, fmt.Errorf("nodes[%q]: %w", key, ErrUnknownTarget))
+			errs = append(errs, fmt.Errorf("nodes[%q]: %w%s", key, ErrUnknownTarget, hint(key, nodes, "nodes", 10)))
 		}
 	}
 	// Edges.
@@ -298,6 +406,10 @@ func applyOne(m *cascade.Model, s *cascade.Scenario) error {
 		from, to, ok := strings.Cut(key, "->")
 		if !ok {
 			errs = append(errs, fmt.Errorf("edges[%q]: want FROM->TO", key))
+			continue
+		}
+		if fe := checkRaw(setDocs["edge"], s.Edges[key], "edge"); fe != nil {
+			errs = append(errs, fmt.Errorf("edges[%q]: %s", key, fe.text(0)))
 			continue
 		}
 		hit := false
@@ -311,12 +423,16 @@ func applyOne(m *cascade.Model, s *cascade.Scenario) error {
 			}
 		}
 		if !hit {
-			errs = append(errs, fmt.Errorf("edges[%q]: %w", key, ErrUnknownTarget))
+			errs = append(errs, fmt.Errorf("edges[%q]: %w%s", key, ErrUnknownTarget, hint(key, edges, "edges", 10)))
 		}
 	}
 	// Entries.
 	for _, key := range orderedKeys(s.Entries, nameRank) {
 		hit := false
+		if fe := checkRaw(setDocs["entry"], s.Entries[key], "entry"); fe != nil {
+			errs = append(errs, fmt.Errorf("entries[%q]: %s", key, fe.text(0)))
+			continue
+		}
 		for i := range m.Entries {
 			if matches(key, m.Entries[i].Node) {
 				hit = true
@@ -326,7 +442,7 @@ func applyOne(m *cascade.Model, s *cascade.Scenario) error {
 			}
 		}
 		if !hit {
-			errs = append(errs, fmt.Errorf("entries[%q]: %w", key, ErrUnknownTarget))
+			errs = append(errs, fmt.Errorf("entries[%q]: %w%s", key, ErrUnknownTarget, hint(key, entries, "entries", 10)))
 		}
 	}
 	return errors.Join(errs...)

@@ -83,12 +83,21 @@ func TestApplyScenarioErrors(t *testing.T) {
 		name string
 		doc  string
 		want error
+		msg  string
 	}{
-		{"unknown node", `nodes: {mysql: {concurrency: 2}}`, ErrUnknownTarget},
-		{"unknown edge", `edges: {"api->mysql": {timeout_ms: 2}}`, ErrUnknownTarget},
-		{"unknown entry", `entries: {cache: {share: 1}}`, ErrUnknownTarget},
-		{"misspelt field", `nodes: {api: {concurency: 2}}`, nil},
-		{"invalid value", `nodes: {api: {replicas: 0}}`, nil},
+		{"unknown node", `nodes: {mysql: {concurrency: 2}}`, ErrUnknownTarget,
+			`nodes["mysql"]: no such node, edge or entry in the model (nodes: api, cache, db.primary)`},
+		{"misspelt node", `nodes: {cahce: {concurrency: 2}}`, ErrUnknownTarget,
+			`nodes["cahce"]: no such node, edge or entry in the model; did you mean cache?`},
+		{"unknown edge", `edges: {"api->mysql": {timeout_ms: 2}}`, ErrUnknownTarget,
+			`edges["api->mysql"]: no such node, edge or entry in the model (edges: api->cache, api->db.primary)`},
+		{"unknown entry", `entries: {cache: {share: 1}}`, ErrUnknownTarget,
+			`entries["cache"]: no such node, edge or entry in the model (entries: api)`},
+		{"misspelt field", `nodes: {api: {concurency: 2}}`, nil,
+			`nodes["api"]: no field concurency in node; did you mean concurrency?`},
+		{"wrong type", `edges: {"api->cache": {retry: {max_attempts: two}}}`, nil,
+			`edges["api->cache"]: retry.max_attempts: want an integer`},
+		{"invalid value", `nodes: {api: {replicas: 0}}`, nil, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,6 +107,9 @@ func TestApplyScenarioErrors(t *testing.T) {
 			require.Error(t, err)
 			if tc.want != nil {
 				require.True(t, errors.Is(err, tc.want), "%v", err)
+			}
+			if tc.msg != "" {
+				require.EqualError(t, err, tc.msg)
 			}
 		})
 	}
@@ -128,15 +140,52 @@ func TestParseSet(t *testing.T) {
 	require.Equal(t, 99.0, out.Entries[0].RatePerSec)
 	require.Equal(t, 42.0, traffic.RatePerSec)
 
-	for _, bad := range []string{"node.mysql.concurrency=2", "nodes.api.concurrency=2", "node.api.concurrency", "edge.api.timeout_ms=1"} {
-		_, err := ParseSet(m, []string{bad})
-		require.Error(t, err, bad)
+}
+
+// TestParseSetErrors gives --set keys that name nothing or values of the
+// wrong type: each error names the --set, what is wrong, and the fix (the
+// names near a misspelt one, the type a field wants).
+func TestParseSetErrors(t *testing.T) {
+	m := scenarioModel()
+	tests := []struct {
+		set, want string
+		target    bool // the error is an ErrUnknownTarget
+	}{
+		{"node.mysql.concurrency=2", "--set node.mysql.concurrency=2: no node mysql (nodes: api, cache, db.primary)", true},
+		{"node.db.primry.concurrency=2", "--set node.db.primry.concurrency=2: no node db.primry; did you mean db.primary?", true},
+		{"node.cahce.replicas=2", "--set node.cahce.replicas=2: no node cahce; did you mean cache?", true},
+		{"entry.db.primary.share=1", "--set entry.db.primary.share=1: no entry db.primary (entries: api)", true},
+		{"entry.apii.share=1", "--set entry.apii.share=1: no entry apii; did you mean api?", true},
+		{"edge.api->cahce.timeout_ms=1", "--set edge.api->cahce.timeout_ms=1: no node cahce; did you mean cache?", true},
+		{"edge.ap->cache.timeout_ms=1", "--set edge.ap->cache.timeout_ms=1: no node ap; did you mean api?", true},
+		{"edge.cache->api.timeout_ms=1", "--set edge.cache->api.timeout_ms=1: no edge cache->api; did you mean api->cache?", true},
+		{"node.api.concurency=2", "--set node.api.concurency=2: no field concurency in node; did you mean concurrency?", false},
+		{"edge.api->db.primary.retry.max_attemps=2", "--set edge.api->db.primary.retry.max_attemps=2: no field max_attemps in retry; did you mean max_attempts?", false},
+		{"traffic.rate=5", "--set traffic.rate=5: no field rate in traffic; did you mean rate_per_sec?", false},
+		{"node.api.replicas=two", "--set node.api.replicas=two: want an integer", false},
+		{"node.api.replicas=1.5", "--set node.api.replicas=1.5: want an integer", false},
+		{"edge.api->db.primary.retry.max_attempts=two", "--set edge.api->db.primary.retry.max_attempts=two: want an integer", false},
+		{"edge.api->cache.timeout_ms=soon", "--set edge.api->cache.timeout_ms=soon: want a number", false},
+		{"node.api.deadline_propagation=3", "--set node.api.deadline_propagation=3: want true or false", false},
+		{"node.api.load_balancer=3", "--set node.api.load_balancer=3: want a string", false},
+		{"node.api.service_ms=5", "--set node.api.service_ms=5: want an object", false},
+		{"node.api.service_ms={kind: exp, mean: x}", "--set node.api.service_ms={kind: exp, mean: x}: service_ms.mean: want a number", false},
+		{"node.api.pool=-1", "--set node.api.pool=-1: want a whole number of slots >= 0 (0 or null: unbounded)", false},
+		{"nodes.api.concurrency=2", "--set nodes.api.concurrency=2: key must start with node., edge., entry. or traffic.; did you mean node?", false},
+		{"node.api.concurrency", "--set node.api.concurrency: want KEY=VALUE", false},
+		{"node.api=2", "--set node.api=2: give a field: node.api.FIELD=VALUE", false},
+		{"edge.api.timeout_ms=1", "--set edge.api.timeout_ms=1: want edge.FROM->TO.FIELD=VALUE", false},
 	}
-	// A field that does not exist fails when applied.
-	s, err = ParseSet(m, []string{"node.api.concurency=2"})
+	for _, tc := range tests {
+		t.Run(tc.set, func(t *testing.T) {
+			_, err := ParseSet(m, []string{tc.set})
+			require.EqualError(t, err, tc.want)
+			require.Equal(t, tc.target, errors.Is(err, ErrUnknownTarget))
+		})
+	}
+	// Patterns and removals pass the checks.
+	_, err := ParseSet(m, []string{"node.*.replicas=2", "edge.*->cache.retry=null", "node.api.pool=null", "node.api.pool=4"})
 	require.NoError(t, err)
-	_, _, err = Apply(m, s)
-	require.Error(t, err)
 }
 
 func TestSeed004Scenarios(t *testing.T) {

@@ -34,6 +34,11 @@ type Analysis struct {
 	Incident *rank.Incident `json:"incident,omitempty"`
 	// Timeline replays the baseline and the best change side by side.
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Examples name traces to open in a trace viewer (Jaeger, by trace
+	// id): the slowest requests, the failed ones and, when the incident
+	// has an origin, those through it since it changed; nil when the
+	// dataset was not read for them.
+	Examples *Examples `json:"examples,omitempty"`
 	// Files are the files written, relative to the output directory.
 	Files []string `json:"files"`
 	// Notes say what was chosen on the user's behalf (a stage skipped, a
@@ -79,4 +84,50 @@ type TimelineRun struct {
 type NodeQueue struct {
 	Node  string    `json:"node"`
 	Depth []float64 `json:"depth"`
+}
+
+// Examples are a few traces of the dataset to open by id. Each list is
+// ordered by duration, longest first, then by trace id (but for what its
+// field says), and holds at most ExampleTraces traces; an empty list
+// means no trace qualified.
+type Examples struct {
+	// Slowest are the requests that took longest, root span to end.
+	Slowest []TraceExample `json:"slowest"`
+	// Failed are the traces with an error span: those whose request
+	// failed (its root span did) first, then those with more error
+	// spans, then by duration and trace id.
+	Failed []TraceExample `json:"failed"`
+	// Origin names the incident's most likely origin; empty, with the
+	// two lists below, when there is none.
+	Origin string `json:"origin,omitempty"`
+	// OriginSlowest are the traces through the origin (a span of it, or
+	// a call to it) that started at or after its change, by the longest
+	// time spent at the origin (OriginMS), then by trace id.
+	OriginSlowest []TraceExample `json:"origin_slowest,omitempty"`
+	// OriginFailed are the traces through the origin since its change
+	// with an error span, as Failed is ordered.
+	OriginFailed []TraceExample `json:"origin_failed,omitempty"`
+}
+
+// ExampleTraces is the most traces an Examples list holds.
+const ExampleTraces = 3
+
+// TraceExample is one trace to open.
+type TraceExample struct {
+	TraceID string `json:"trace_id"`
+	// Root is the root span's service and operation ("frontend GET
+	// /dispatch"); empty for a trace without a root span.
+	Root string `json:"root,omitempty"`
+	// StartNS is the trace's start (Unix ns); DurationMS its root
+	// span's duration, or from its first span's start to its last
+	// span's end when it has no root.
+	StartNS    int64   `json:"start_ns"`
+	DurationMS float64 `json:"duration_ms"`
+	// ErrorSpans counts the trace's spans with an error status;
+	// RootFailed reports that its root span is one of them.
+	ErrorSpans int  `json:"error_spans,omitempty"`
+	RootFailed bool `json:"root_failed,omitempty"`
+	// OriginMS is the longest span at the origin, or call to it, in the
+	// trace; set in the origin's lists only.
+	OriginMS float64 `json:"origin_ms,omitempty"`
 }

@@ -7,14 +7,25 @@ import (
 )
 
 // AnalysisMarkdown renders an analysis as Markdown to paste into a
-// postmortem: what to change first (the ranking, the capacity curve and
+// postmortem: a paragraph in plain words (what happened, where it began,
+// what amplified it, what to change first and how sure that is) and a
+// few traces to open by id; then what to change first (the ranking, the capacity curve and
 // metastability), then the incident, the timeline, the fit and what was
 // read.
 func AnalysisMarkdown(w io.Writer, a *Analysis) error {
-	if err := rankMarkdown(w, &RankDocument{Model: "calibrated.json", Incident: a.Incident, Rank: a.Rank}); err != nil {
+	var b strings.Builder
+	if err := rankMarkdown(&b, &RankDocument{Model: "calibrated.json", Incident: a.Incident, Rank: a.Rank}); err != nil {
 		return err
 	}
-	var b strings.Builder
+	// The summary and the traces to open go under the title.
+	title, rest, _ := strings.Cut(b.String(), "\n\n")
+	b.Reset()
+	b.WriteString(title + "\n\n")
+	if p := summaryParagraph(a); p != "" {
+		b.WriteString(p + "\n\n")
+	}
+	examplesMarkdown(&b, a.Examples)
+	b.WriteString(rest)
 	if tl := a.Timeline; tl != nil {
 		fmt.Fprintf(&b, "\n## Over time: the baseline against the best change\n\n")
 		fmt.Fprintf(&b, "One replay each, seed %d, under %s, windows of %s.\n\n", tl.Seed, tl.Regime, msText(tl.WindowMS))

@@ -44,10 +44,14 @@ var pageTemplate = sync.OnceValue(func() *template.Template {
 
 // htmlPage is what the template renders: everything formatted.
 type htmlPage struct {
-	Title    string
-	Seed     uint64
-	Version  int
-	Inputs   []string
+	Title   string
+	Seed    uint64
+	Version int
+	Inputs  []string
+	// Lead is the paragraph in plain words that opens the page;
+	// Examples the traces to open by id.
+	Lead     string
+	Examples []exampleList
 	Summary  []kv
 	Services []string
 	Notes    []string
@@ -161,6 +165,7 @@ func newHTMLPage(a *Analysis) (*htmlPage, error) {
 	if name != "" {
 		p.Title += ": " + name
 	}
+	p.Lead, p.Examples = summaryParagraph(a), exampleLists(a.Examples)
 	p.summary(a)
 	if a.Rank != nil {
 		p.Rank = rankSection(a.Rank)
@@ -304,7 +309,7 @@ func verdictClass(v rank.Verdict) string {
 	case rank.Failed:
 		return "failed"
 	}
-	return "none"
+	return "none" // no measurable effect, not enough data
 }
 
 func rankSection(rep *rank.Report) *rankView {

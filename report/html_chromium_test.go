@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -31,11 +32,18 @@ const probeScript = `<script>(function(){var t=0,n=0,w=1e9;` +
 	`document.querySelectorAll("svg").forEach(function(s){t++;var r=s.getBoundingClientRect();` +
 	`if(r.width>0&&r.height>0){n++;w=Math.min(w,r.width)}});` +
 	`document.body.setAttribute("data-svg-total",t);document.body.setAttribute("data-svg-rendered",n);` +
-	`document.body.setAttribute("data-svg-min-width",Math.round(w));})();</script>`
+	`document.body.setAttribute("data-svg-min-width",Math.round(w));` +
+	`var p=document.querySelector("p.lead");if(p){var r=p.getBoundingClientRect(),c=getComputedStyle(p);` +
+	`var v=c.display!=="none"&&c.visibility==="visible"&&parseFloat(c.opacity)>0;` +
+	`document.body.setAttribute("data-lead-x",Math.round(r.left));document.body.setAttribute("data-lead-y",Math.round(r.top));` +
+	`document.body.setAttribute("data-lead-w",Math.round(r.width));document.body.setAttribute("data-lead-h",Math.round(r.height));` +
+	`document.body.setAttribute("data-lead-chars",p.textContent.length);document.body.setAttribute("data-lead-visible",v?1:0);` +
+	`document.body.setAttribute("data-summary-y",Math.round(document.getElementById("summary").getBoundingClientRect().top));}})();</script>`
 
 // TestAnalysisHTMLInChromium opens the HotROD page in headless Chromium
-// and checks that every chart was laid out with a size and that the
-// screenshot shows the charts' colours. It runs when Chromium is
+// and checks that every chart was laid out with a size, that the
+// screenshot shows the charts' colours, and that the paragraph in plain
+// words opens the page, laid out, visible and inked. It runs when Chromium is
 // installed at /usr/bin/chromium (apt-get install chromium), and must
 // run when CASCADE_CHROMIUM=1.
 func TestAnalysisHTMLInChromium(t *testing.T) {
@@ -86,6 +94,19 @@ func TestAnalysisHTMLInChromium(t *testing.T) {
 	require.Equal(t, want, domCount(t, dom, "data-svg-rendered"), "svg elements laid out with a size")
 	require.GreaterOrEqual(t, domCount(t, dom, "data-svg-min-width"), 300, "the narrowest chart, px")
 
+	// The paragraph in plain words is there, whole, visible, and above
+	// everything else.
+	require.Equal(t, 1, domCount(t, dom, "data-lead-visible"), "the summary paragraph is hidden")
+	want = utf8.RuneCountInString(summaryParagraph(a))
+	require.Greater(t, want, 100)
+	require.Equal(t, want, domCount(t, dom, "data-lead-chars"), "the summary paragraph's text")
+	at := image.Pt(domCount(t, dom, "data-lead-x"), domCount(t, dom, "data-lead-y"))
+	lead := image.Rectangle{Min: at, Max: at.Add(image.Pt(domCount(t, dom, "data-lead-w"), domCount(t, dom, "data-lead-h")))}
+	require.GreaterOrEqual(t, lead.Dx(), 300, "the summary paragraph's width, px")
+	require.GreaterOrEqual(t, lead.Dy(), 3*18, "the summary paragraph's height, px: several lines")
+	require.Less(t, lead.Max.Y, domCount(t, dom, "data-summary-y"), "the summary paragraph is not above the summary table")
+	require.Less(t, lead.Min.Y, 400, "the summary paragraph does not open the page")
+
 	// The screenshot decodes, is not blank, and shows each chart's
 	// fills: the entry node, the surge band, the capacity band, the best
 	// cell of the loss plane, and the ×10 edge.
@@ -104,6 +125,18 @@ func TestAnalysisHTMLInChromium(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(counts), 200, "distinct colours: the page looks blank")
+	// The paragraph's text reaches the screen: pixels in the ink's
+	// colour, the cores of its glyphs, within its box.
+	ink, inked := hexColour(t, "#1d2330"), 0
+	for y := lead.Min.Y; y < lead.Max.Y; y++ {
+		for x := lead.Min.X; x < lead.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if (color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), 0xff}) == ink {
+				inked++
+			}
+		}
+	}
+	require.Greater(t, inked, 500, "the summary paragraph's text is not on the screenshot")
 	fills := []struct{ name, hex string }{{"entry node", "#eef3fb"}}
 	if tl := a.Timeline; tl != nil && tl.SurgeToMS > tl.SurgeFromMS {
 		fills = append(fills, struct{ name, hex string }{"surge band", "#fbe3c6"})
@@ -175,7 +208,7 @@ func seriesStroke(t *testing.T, chart, label string) color.RGBA {
 	return color.RGBA{rgb[0], rgb[1], rgb[2], 0xff}
 }
 
-var domAttr = regexp.MustCompile(`(data-svg-[a-z-]+)="(\d+)"`)
+var domAttr = regexp.MustCompile(`(data-[a-z-]+)="(-?\d+)"`)
 
 // domCount reads an attribute the probe set on <body>.
 func domCount(t *testing.T, dom, name string) int {

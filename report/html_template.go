@@ -43,6 +43,8 @@ tr.inset td { background: #f1f7f2; }
 .badge.none { background: #eceef2; color: var(--none); }
 .badge.failed { background: #3a3f4b; color: #ffffff; }
 .muted { color: var(--muted); }
+p.lead { font-size: 16px; line-height: 1.55; margin: 18px 0 10px; max-width: 60em; }
+ul.examples code { font-size: 12px; }
 .note { color: var(--muted); font-style: italic; }
 .callout { border-left: 4px solid var(--accent); background: var(--pane); padding: 10px 14px; margin: 12px 0; }
 .callout.bad { border-left-color: var(--worse); }
@@ -68,6 +70,11 @@ footer { color: var(--muted); font-size: 13px; border-top: 1px solid var(--rule)
 <nav>{{if .IncidentFirst}}<a href="#incident">Incident</a>{{end}}<a href="#summary">Summary</a><a href="#remediations">Remediations</a><a href="#graph">Call graph</a><a href="#timeline">Over time</a><a href="#capacity">Capacity</a><a href="#metastability">Metastability</a>{{if and .Incident (not .IncidentFirst)}}<a href="#incident">Incident</a>{{end}}{{if .Fit}}<a href="#fit">Fit</a>{{end}}</nav>
 </div></header>
 <main>
+{{if or .Lead .Examples}}<section id="lead">
+{{with .Lead}}<p class="lead">{{.}}</p>
+{{end}}{{with .Examples}}<p class="muted">Traces to open by id (in Jaeger, for one):</p>
+<ul class="tight examples">{{range .}}<li>{{.Label}}: {{range $i, $t := .Traces}}{{if $i}}, {{end}}<code>{{$t.ID}}</code> ({{$t.What}}){{else}}{{.Empty}}{{end}}</li>{{end}}</ul>
+{{end}}</section>{{end}}
 {{- if .IncidentFirst}}{{template "incident" .}}{{end}}
 
 <section id="summary">
@@ -236,7 +243,7 @@ Written by <code>cascade analyze</code>, report version {{.Version}}, seed {{.Se
 {{end}}</tbody>
 </table>{{end}}
 {{with .Unjudged}}<details><summary>Nodes that could not be judged</summary><ul class="tight">{{range .}}<li>{{.K}}: {{.V}}</li>{{end}}</ul></details>{{end}}
-<h3>Path</h3>
+{{if .Origins}}<h3>Path</h3>
 {{with .Path}}<p>The degradation climbed from the origin towards the entry. Amplification is the calls on the edge per request of the caller, retries included, before the incident and during it.</p>
 <table>
 <thead><tr><th>Step (callee → caller)</th><th>Changed at</th><th class="num">Amplification</th><th class="num">Attempts per call</th></tr></thead>
@@ -244,7 +251,7 @@ Written by <code>cascade analyze</code>, report version {{.Version}}, seed {{.Se
 {{range .}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td class="num">{{index . 2}}</td><td class="num">{{index . 3}}</td></tr>
 {{end}}</tbody>
 </table>
-{{else}}<p class="note">No caller of the origin changed after it: the path has no step.</p>{{end}}
+{{else}}<p class="note">No caller of the origin changed after it: the path has no step.</p>{{end}}{{end}}
 {{with .Infectable}}<h3>Most infectable</h3>
 <p>Each node's service time +{{$.Incident.Slowdown}} in replay, seeds {{$.Incident.Seeds}}.</p>
 <table>

@@ -17,6 +17,7 @@ import (
 	"cascade"
 	"cascade/fit"
 	"cascade/internal/testutil"
+	"cascade/rank"
 )
 
 // fixtureNames are the analyses built from the bundled captures (see
@@ -83,12 +84,19 @@ var variants = []struct {
 	name   string
 	from   string
 	mutate func(a *Analysis)
-	// want are texts the page must hold.
-	want []string
+	// want are texts the page must hold; reject are texts it must not.
+	want, reject []string
 }{
 	{name: "complete", from: "hotrod", mutate: func(*Analysis) {}},
 	{name: "incident", from: "boutique", mutate: func(*Analysis) {},
-		want: []string{`<section id="incident">`, `<ol class="origins"><li>currencyservice (score`, ">origin</text>", "Amplification</th>"}},
+		want: []string{`<section id="incident">`, `<ol class="origins"><li>currencyservice (score`, ">origin</text>", "Amplification</th>",
+			`<p class="lead">Between 2022-08-22 05:18:15Z and 05:20:50Z, the incident began at currencyservice`,
+			"slowest at currencyservice since it changed: <code>"}},
+	{name: "incident, no origin", from: "boutique", mutate: noOrigin,
+		want:   []string{`<section id="incident">`, "no node left its normal range", "No node left its normal range: no origin."},
+		reject: []string{"<h3>Path</h3>", "the path has no step", "since it changed"}},
+	{name: "origin, no path", from: "boutique", mutate: func(a *Analysis) { a.Incident.Path = nil },
+		want: []string{"<h3>Path</h3>", "the path has no step", "No caller of currencyservice left its range after it"}},
 	{name: "nil parts", from: "hotrod", mutate: func(a *Analysis) {
 		a.Fit, a.Incident, a.Timeline.Changed, a.Rank.Capacity = nil, nil, nil, nil
 	}, want: []string{"No change won", "The capacity sweep did not run", "calibrated</th><td>no"}},
@@ -128,6 +136,17 @@ var variants = []struct {
 		want: []string{"The ranking did not run", "No model: nothing to draw"}},
 }
 
+// noOrigin turns the incident into one in which no node left its
+// normal range.
+func noOrigin(a *Analysis) {
+	inc := a.Incident
+	inc.Origins, inc.Path, inc.Confidence = nil, nil, 0
+	for i := range inc.Nodes {
+		inc.Nodes[i] = rank.NodeChange{Node: inc.Nodes[i].Node}
+	}
+	a.Examples.Origin, a.Examples.OriginSlowest, a.Examples.OriginFailed = "", nil, nil
+}
+
 // variant returns a fresh copy of the variant's analysis.
 func variant(t *testing.T, from string, mutate func(*Analysis)) *Analysis {
 	a := &Analysis{Version: AnalysisVersion, Seed: 42}
@@ -150,6 +169,9 @@ func TestAnalysisHTMLStructure(t *testing.T) {
 			s := string(page)
 			for _, w := range tc.want {
 				require.True(t, strings.Contains(s, w), "the page lacks %q (seed %d)", w, a.Seed)
+			}
+			for _, w := range tc.reject {
+				require.False(t, strings.Contains(s, w), "the page holds %q (seed %d)", w, a.Seed)
 			}
 			require.True(t, strings.HasPrefix(s, "<!DOCTYPE html>\n"))
 			seed := strconv.FormatUint(a.Seed, 10)
@@ -454,5 +476,38 @@ func TestNiceTicks(t *testing.T) {
 			got = append(got, tk.Label)
 		}
 		require.Equal(t, tc.want, strings.Join(got, " "), "[%g, %g]", tc.lo, tc.hi)
+	}
+}
+
+// TestEdgeLabelsBesideTheirLines holds every edge label of the call
+// graphs clear of its own line and of the nodes: a label drawn over its
+// line reads "×13:5" for ×13.5.
+func TestEdgeLabelsBesideTheirLines(t *testing.T) {
+	models := map[string]*cascade.Model{}
+	for _, name := range fixtureNames {
+		models[name] = fixture(t, name).Model
+	}
+	for _, name := range fixtureNames {
+		t.Run(name, func(t *testing.T) {
+			m := models[name]
+			g := layoutGraph(m, m.Nodes[0].Name)
+			routes := g.routes()
+			spots := labelSpots(g, routes)
+			require.Len(t, spots, len(g.edges))
+			for i, e := range g.edges {
+				sp := spots[i]
+				what := e.edge.From + " → " + e.edge.To + " " + ampText(e.amp)
+				require.False(t, sp.hits(routes[i].ink(), 0), "%s: the label %v lies on its line", what, sp)
+				for _, nd := range g.nodes {
+					if !nd.dummy {
+						require.False(t, sp.overlaps(box{nd.x, nd.y - nd.h/2, nd.x + nd.w, nd.y + nd.h/2}), "%s: the label covers %s", what, nd.name)
+					}
+				}
+				for j := range i {
+					require.False(t, sp.overlaps(spots[j]), "%s: the label covers another's", what)
+				}
+				require.True(t, sp.x0 >= 0 && sp.y0 >= 0 && sp.x1 <= g.width && sp.y1 <= g.height-cgLegendH, "%s: the label %v is off the drawing", what, sp)
+			}
+		})
 	}
 }

@@ -190,11 +190,16 @@ func incidentMarkdown(w io.Writer, inc *rank.Incident) {
 		at, metric, normal, then, z := changeText(n)
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", n.Node, at, metric, normal, then, z, strings.Join(n.ExplainedBy, ", "))
 	}
-	if len(inc.Path) > 0 {
+	// The path climbs from an origin: without one there is no path to
+	// speak of, with one it may have no step.
+	switch {
+	case len(inc.Path) > 0:
 		fmt.Fprintf(w, "\n### Path\n\n")
 		for i := range inc.Path {
 			fmt.Fprintf(w, "%d. %s\n", i+1, pathLine(&inc.Path[i]))
 		}
+	case len(inc.Origins) > 0:
+		fmt.Fprintf(w, "\n### Path\n\nNo caller of %s changed after it: the path has no step.\n", inc.Origins[0])
 	}
 	if len(inc.Infectable) > 0 {
 		fmt.Fprintf(w, "\n### Most infectable\n\nEach node's service time +%s%% in replay (seeds %s).\n\n", g4(100*inc.Slowdown), seedRange(inc.Seeds))

@@ -22,7 +22,8 @@ type RankDocument struct {
 	Rank *rank.Report `json:"rank,omitempty"`
 }
 
-// Rank renders a rank document as a table, JSON or Markdown.
+// Rank renders a rank document as a table, JSON or Markdown. The table
+// is the compact one of RankText at DefaultWidth.
 func Rank(w io.Writer, d *RankDocument, f Format) error {
 	switch f {
 	case FormatJSON:
@@ -30,7 +31,7 @@ func Rank(w io.Writer, d *RankDocument, f Format) error {
 	case FormatMarkdown:
 		return rankMarkdown(w, d)
 	case FormatTable, "":
-		return rankTable(w, d)
+		return RankText(w, d, TextOptions{})
 	}
 	return fmt.Errorf("output %q: want table, json or markdown", f)
 }
@@ -71,6 +72,15 @@ func objectiveInterval(o rank.Objective, iv rank.Interval) string {
 // the objective's units.
 func noiseText(rep *rank.Report) string {
 	return "±" + strings.TrimPrefix(objectiveValue(rep.Objective, rep.NoiseFloor, true), "+")
+}
+
+// basisText is the data a ranking rests on, and what is too thin to
+// rank on.
+func basisText(b *rank.Basis) string {
+	if b.Thin != "" {
+		return b.String() + "; too thin to rank: no change is called a win or worse"
+	}
+	return b.String()
 }
 
 func objectiveTitle(o rank.Objective) string {
@@ -120,8 +130,9 @@ func rowMark(r *rank.Row) string {
 	return "-"
 }
 
-// rankTable writes the incident, when it found an origin, then the
-// ranking, then an incident without an origin (see rankMarkdown).
+// rankTable writes the full tables (RankText's Wide): the incident, when
+// it found an origin, then the ranking, then an incident without an
+// origin (see rankMarkdown).
 func rankTable(w io.Writer, d *RankDocument) error {
 	lead := incidentLeads(d)
 	if lead {
@@ -154,6 +165,9 @@ func rankTableRows(w io.Writer, d *RankDocument) error {
 	}
 	if rep.Model != "" {
 		p("name\t%s", rep.Model)
+	}
+	if b := rep.Basis; b != nil {
+		p("data\t%s", basisText(b))
 	}
 	p("objective\t%s", objectiveTitle(rep.Objective))
 	p("seeds\t%s, the same for every candidate (paired differences, 95%% t-intervals)", seedRange(rep.Seeds))

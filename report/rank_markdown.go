@@ -49,6 +49,9 @@ func rankMarkdownRows(w io.Writer, d *RankDocument) error {
 	if d.Model != "" {
 		fmt.Fprintf(w, "Model `%s`. ", d.Model)
 	}
+	if b := rep.Basis; b != nil {
+		fmt.Fprintf(w, "Data: %s. ", basisText(b))
+	}
 	fmt.Fprintf(w, "Objective: %s. Every candidate and the baseline replayed seeds %s (%s each, tick %s) under:\n\n",
 		objectiveTitle(rep.Objective), seedRange(rep.Seeds), msText(rep.DurationMS), msText(rep.TickMS))
 	if rep.TickNote != "" {

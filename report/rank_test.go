@@ -46,6 +46,9 @@ func TestRankGolden(t *testing.T) {
 		testutil.Golden(t, "rank-"+string(f), buf.Bytes())
 	}
 	var buf bytes.Buffer
+	require.NoError(t, RankText(&buf, doc, TextOptions{Wide: true}))
+	testutil.Golden(t, "rank-wide", buf.Bytes())
+	buf.Reset()
 	require.NoError(t, Rank(&buf, doc, FormatJSON))
 	var back RankDocument
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &back))
@@ -82,4 +85,7 @@ func TestIncidentGolden(t *testing.T) {
 		require.NoError(t, Rank(&buf, doc, f))
 		testutil.Golden(t, "incident-"+string(f), buf.Bytes())
 	}
+	var buf bytes.Buffer
+	require.NoError(t, RankText(&buf, doc, TextOptions{Wide: true}))
+	testutil.Golden(t, "incident-wide", buf.Bytes())
 }

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"html"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"cascade"
 )
@@ -97,188 +95,36 @@ func graphSVG(m *cascade.Model, origin, title string) string {
 	fmt.Fprintf(&b, "<title>%s</title>\n", html.EscapeString(title))
 	b.WriteString(`<rect width="100%" height="100%" fill="#ffffff"/>` + "\n")
 
-	// Ports: where each edge leaves and enters its nodes. Edges leave a
-	// node on its right and enter on its left (a back edge the other way
-	// round); the ports of a side are spread in the order of the other
-	// ends' heights.
-	type port struct {
-		edge  int
-		right bool
-		other float64
-	}
-	ports := map[int][]port{}
-	for i, e := range g.edges {
-		if e.self {
-			continue
-		}
-		c := e.chain
-		// The upper end of the chain leaves on the right.
-		ports[c[0]] = append(ports[c[0]], port{i, true, g.nodes[c[1]].y})
-		ports[c[len(c)-1]] = append(ports[c[len(c)-1]], port{i, false, g.nodes[c[len(c)-2]].y})
-	}
-	type key struct {
-		edge  int
-		right bool
-	}
-	portY := map[key]float64{}
-	for v := range g.nodes {
-		ps := ports[v]
-		for _, right := range []bool{false, true} {
-			var side []port
-			for _, p := range ps {
-				if p.right == right {
-					side = append(side, p)
-				}
-			}
-			sort.SliceStable(side, func(i, j int) bool {
-				if side[i].other != side[j].other {
-					return side[i].other < side[j].other
-				}
-				return side[i].edge < side[j].edge
-			})
-			nd := g.nodes[v]
-			span := nd.h * 0.6
-			for k, p := range side {
-				y := nd.y
-				if len(side) > 1 {
-					y = nd.y - span/2 + span*float64(k)/float64(len(side)-1)
-				}
-				portY[key{p.edge, p.right}] = y
-			}
-		}
-	}
+	routes := g.routes()
+	spots := labelSpots(g, routes)
 
 	// Edges, faint ones first so the strong ones draw on top.
-	idx := make([]int, len(g.edges))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(i, j int) bool { return g.edges[idx[i]].amp < g.edges[idx[j]].amp })
-	var labels []box
-	for _, nd := range g.nodes {
-		if !nd.dummy {
-			labels = append(labels, box{nd.x, nd.y - nd.h/2, nd.x + nd.w, nd.y + nd.h/2})
-		}
-	}
-	var labelSVG strings.Builder
 	b.WriteString("<g fill=\"none\" stroke-linecap=\"round\">\n")
-	for _, i := range idx {
-		e := g.edges[i]
+	for _, i := range byAmp(g) {
+		e, r := g.edges[i], routes[i]
 		col := ampColour(e.amp)
-		sw := ampWidth(e.amp)
-		tip := edgeTip(m, e)
-		var segs []bezier
-		var d strings.Builder
-		var end, dir point
-		if e.self {
-			nd := g.nodes[e.from]
-			top := nd.y - nd.h/2
-			x1, x0 := nd.x+nd.w*0.65, nd.x+nd.w*0.35
-			s := bezier{point{x1, top}, point{x1 + 12, top - 26}, point{x0 - 12, top - 26}, point{x0, top - cgArrow}}
-			segs = append(segs, s)
-			fmt.Fprintf(&d, "M%s,%s C%s,%s %s,%s %s,%s", f1(s.p0.x), f1(s.p0.y), f1(s.c0.x), f1(s.c0.y),
-				f1(s.c1.x), f1(s.c1.y), f1(s.p1.x), f1(s.p1.y))
-			end, dir = point{x0, top}, point{0, 1}
-		} else {
-			// Points along the chain, from the caller to the callee.
-			pts := []point{}
-			c := e.chain
-			for k, v := range c {
-				nd := g.nodes[v]
-				switch {
-				case k == 0:
-					pts = append(pts, point{nd.x + nd.w, portY[key{i, true}]})
-				case k == len(c)-1:
-					pts = append(pts, point{nd.x, portY[key{i, false}]})
-				default:
-					l := nd.layer
-					pts = append(pts, point{g.colX[l], nd.y}, point{g.colX[l] + g.colW[l], nd.y})
-				}
-			}
-			if e.back {
-				// Drawn from the caller (the lower end) to the callee.
-				for l, r := 0, len(pts)-1; l < r; l, r = l+1, r-1 {
-					pts[l], pts[r] = pts[r], pts[l]
-				}
-			}
-			last := len(pts) - 1
-			dir = point{1, 0}
-			if pts[last].x < pts[last-1].x {
-				dir = point{-1, 0}
-			}
-			end = pts[last]
-			pts[last].x -= dir.x * cgArrow
-			fmt.Fprintf(&d, "M%s,%s", f1(pts[0].x), f1(pts[0].y))
-			for k := 1; k < len(pts); k++ {
-				a, z := pts[k-1], pts[k]
-				if a.y == z.y {
-					fmt.Fprintf(&d, " L%s,%s", f1(z.x), f1(z.y))
-					segs = append(segs, bezier{a, a, z, z})
-					continue
-				}
-				dx := (z.x - a.x) / 2
-				s := bezier{a, point{a.x + dx, a.y}, point{z.x - dx, z.y}, z}
-				segs = append(segs, s)
-				fmt.Fprintf(&d, " C%s,%s %s,%s %s,%s", f1(s.c0.x), f1(s.c0.y), f1(s.c1.x), f1(s.c1.y), f1(z.x), f1(z.y))
-			}
-		}
 		dash := ""
 		if e.back {
 			dash = ` stroke-dasharray="6 4"`
 		}
 		fmt.Fprintf(&b, `<g class="edge"><title>%s</title><path d="%s" stroke="%s" stroke-width="%s"%s/>`,
-			html.EscapeString(tip), d.String(), col, f1(sw), dash)
+			html.EscapeString(edgeTip(m, e)), r.d, col, f1(r.width), dash)
 		// The arrowhead, pointing along dir, its tip at end.
-		hw := 3.5 + sw/2
-		bx, by := end.x-dir.x*cgArrow, end.y-dir.y*cgArrow
-		px, py := -dir.y*hw, dir.x*hw
+		hw := 3.5 + r.width/2
+		bx, by := r.end.x-r.dir.x*cgArrow, r.end.y-r.dir.y*cgArrow
+		px, py := -r.dir.y*hw, r.dir.x*hw
 		fmt.Fprintf(&b, `<path d="M%s,%s L%s,%s L%s,%s Z" fill="%s"/></g>`+"\n",
-			f1(end.x), f1(end.y), f1(bx+px), f1(by+py), f1(bx-px), f1(by-py), col)
-
-		// The label: on the segment, where it overlaps nothing placed.
-		text := ampText(e.amp)
-		tw := 6.4*float64(utf8.RuneCountInString(text)) + 4
-		th := 13.0
-		var at point
-		placed := false
-		mid := len(segs) / 2
-		order := []int{mid}
-		for k := 1; k < len(segs); k++ {
-			if mid-k >= 0 {
-				order = append(order, mid-k)
-			}
-			if mid+k < len(segs) {
-				order = append(order, mid+k)
-			}
-		}
-	search:
-		for _, si := range order {
-			for _, t := range []float64{0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8} {
-				p := segs[si].at(t)
-				bb := box{p.x - tw/2, p.y - th/2, p.x + tw/2, p.y + th/2}
-				ok := true
-				for _, o := range labels {
-					if bb.overlaps(o) {
-						ok = false
-						break
-					}
-				}
-				if ok {
-					at, placed = p, true
-					labels = append(labels, bb)
-					break search
-				}
-			}
-		}
-		if !placed {
-			at = segs[mid].at(0.5)
-			labels = append(labels, box{at.x - tw/2, at.y - th/2, at.x + tw/2, at.y + th/2})
-		}
-		fmt.Fprintf(&labelSVG, `<text x="%s" y="%s" fill="%s">%s</text>`+"\n", f1(at.x), f1(at.y), ampLabelColour(e.amp), html.EscapeString(text))
+			f1(r.end.x), f1(r.end.y), f1(bx+px), f1(by+py), f1(bx-px), f1(by-py), col)
 	}
 	b.WriteString("</g>\n")
-	b.WriteString(`<g class="amp" font-size="11" text-anchor="middle" dominant-baseline="central" stroke="#ffffff" stroke-width="3.5" stroke-linejoin="round" paint-order="stroke">` + "\n")
-	b.WriteString(labelSVG.String())
+	// The labels, each beside its edge on a pale ground, off the line.
+	b.WriteString(`<g class="amp" font-size="11" text-anchor="middle" dominant-baseline="central">` + "\n")
+	for i, e := range g.edges {
+		sp := spots[i]
+		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" rx="3" fill="#ffffff" fill-opacity="0.9"/><text x="%s" y="%s" fill="%s">%s</text>`+"\n",
+			f1(sp.x0), f1(sp.y0), f1(sp.x1-sp.x0), f1(sp.y1-sp.y0), f1((sp.x0+sp.x1)/2), f1((sp.y0+sp.y1)/2),
+			ampLabelColour(e.amp), html.EscapeString(ampText(e.amp)))
+	}
 	b.WriteString("</g>\n")
 
 	// Nodes.

@@ -22,6 +22,7 @@ const (
 	analyzeFlagMetrics   = "metrics"
 	analyzeFlagLogs      = "logs"
 	analyzeFlagFormat    = "format"
+	analyzeFlagCSVMap    = "csv-map"
 	analyzeFlagOut       = "out"
 	analyzeFlagOutput    = "output"
 	analyzeFlagSeed      = "seed"
@@ -36,13 +37,14 @@ const (
 	analyzeFlagIncident  = "incident"
 	analyzeFlagBaseline  = "baseline"
 	analyzeFlagParallel  = "parallel"
+	analyzeFlagWide      = "wide"
 )
 
 func newAnalyzeCmd() *cobra.Command {
 	cfg := analyze.DefaultConfig()
 	var (
-		format, traffic, objective, output string
-		doFit, doIncident                  bool
+		format, csvMap, traffic, objective, output string
+		doFit, doIncident, wide                    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "analyze PATH...",
@@ -61,8 +63,13 @@ incident's origin, rank — and writes into --out:
                    the best change, the capacity curve with its knee and
                    collapse, and the fit's loss surface
 
-and prints the ranked remediations. PATH is trace files or directories
-(any format cascade ingest reads) or one dataset directory.
+and prints the answer: the best change, its effect with a 95% interval,
+its verdict, cost and why, then every change ranked and short sections,
+fitting the terminal ($COLUMNS; 100 columns when not a terminal). --wide
+prints the full tables instead (each regime's effect, every change's cost
+and mechanism, the capacity sweep), as report.md has them. PATH is trace
+files or directories (any format cascade ingest reads) or one dataset
+directory.
 
 The stages run with the defaults of their own commands, but: the fit skips
 its back-tests, and the ranking replays 4 seeds of 30 s (--seeds,
@@ -83,7 +90,7 @@ failed run leaves the files of the last good one.`,
   cascade analyze testdata/nezha-onlineboutique/trace --fit=false --out ob-report`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageError{errors.New("give trace files, directories or a dataset directory")}
+				return usageError{errors.New("give trace files, directories or a dataset directory; to try the bundled example, from the repository's root:\n  " + exampleCommand)}
 			}
 			return nil
 		},
@@ -98,6 +105,11 @@ failed run leaves the files of the last good one.`,
 			var err error
 			if cfg.Format, err = ingest.ParseFormat(format, ingest.TraceFormats); err != nil {
 				return usageError{err}
+			}
+			if csvMap != "" {
+				if cfg.CSVMap, err = loadCSVMap(csvMap); err != nil {
+					return usageError{err}
+				}
 			}
 			if cfg.Rank.Objective, err = rank.ParseObjective(objective); err != nil {
 				return usageError{err}
@@ -120,22 +132,36 @@ failed run leaves the files of the last good one.`,
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
+			if err := checkOut(analyzeFlagOut, cfg.Out, outDir); err != nil {
+				return err
+			}
 			cfg.Progress = analyzeProgress(cmd.ErrOrStderr())
 			a, err := analyze.Run(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
 			printWarnings(cmd.ErrOrStderr(), a.Dataset)
+			printThin(cmd.ErrOrStderr(), a.Rank)
 			if output == "json" {
 				return report.JSON(cmd.OutOrStdout(), a)
 			}
 			if output == "markdown" {
 				return report.AnalysisMarkdown(cmd.OutOrStdout(), a)
 			}
-			if err := report.Rank(cmd.OutOrStdout(), &report.RankDocument{Model: filepath.Join(cfg.Out, analyze.CalibratedFile), Incident: a.Incident, Rank: a.Rank}, report.FormatTable); err != nil {
+			out := cmd.OutOrStdout()
+			opts := report.TextOptions{Width: outputWidth(out), Wide: wide}
+			doc := &report.RankDocument{Model: filepath.Join(cfg.Out, analyze.CalibratedFile), Incident: a.Incident, Rank: a.Rank}
+			if err := report.RankText(out, doc, opts); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "\nReports in %s: %s, %s, %s (seed %d)\n", cfg.Out, analyze.MarkdownFile, analyze.HTMLFile, analyze.JSONFile, a.Seed)
+			fmt.Fprintln(out)
+			reports := fmt.Sprintf("Reports in %s: %s, %s, %s (seed %d)", cfg.Out, analyze.MarkdownFile, analyze.HTMLFile, analyze.JSONFile, a.Seed)
+			if wide {
+				fmt.Fprintln(out, reports)
+				return nil
+			}
+			printWrapped(out, opts.Width, "--wide prints the full tables (each regime's effect, every change's cost and mechanism, the capacity sweep); "+analyze.MarkdownFile+" has them too.")
+			printWrapped(out, opts.Width, reports)
 			return nil
 		},
 	}
@@ -143,8 +169,9 @@ failed run leaves the files of the last good one.`,
 	f.StringSliceVar(&cfg.Metrics, analyzeFlagMetrics, nil, "metric files or directories to ingest with the traces (repeatable)")
 	f.StringSliceVar(&cfg.Logs, analyzeFlagLogs, nil, "log files or directories to ingest with the traces (repeatable): OTLP logs JSON or protobuf, or log CSV (Nezha's layout is detected)")
 	f.StringVar(&format, analyzeFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
+	f.StringVar(&csvMap, analyzeFlagCSVMap, "", "span CSV column mapping, as cascade ingest --csv-map: inline key=column,... or @FILE (default: detect the Nezha preset)")
 	f.StringVar(&cfg.Out, analyzeFlagOut, "cascade-report", "directory to write the reports, models and dataset into")
-	f.StringVarP(&output, analyzeFlagOutput, "o", "table", "what to print: table (the ranking), json or markdown (the whole report)")
+	f.StringVarP(&output, analyzeFlagOutput, "o", "table", "what to print: table (the answer, then the ranking), json or markdown (the whole report)")
 	f.Uint64Var(&cfg.Rank.Seed, analyzeFlagSeed, cfg.Rank.Seed, "first random seed of every stage")
 	f.IntVar(&cfg.Rank.Seeds, analyzeFlagSeeds, cfg.Rank.Seeds, "seeds per candidate and traffic in the ranking (at least 2)")
 	f.StringVar(&traffic, analyzeFlagTraffic, "observed", "normal traffic of the ranking: observed (the model's load: closed-loop clients or Poisson at its entry rates), surge:X, closed:USERS,THINK or RATE per second")
@@ -157,6 +184,7 @@ failed run leaves the files of the last good one.`,
 	f.BoolVar(&doIncident, analyzeFlagIncident, true, "find when each node left its normal range and where the degradation began")
 	f.StringArrayVar(&cfg.Baseline, analyzeFlagBaseline, nil, "a fault-free dataset or trace files for the incident pass's normal range (default: the incident's first windows)")
 	f.IntVar(&cfg.Rank.Parallel, analyzeFlagParallel, 0, "replays run at once (default: all cores); does not change the output")
+	f.BoolVar(&wide, analyzeFlagWide, false, "with --output table, print the full tables, however wide, instead of the answer and compact sections")
 	cmd.RegisterFlagCompletionFunc(analyzeFlagOutput, fixedCompletions("table", "json", "markdown"))
 	cmd.RegisterFlagCompletionFunc(analyzeFlagObjective, fixedCompletions("success", "goodput", "p99", "amplification", "spread", "composite"))
 	cmd.RegisterFlagCompletionFunc(analyzeFlagTraffic, fixedCompletions("observed", "surge:", "closed:"))

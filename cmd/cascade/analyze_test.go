@@ -4,10 +4,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"cascade/internal/testutil"
+	"cascade/report"
 )
 
 func TestAnalyzeCommand(t *testing.T) {
@@ -15,12 +20,17 @@ func TestAnalyzeCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report")
 	quick := []string{"--seeds", "2", "--duration", "10s", "--grid", "p=0.01|0.1,k=0|1,tier=p50|p99", "--out", out}
 
-	code, stdout, stderr := runCLI(t, append([]string{"analyze", td + "traces-otlp.json.gz", "--metrics", td + "prometheus"}, quick...)...)
+	// --wide prints the full tables: every regime's effect, the
+	// capacity sweep.
+	code, stdout, stderr := runCLI(t, append([]string{"analyze", td + "traces-otlp.json.gz", "--metrics", td + "prometheus", "--wide"}, quick...)...)
 	require.Equal(t, exitOK, code, stderr)
-	require.Contains(t, stdout, "VERDICT")
-	require.Contains(t, stdout, "CAPACITY")
-	require.Contains(t, stdout, "seeds      1 to 2")
-	require.Contains(t, stdout, "(seed 1)")
+	for _, want := range []string{"VERDICT", "Δ1", "Δ2", "RECOVERS", "WHY", "CAPACITY", "LITTLE L", "seeds      1 to 2", "(seed 1)"} {
+		require.Contains(t, stdout, want)
+	}
+	require.NotContains(t, stdout, "--wide prints")
+	// The bundled example rests on enough data to rank.
+	require.Contains(t, stdout, "data       300 traces, 300 root requests, 6 services, at least 300 requests per node (customer), 1 fit window\n")
+	require.NotContains(t, stderr, "thin data")
 	for _, f := range []string{"report.html", "report.md", "report.json", "model.json", "calibrated.json", "dataset/spans.parquet"} {
 		fi, err := os.Stat(filepath.Join(out, f))
 		require.NoError(t, err, f)
@@ -56,4 +66,38 @@ func TestAnalyzeCommand(t *testing.T) {
 	after, err := os.ReadFile(filepath.Join(out, "report.json"))
 	require.NoError(t, err)
 	require.Equal(t, before, after, "a failed run leaves the last good report")
+}
+
+// TestAnalyzeGolden pins what analyze prints on the bundled example at
+// its defaults: the answer first, every line within 100 columns (runes).
+// It runs in a temporary directory with --out report, so that the paths
+// printed, and where their lines wrap, are the same on every machine.
+func TestAnalyzeGolden(t *testing.T) {
+	td, err := filepath.Abs("../../testdata/hotrod-baseline")
+	require.NoError(t, err)
+	var stdout string
+	t.Run("run", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		var code int
+		var stderr string
+		code, stdout, stderr = runCLI(t, "analyze", filepath.Join(td, "traces-otlp.json.gz"), "--metrics", filepath.Join(td, "prometheus"), "--out", "report")
+		require.Equal(t, exitOK, code, stderr)
+	})
+	require.NotEmpty(t, stdout)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	for i, l := range lines {
+		require.LessOrEqual(t, utf8.RuneCountInString(l), report.DefaultWidth, "line %d: %q", i+1, l)
+	}
+	best := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "BEST CHANGE  mysql") })
+	require.True(t, best >= 0 && best < 15, "the best change within the first 15 lines, at %d", best+1)
+	require.Contains(t, stdout, "\n#  Δ GOODPUT [95% CI]")
+	require.NotContains(t, stdout, "Δ1", "the per-regime effects are wide only")
+	require.Contains(t, stdout, "--wide prints the full tables")
+	testutil.Golden(t, "analyze-hotrod", []byte(stdout))
+
+	// The README's quick start quotes the answer.
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	quoted := "    " + strings.Join(lines[:best+7], "\n    ") + "\n"
+	require.Contains(t, string(readme), quoted, "README.md quotes the first lines analyze prints")
 }

@@ -82,6 +82,9 @@ A dataset already at --out is kept and added to.`,
 			if cfg.Out == "" {
 				return usageError{errNoOut}
 			}
+			if err := checkOut("out", cfg.Out, outDataset); err != nil {
+				return err
+			}
 			for _, f := range from {
 				kind, u, ok := strings.Cut(f, "=")
 				switch {

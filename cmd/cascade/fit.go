@@ -95,6 +95,9 @@ Same inputs and seed give the same output at any --parallel.`,
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
+			if err := checkOut(fitFlagOut, out, outFile); err != nil {
+				return err
+			}
 			var model *cascade.Model
 			if modelFile != "" {
 				var err error

@@ -99,6 +99,9 @@ where both hold a node or an edge, and what only the series hold is added.`,
 			if err := checkOutput(output, "table", "json", "markdown", "dot", "mermaid"); err != nil {
 				return err
 			}
+			if err := checkOut(graphFlagOut, out, outFile); err != nil {
+				return err
+			}
 			var err error
 			if cfg.Level, err = graph.ParseLevel(level); err != nil {
 				return usageError{err}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -34,7 +35,44 @@ log parser.
 
 Formats are detected per file; .gz and .zst inputs are read transparently;
 directories are read recursively; "-" reads stdin. The dataset is written
-to a temporary directory and moved into place only when complete.`,
+to a temporary directory and moved into place only when complete.
+
+Span CSV columns are named with --csv-map, inline ("key=column,...") or
+from a file ("@FILE": one key=column a line, "#" comments, column names may
+hold commas). Nezha's trace files need none: their header is detected
+("--csv-map nezha" names the preset). Keys, in any case:
+
+    trace_id, span_id  trace and span id columns (required)
+    parent_span_id     parent id; an empty cell or a root value marks a root
+                       (also parent_id, parent, parent_span)
+    service            service name (required; also service_name)
+    instance           instance; with strip_pod_suffix, the pod by default
+    operation          span name (also name, operation_name, span_name)
+    kind               server, client, producer, consumer, internal, or 1-5
+    start              start time (required): a number of units since the
+                       Unix epoch, or RFC 3339 (also start_time)
+    end, duration      end time, or duration (one is required); with both,
+                       the duration is end - start (also end_time)
+    status             ok, error, unset, STATUS_CODE_*, OTLP 0-2, true/false
+                       (an error flag; a success flag when the column's name
+                       says "success"), or a code read as status_code is
+    status_code        HTTP (100-599) or gRPC (0-16) code, or a gRPC name
+                       (UNAVAILABLE): HTTP 5xx and gRPC UNKNOWN,
+                       DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNIMPLEMENTED,
+                       INTERNAL, UNAVAILABLE, DATA_LOSS fail any span; 4xx and
+                       the other non-zero gRPC codes only client spans (a
+                       span of no kind counts as a server's)
+    peer               the callee as a client span names it
+    root               parent values that mark a root, "|"-separated
+                       (default root|0|null|0000000000000000)
+    strip_pod_suffix   true: the service is the pod name without its
+                       Kubernetes suffix (frontend-579b9bff58-t2dbm and
+                       frontend-0 give frontend), the pod the instance
+
+start, end and duration take a unit after a colon: ns (the default), us
+(or µs), ms or s, as in start=timestamp:us. A start time in the wrong
+unit draws a warning naming the one that fits. docs/csv.md describes every
+span and metric CSV layout (wide, long, and the AIOps KPI files).`,
 		Example: `  # the bundled HotROD capture, with its Prometheus scrape
   cascade ingest testdata/hotrod-baseline/traces-otlp.json.gz \
       --metrics testdata/hotrod-baseline/prometheus --out /tmp/hotrod
@@ -44,6 +82,21 @@ to a temporary directory and moved into place only when complete.`,
 
   # Nezha's traces with the same minutes' logs
   cascade ingest nezha/trace --logs nezha/log --out ds
+
+  # Nezha TrainTicket span CSVs, the preset spelled out
+  cascade ingest nezha/trace --out ds \
+      --csv-map 'trace_id=TraceID,span_id=SpanID,parent_span_id=ParentID,service=PodName,operation=OperationName,start=StartTimeUnixNano:ns,end=EndTimeUnixNano:ns,duration=Duration:us,root=root,strip_pod_suffix=true'
+
+  # AIOps-challenge span CSVs, with their KPI files
+  # (timestamp,cmdb_id,span_id,trace_id,duration,type,status_code,operation_name,parent_span;
+  #  timestamp and duration in µs, status_code gRPC or HTTP)
+  cascade ingest trace_span.csv --metrics metric --out ds \
+      --csv-map 'trace_id=trace_id,span_id=span_id,parent_span_id=parent_span,service=cmdb_id,operation=operation_name,start=timestamp:us,duration=duration:us,status_code=status_code,strip_pod_suffix=true'
+
+  # any other span CSV, through a map file
+  # (here trace,span,parent,svc,start_ms,end_ms,http_status)
+  printf 'trace_id=trace\nspan_id=span\nparent_span_id=parent\nservice=svc\nstart=start_ms:ms\nend=end_ms:ms\nstatus_code=http_status\n' > spans.map
+  cascade ingest export.csv --out ds --csv-map @spans.map
 
   # a collector file-exporter stream from stdin, summary as JSON
   zcat traces.jsonl.gz | cascade ingest - --format otlp-json --out ds --output json`,
@@ -90,6 +143,9 @@ to a temporary directory and moved into place only when complete.`,
 			if cfg.Out == "" {
 				return usageError{errNoOut}
 			}
+			if err := checkOut("out", cfg.Out, outDataset); err != nil {
+				return err
+			}
 			cfg.Progress = progress(cmd.ErrOrStderr(), "ingest", "")
 			sum, err := ingest.Run(cmd.Context(), cfg)
 			if err != nil {
@@ -105,7 +161,7 @@ to a temporary directory and moved into place only when complete.`,
 	f.StringSliceVar(&cfg.Logs, "logs", nil, "log files or directories (repeatable): OTLP logs JSON or protobuf, or log CSV (Nezha's layout is detected)")
 	f.StringVar(&format, "format", "auto", "trace format: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
 	f.StringVar(&metricFormat, "metric-format", "auto", "metric format: auto, prom-text, prom-api, otlp-metrics-json, otlp-metrics-proto, metrics-csv")
-	f.StringVar(&csvMap, "csv-map", "", "span CSV column mapping: inline key=column,... or @FILE (default: detect the Nezha preset)")
+	f.StringVar(&csvMap, "csv-map", "", "span CSV column mapping: inline key=column,..., @FILE or nezha (default: detect the Nezha preset; keys above)")
 	f.StringVar(&kindMap, "metric-kinds", "", "file of metric-name to kind overrides")
 	f.StringVar(&scrapeTime, "scrape-time", "", "RFC 3339 time for Prometheus text points without timestamps")
 	f.BoolVar(&cfg.SkipInvalid, "skip-invalid", cfg.SkipInvalid, "skip invalid records and count them by reason")
@@ -132,12 +188,22 @@ func fixedCompletions(values ...string) func(*cobra.Command, []string, string) (
 	}
 }
 
-// loadCSVMap reads --csv-map: "@FILE" or an inline mapping.
+// loadCSVMap reads --csv-map: "@FILE" or an inline mapping. ingest and
+// analyze share it.
 func loadCSVMap(v string) (*ingest.CSVMap, error) {
+	var (
+		m   *ingest.CSVMap
+		err error
+	)
 	if len(v) > 1 && v[0] == '@' {
-		return ingest.LoadCSVMap(v[1:])
+		m, err = ingest.LoadCSVMap(v[1:])
+	} else {
+		m, err = ingest.ParseCSVMap(v)
 	}
-	return ingest.ParseCSVMap(v)
+	if err != nil {
+		return nil, fmt.Errorf("--csv-map: %w", err)
+	}
+	return m, nil
 }
 
 // progress returns a callback that draws a progress bar on w when w is a

@@ -39,6 +39,7 @@ const (
 	rankFlagIncWindow     = "incident-window"
 	rankFlagSlowdown      = "slowdown"
 	rankFlagVerify        = "verify"
+	rankFlagWide          = "wide"
 )
 
 func newRankCmd() *cobra.Command {
@@ -48,6 +49,7 @@ func newRankCmd() *cobra.Command {
 		scenarios, incident, baseline []string
 		traffic, objective, output    string
 		latencyTarget                 time.Duration
+		wide                          bool
 	)
 	cmd := &cobra.Command{
 		Use:   "rank [MODEL]",
@@ -75,7 +77,12 @@ reads the incident: when each node left its normal range, the origin (the
 earliest change consistent with the call direction), the path the
 degradation took, each edge's amplification on it, and the most infectable
 node. Without MODEL it reports only that, on a model built from the dataset.
-The package documentation (go doc cascade/rank) describes the methods.`,
+The package documentation (go doc cascade/rank) describes the methods.
+
+The table puts the answer first (where the incident began; the best
+change, its effect, verdict, cost and why), then every change ranked and
+short sections, fitting the terminal ($COLUMNS; 100 columns when not a
+terminal); --wide prints the full tables instead.`,
 		Example: `  # rank remediations for the HotROD model under its observed load
   # (5 closed-loop clients, read from the traces into model.load)
   cascade graph testdata/hotrod-baseline/traces-otlp.json.gz -o model.json
@@ -144,6 +151,14 @@ The package documentation (go doc cascade/rank) describes the methods.`,
 				if model, err = readModel(args[0]); err != nil {
 					return err
 				}
+				// A scenario file that names nothing of the model, or sets
+				// a field wrong, is a mistake to fix before the ranking,
+				// not a candidate that "failed" in its table.
+				for i, s := range cfg.Scenarios {
+					if _, _, err := replay.Apply(model, s); err != nil {
+						return usageError{fmt.Errorf("--%s %s: %w", rankFlagScenario, scenarios[i], err)}
+					}
+				}
 			}
 			if len(incident) > 0 {
 				if doc.Incident, err = rootCause(cmd, incident, baseline, model, icfg); err != nil {
@@ -155,6 +170,10 @@ The package documentation (go doc cascade/rank) describes the methods.`,
 				if doc.Rank, err = rank.Run(cmd.Context(), model, cfg); err != nil {
 					return err
 				}
+				printThin(cmd.ErrOrStderr(), doc.Rank)
+			}
+			if output == "table" {
+				return report.RankText(cmd.OutOrStdout(), doc, report.TextOptions{Width: outputWidth(cmd.OutOrStdout()), Wide: wide})
 			}
 			return report.Rank(cmd.OutOrStdout(), doc, report.Format(output))
 		},
@@ -167,6 +186,7 @@ The package documentation (go doc cascade/rank) describes the methods.`,
 	f.IntVar(&cfg.Seeds, rankFlagSeeds, cfg.Seeds, "seeds per candidate and traffic (at least 2)")
 	f.StringVar(&objective, rankFlagObjective, string(cfg.Objective), "what to rank by: success, goodput, p99, amplification, spread or composite")
 	f.StringVarP(&output, rankFlagOutput, "o", "table", "output format: table, json or markdown")
+	f.BoolVar(&wide, rankFlagWide, false, "with --output table, print the full tables, however wide, instead of the answer and compact sections")
 	f.DurationVar(&cfg.Duration, rankFlagDuration, cfg.Duration, "simulated time of each replay")
 	f.DurationVar(&cfg.Tick, rankFlagTick, cfg.Tick, "replay clock resolution (default: 1ms, refined while the baseline's latency moves at a tenth of it; given, kept)")
 	f.DurationVar(&cfg.Window, rankFlagWindow, cfg.Window, "replay metric window (spread, collapse, recovery)")

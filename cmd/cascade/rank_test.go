@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"cascade/report"
 )
 
 // runRank runs `cascade rank ARGS…` in process.
@@ -22,18 +25,48 @@ func runRank(t *testing.T, args ...string) (code int, stdout, stderr string) {
 var quickRank = []string{"--seeds", "2", "--duration", "5s", "--capacity=false"}
 
 func TestRankTable(t *testing.T) {
-	code, out, stderr := runRank(t, append([]string{seed000Model, "--surge", "1.5"}, quickRank...)...)
-	require.Equal(t, exitOK, code, stderr)
-	for _, want := range []string{
-		"seeds      1 to 2 (2), the same for every candidate",
-		"regimes    1. observed rates (Poisson 80/s)",
-		"2. surge ×1.5 from 1.67 s for 1.67 s",
-		"client→uplink: max attempts 4→1 (no retries)",
-		"VERDICT", "METASTABILITY",
-	} {
-		require.Contains(t, out, want)
+	tests := []struct {
+		name  string
+		args  []string
+		first string   // the first line's start
+		want  []string // in the output
+		not   []string // not in it
+		fits  bool     // every line within report.DefaultWidth
+	}{
+		{name: "compact", first: "BEST CHANGE  server (bottleneck, 84% busy): 4→8 slots", fits: true, want: []string{
+			"seeds      1 to 2 (2), the same for every candidate",
+			"observed rates (Poisson 80/s)",
+			"surge ×1.5 from 1.67 s for 1.67 s",
+			"client→uplink: max attempts 4→1",
+			"VERDICT", "METASTABILITY",
+		}, not: []string{"Δ1", "RECOVERS", "regimes"}},
+		{name: "wide", args: []string{"--wide"}, first: "model      ", want: []string{
+			"seeds      1 to 2 (2), the same for every candidate",
+			"regimes    1. observed rates (Poisson 80/s)",
+			"2. surge ×1.5 from 1.67 s for 1.67 s",
+			"client→uplink: max attempts 4→1 (no retries)",
+			"VERDICT", "Δ1", "Δ2", "RECOVERS", "METASTABILITY",
+		}},
 	}
-	require.NotContains(t, out, "CAPACITY")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := runRank(t, append(append([]string{seed000Model, "--surge", "1.5"}, quickRank...), tc.args...)...)
+			require.Equal(t, exitOK, code, stderr)
+			require.True(t, strings.HasPrefix(out, tc.first), out)
+			for _, want := range tc.want {
+				require.Contains(t, out, want)
+			}
+			for _, not := range tc.not {
+				require.NotContains(t, out, not)
+			}
+			require.NotContains(t, out, "CAPACITY")
+			if tc.fits {
+				for i, l := range strings.Split(out, "\n") {
+					require.LessOrEqual(t, utf8.RuneCountInString(l), report.DefaultWidth, "line %d: %q", i+1, l)
+				}
+			}
+		})
+	}
 }
 
 func TestRankOutputs(t *testing.T) {

@@ -80,7 +80,9 @@ func TestReplayUsageErrors(t *testing.T) {
 	}{
 		{"no model", nil, "exactly one MODEL"},
 		{"bad output", []string{seed000Model, "-o", "xml"}, "--output"},
-		{"bad set", []string{seed000Model, "--set", "node.nosuch.replicas=2"}, "no such node"},
+		{"bad set", []string{seed000Model, "--set", "node.nosuch.replicas=2"}, "--set node.nosuch.replicas=2: no node nosuch (nodes: downlink, server, uplink)"},
+		{"misspelt set", []string{seed000Model, "--set", "node.servr.replicas=2"}, "--set node.servr.replicas=2: no node servr; did you mean server?"},
+		{"set of the wrong type", []string{seed000Model, "--set", "edge.server->downlink.retry.max_attempts=two"}, "--set edge.server->downlink.retry.max_attempts=two: want an integer"},
 		{"bad arrivals", []string{seed000Model, "--arrivals", "lots"}, "--arrivals"},
 		{"observed without data", []string{seed000Model, "--arrivals", "observed"}, "--dataset"},
 		{"bad surge", []string{seed000Model, "--surge", "2,10s"}, "--surge"},

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"cascade/ingest"
+	"cascade/rank"
 )
 
 // printWarnings writes the data problems an ingest met to w (stderr), one
@@ -25,6 +26,16 @@ func printWarnings(w io.Writer, sum *ingest.Summary) {
 		}
 		fmt.Fprintf(w, "cascade: warning: %s\n", n)
 	}
+}
+
+// printThin warns, in the format of printWarnings, when the model a
+// ranking replayed rests on too little data to rank on (rank.Basis.Thin):
+// the ranking then calls no change a win or worse.
+func printThin(w io.Writer, rep *rank.Report) {
+	if rep == nil || rep.Basis == nil || rep.Basis.Thin == "" {
+		return
+	}
+	fmt.Fprintf(w, "cascade: warning: thin data: %s; no change is called a win or worse\n", rep.Basis.Thin)
 }
 
 // noSpans is the error for inputs that gave no spans, with the warnings

@@ -4,15 +4,17 @@
 package atomicfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 )
 
-// WriteFile writes data to path atomically, with mode 0644.
+// WriteFile writes data to path atomically, with mode 0644. An error
+// names path, not the temporary file.
 func WriteFile(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
 	if err != nil {
-		return err
+		return named(path, err)
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
@@ -30,6 +32,21 @@ func WriteFile(path string, data []byte) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
+		return named(path, err)
+	}
+	return nil
+}
+
+// named is err with the path it names replaced by path: the user knows
+// the file they asked for, not its temporary name.
+func named(path string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return &os.PathError{Op: "write", Path: path, Err: pe.Err}
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return &os.PathError{Op: "write", Path: path, Err: le.Err}
 	}
 	return err
 }

@@ -17,7 +17,9 @@ func TestWriteFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "two", string(b))
 	// A write that cannot happen leaves the previous file and no litter.
-	require.Error(t, WriteFile(filepath.Join(dir, "missing", "b.json"), []byte("x")))
+	missing := filepath.Join(dir, "missing", "b.json")
+	err = WriteFile(missing, []byte("x"))
+	require.EqualError(t, err, "write "+missing+": no such file or directory", "the error names the file asked for")
 	es, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, es, 1)

@@ -1,0 +1,108 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"cascade/internal/testutil"
+	"cascade/rank"
+)
+
+// TestAnalysisMarkdownOpening holds what report.md opens with, on each
+// fixture: the title, the paragraph in plain words and the traces to
+// open, before the first section.
+func TestAnalysisMarkdownOpening(t *testing.T) {
+	for _, name := range fixtureNames {
+		t.Run(name, func(t *testing.T) {
+			a := fixture(t, name)
+			var b bytes.Buffer
+			require.NoError(t, AnalysisMarkdown(&b, a))
+			md := b.String()
+			opening, _, ok := strings.Cut(md, "\n## ")
+			require.True(t, ok, "report.md has no section")
+			testutil.Golden(t, "analysis-"+name+"-opening.md", []byte(opening+"\n"))
+			// The paragraph is the first thing under the title.
+			_, rest, _ := strings.Cut(md, "\n\n")
+			require.True(t, strings.HasPrefix(rest, summaryParagraph(a)+"\n\n"), "seed %d", a.Seed)
+			var again bytes.Buffer
+			require.NoError(t, AnalysisMarkdown(&again, a))
+			require.Equal(t, md, again.String(), "seed %d", a.Seed)
+		})
+	}
+}
+
+// TestSummarySentences holds each clause of the paragraph to the data
+// that supports it: no origin, no path and no winning change are said as
+// such, never invented.
+func TestSummarySentences(t *testing.T) {
+	tests := []struct {
+		name   string
+		from   string
+		mutate func(*Analysis)
+		// want are texts the paragraph must hold; reject are texts it
+		// must not.
+		want, reject []string
+	}{
+		{name: "origin", from: "boutique", mutate: func(*Analysis) {},
+			want: []string{"the incident began at currencyservice", "its latency as its callers see it went from 734 to 3490 at 05:18:30Z",
+				"4 other nodes left theirs as well", "It climbed currencyservice → frontend, and no caller multiplied its calls",
+				"None of the 2 candidate changes replayed won", "confidence 0.538 of the top two scores", "the next being cartservice",
+				"reproduces 0.621 of the changes"},
+			reject: []string{"Replayed as observed", "The call graph multiplies"}},
+		{name: "no origin", from: "boutique", mutate: noOrigin,
+			want:   []string{"no node left its normal range, each read from the first 3 windows (15 s), so the incident search found no origin", "Replayed as observed"},
+			reject: []string{"began at", "climbed", "How sure the origin is", "path"}},
+		{name: "changed but explained", from: "boutique", mutate: func(a *Analysis) {
+			a.Incident.Origins, a.Incident.Path = nil, nil
+		}, want: []string{"5 nodes left their normal range (currencyservice, cartservice, productcatalogservice, frontend, recommendationservice), but a change below explains each"},
+			reject: []string{"began at"}},
+		{name: "origin, no path", from: "boutique", mutate: func(a *Analysis) { a.Incident.Path = nil },
+			want: []string{"No caller of currencyservice left its range after it"}},
+		{name: "amplified path", from: "boutique", mutate: func(a *Analysis) {
+			a.Incident.Path = []rank.PathStep{{Caller: "frontend", Callee: "currencyservice", CallsPerParentBefore: 2, CallsPerParentDuring: 5,
+				AttemptsPerCallBefore: 1, AttemptsPerCallDuring: 2.5}}
+		}, want: []string{"it was amplified where frontend calls currencyservice, from 2 to 5 calls per request, retries taking the attempts per call from 1 to 2.5"}},
+		{name: "win", from: "hotrod", mutate: func(*Analysis) {},
+			want: []string{"Replayed as observed (observed closed loop", "The call graph multiplies load most where driver calls redis-manual: 13.5 calls",
+				"Change first: mysql (bottleneck, 100% busy)", "95% interval +2.04/s to +2.18/s over seeds 1 to 3 (3)", "spread is ±0.03/s"},
+			reject: []string{"incident", "origin"}},
+		{name: "no win", from: "hotrod", mutate: func(a *Analysis) {
+			a.Rank.Set = nil
+			for i := range a.Rank.Rows {
+				a.Rank.Rows[i].Rank, a.Rank.Rows[i].Verdict = 0, rank.NoEffect
+			}
+		}, want: []string{"candidate changes replayed won (seeds 1 to 3 (3)): this ranking recommends no change"},
+			reject: []string{"Change first"}},
+		{name: "thin data", from: "hotrod", mutate: func(a *Analysis) {
+			a.Rank.Basis.Thin = "1 trace, 1 root request; the ranking needs at least 100 root requests"
+			a.Rank.Set = nil
+			for i := range a.Rank.Rows {
+				a.Rank.Rows[i].Rank, a.Rank.Rows[i].Verdict = 0, rank.NotEnoughData
+			}
+		}, want: []string{"The data is too thin to rank changes on (1 trace, 1 root request; the ranking needs at least 100 root requests), so no change is called a win or worse"},
+			reject: []string{"Change first", "won"}},
+		{name: "metastable", from: "hotrod", mutate: func(a *Analysis) {
+			a.Rank.Metastability.Metastable, a.Rank.Metastability.Verdict = true, "goodput stayed low after the surge in 3 of 3 seeds"
+		}, want: []string{"it is metastable: goodput stayed low after the surge in 3 of 3 seeds."}},
+		{name: "not metastable", from: "hotrod", mutate: func(*Analysis) {}, reject: []string{"metastable"}},
+		{name: "bare", from: "", mutate: func(*Analysis) {}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := variant(t, tc.from, tc.mutate)
+			p := summaryParagraph(a)
+			for _, w := range tc.want {
+				require.Contains(t, p, w, "seed %d", a.Seed)
+			}
+			for _, w := range tc.reject {
+				require.NotContains(t, p, w, "seed %d", a.Seed)
+			}
+			if tc.from == "" {
+				require.Empty(t, p)
+			}
+		})
+	}
+}
