@@ -31,6 +31,9 @@ func (e *misplacedError) Is(target error) bool { return target == ErrUnknownForm
 // (with its file name) read as metrics when metrics is set, else as
 // traces. It returns nil when head shows no sign of the other kind.
 func misplaced(name string, head []byte, metrics bool) *misplacedError {
+	if f := sniffLogs(head); f != "" {
+		return &misplacedError{what: describeFormat(f), fix: "pass it with --logs"}
+	}
 	if metrics {
 		if f := sniffTraces(name, head); f != "" {
 			return &misplacedError{what: describeFormat(f), fix: "pass it as PATH, not with --metrics"}
@@ -60,6 +63,10 @@ func describeFormat(f Format) string {
 		return "a Zipkin trace file"
 	case FormatSpanCSV:
 		return "a span CSV"
+	case FormatOTLPLogsJSON:
+		return "an OTLP logs file"
+	case FormatLogCSV:
+		return "a log CSV"
 	}
 	return string(f)
 }
@@ -159,6 +166,31 @@ func sniffTraces(name string, head []byte) Format {
 	}
 	if trace && span {
 		return FormatSpanCSV
+	}
+	return ""
+}
+
+// sniffLogs returns the log format head unmistakably is, or "": OTLP
+// logs JSON (resourceLogs without resourceSpans or resourceMetrics), or a
+// CSV whose header holds every column of a log CSV preset (Nezha's).
+func sniffLogs(head []byte) Format {
+	t := bytes.TrimLeft(head, " \t\r\n\ufeff")
+	if len(t) == 0 {
+		return ""
+	}
+	if t[0] == '{' {
+		if bytes.Contains(head, []byte(`"resourceLogs"`)) && !containsAny(head, otlpSpansKeys) && !containsAny(head, otlpMetricsKeys) {
+			return FormatOTLPLogsJSON
+		}
+		return ""
+	}
+	line, _, _ := bytes.Cut(t, []byte("\n"))
+	header := strings.Split(strings.TrimRight(string(line), "\r"), ",")
+	for i := range header {
+		header[i] = strings.TrimSpace(header[i])
+	}
+	if detectLogCSVPreset(header) != nil {
+		return FormatLogCSV
 	}
 	return ""
 }

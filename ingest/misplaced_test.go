@@ -116,3 +116,22 @@ func TestRunMisplacedDirectory(t *testing.T) {
 	require.Contains(t, err.Error(), filepath.Join(dir, "request_rate_by_endpoint.json")+" (Prometheus query JSON)")
 	require.Contains(t, err.Error(), ": pass the directory with --metrics: ")
 }
+
+// TestMisplacedLogs: log files given as traces or as metrics say to pass
+// them with --logs, rather than that a span CSV needs a column map.
+func TestMisplacedLogs(t *testing.T) {
+	tests := []struct{ path, want string }{
+		{repoTestdata("nezha-trainticket", "log", "09_26_log_head300.csv"), "this looks like a log CSV: pass it with --logs"},
+		{"testdata/otlp-logs/logs.jsonl", "this looks like an OTLP logs file: pass it with --logs"},
+	}
+	for _, tc := range tests {
+		t.Run(filepath.Base(tc.path), func(t *testing.T) {
+			name, head := readHead(t, tc.path)
+			for _, metrics := range []bool{false, true} {
+				err := misplaced(name, head, metrics)
+				require.NotNil(t, err)
+				require.EqualError(t, err, tc.want)
+			}
+		})
+	}
+}
