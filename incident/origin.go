@@ -1,4 +1,4 @@
-package rank
+package incident
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"cascade"
+	"cascade/internal/numfmt"
 )
 
 // nodeState is one node's change point while analysing.
@@ -21,7 +22,7 @@ type nodeState struct {
 // traces the path. check, when not nil, may re-order the nodes (by index
 // into changes; groups are their onset groups) before the origins are
 // named: the replay check.
-func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg IncidentConfig, check originCheck) (*Incident, error) {
+func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Config, check originCheck) (*Incident, error) {
 	lo, hi := acc.windowRange()
 	width := acc.width
 	nw := int(hi - lo + 1)
@@ -32,7 +33,7 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 		inc.Baseline = "the reference capture (all of it)"
 	} else {
 		inc.Baseline = fmt.Sprintf("the first %d windows (%s)", cfg.BaselineWindows,
-			ms(float64(int64(cfg.BaselineWindows)*width)/1e6))
+			numfmt.MS(float64(int64(cfg.BaselineWindows)*width)/1e6))
 	}
 	// Calls: observed edges, and the model's.
 	callees := map[string][]string{}
@@ -111,13 +112,13 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 				if w.shown != nil {
 					lat = w.shown
 				}
-				ws.P50MS = round3(quantile(lat.vals, 0.5))
-				ws.P99MS = round3(quantile(lat.vals, 0.99))
+				ws.P50MS = numfmt.Round3(quantile(lat.vals, 0.5))
+				ws.P99MS = numfmt.Round3(quantile(lat.vals, 0.99))
 				self := &w.self
 				if w.shownSelf != nil {
 					self = w.shownSelf
 				}
-				ws.SelfP50MS = round3(quantile(self.vals, 0.5))
+				ws.SelfP50MS = numfmt.Round3(quantile(self.vals, 0.5))
 			}
 			if k >= scan && nc.Note == "" {
 				st.js[k] = nb.judge(w, cfg.Threshold, cfg.MinChange, cfg.MinCount)
@@ -148,13 +149,13 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 			}
 		}
 		for k := range st.js {
-			nc.Series[k].Z, nc.Series[k].Out = round3(st.js[k].z), st.js[k].out
+			nc.Series[k].Z, nc.Series[k].Out = numfmt.Round3(st.js[k].z), st.js[k].out
 		}
 		if c := changeAt(st.js, cfg.Persist); c >= 0 {
 			st.change = c
 			j := st.js[c]
 			nc.Changed, nc.AtNS = true, (lo+int64(c))*width
-			nc.Metric, nc.Baseline, nc.Value, nc.Z = j.metric, round3(j.base), round3(j.value), round3(j.z)
+			nc.Metric, nc.Baseline, nc.Value, nc.Z = j.metric, numfmt.Round3(j.base), numfmt.Round3(j.value), numfmt.Round3(j.z)
 		}
 	}
 	for _, st := range states {
@@ -259,7 +260,7 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 	scores := make([]float64, len(states))
 	for i, st := range states {
 		if st.change >= 0 {
-			scores[i] = round3(persistence(st.js, st.change) * (mags[i] + metricRise(mjs[st.name], st.change) + silence(st.js, st.change)))
+			scores[i] = numfmt.Round3(persistence(st.js, st.change) * (mags[i] + metricRise(mjs[st.name], st.change) + silence(st.js, st.change)))
 			changes[i].Score = scores[i]
 			changes[i].Evidence = evidenceOf(st.js, st.change, lo, width, cfg.Threshold)
 		}
@@ -418,7 +419,7 @@ func evidenceOf(js []judgement, c int, lo, width int64, threshold float64) []Cha
 			}
 			if i, ok := at[j.metric]; ok {
 				if j.z > ev[i].Z {
-					ev[i].Z = round3(j.z)
+					ev[i].Z = numfmt.Round3(j.z)
 				}
 				continue
 			}
@@ -427,9 +428,9 @@ func evidenceOf(js []judgement, c int, lo, width int64, threshold float64) []Cha
 				spread = (j.value - j.base) / j.z
 			}
 			at[j.metric] = len(ev)
-			ev = append(ev, ChangeEvidence{Metric: j.metric, Normal: round3(j.base),
-				NormalHigh: round3(j.base + threshold*spread), Value: round3(j.value),
-				AtNS: (lo + int64(k)) * width, Z: round3(j.z)})
+			ev = append(ev, ChangeEvidence{Metric: j.metric, Normal: numfmt.Round3(j.base),
+				NormalHigh: numfmt.Round3(j.base + threshold*spread), Value: numfmt.Round3(j.value),
+				AtNS: (lo + int64(k)) * width, Z: numfmt.Round3(j.z)})
 		}
 	}
 	return ev
@@ -450,5 +451,5 @@ func confidence(nodes []NodeChange) float64 {
 	case len(s) == 1 || s[0]+s[1] <= 0:
 		return 1
 	}
-	return round3(s[0] / (s[0] + s[1]))
+	return numfmt.Round3(s[0] / (s[0] + s[1]))
 }
