@@ -132,7 +132,45 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Conf
 		}
 		changes[i] = nc
 	}
-	edgeNormals, srvNormals, gapToCallee := attributeCalls(acc, ref, byName, lo, nw, scan, cfg)
+	// The client−server gap, count-based: its changes, each given to
+	// one end (see gapOwners), join the owner's judgements.
+	gapOwned, gapEdgeSet := gapOwners(acc, ref, lo, scan, cfg)
+	gapAt := map[string]int{}
+	for _, name := range sortedKeys(gapOwned) {
+		ch := gapOwned[name]
+		st := byName[name]
+		if st == nil {
+			continue
+		}
+		gapAt[name] = int(floorDiv(ch.onset, width) - lo)
+		for k, j := range gapJudgements(ch, width, lo, nw) {
+			if k >= scan && j.judged && (!st.js[k].judged || j.out) {
+				st.js[k] = merge(st.js[k], j)
+			}
+		}
+	}
+	edgeNormals, srvNormals, gapToCallee := attributeCalls(acc, ref, byName, lo, nw, scan, cfg, gapOwned, gapAt)
+	// A callee that owns its inbound gap owns the time on the wire of
+	// every call into it from its onset on: its callers are explained by
+	// it, their calls read as they saw them (normal: the edge's, or the
+	// gap test's where the edge had too few calls per window to have
+	// one).
+	for _, name := range sortedKeys(gapOwned) {
+		if gapOwned[name].metric != "gap_in" {
+			continue
+		}
+		for k, e := range gapEdgeSet {
+			if k[1] != name {
+				continue
+			}
+			if _, ok := edgeNormals[k]; !ok {
+				edgeNormals[k] = normal{n: int64(e.normalN), latMed: e.latMed}
+			}
+			for w := gapAt[name]; w < nw; w++ {
+				gapToCallee[edgeWindow{k[0], k[1], lo + int64(w)}] = true
+			}
+		}
+	}
 	present := map[string]bool{}
 	for _, name := range names {
 		present[name] = true
@@ -260,9 +298,21 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Conf
 	scores := make([]float64, len(states))
 	for i, st := range states {
 		if st.change >= 0 {
-			scores[i] = numfmt.Round3(persistence(st.js, st.change) * (mags[i] + metricRise(mjs[st.name], st.change) + silence(st.js, st.change)))
+			gapSize := 0.0
+			if ch := gapOwned[st.name]; ch != nil {
+				gapSize = ch.size
+			}
+			scores[i] = numfmt.Round3(persistence(st.js, st.change) * (mags[i] + metricRise(mjs[st.name], st.change) + silence(st.js, st.change) + gapSize))
 			changes[i].Score = scores[i]
 			changes[i].Evidence = evidenceOf(st.js, st.change, lo, width, cfg.Threshold)
+			if ch := gapOwned[st.name]; ch != nil {
+				for e := range changes[i].Evidence {
+					if ev := &changes[i].Evidence[e]; ev.Metric == ch.metric {
+						ev.Calls, ev.ValueLow, ev.ValueHigh = ch.n, numfmt.Round3(ch.low), numfmt.Round3(ch.high)
+						ev.Value = numfmt.Round3(ch.postMed)
+					}
+				}
+			}
 		}
 	}
 	groups := onsetGroups(states, changes, cfg.Slack)
