@@ -60,6 +60,35 @@
 // no change (only this caller's calls are slow); else to the callee (its
 // network).
 //
+// The client−server gap is judged by calls, not windows, so that a thin
+// service (a few calls a window) needs as many calls as a busy one, not
+// as much time. A call's gap is the caller's span around it (its client
+// span; in a capture without span kinds, the parent span in the
+// caller's service) less the callee's request span: the network both
+// ways, and the caller's client waiting for a CPU or a connection. Per
+// edge the normal gaps are those of the normal range (at least 3 calls);
+// a call is high when its gap exceeds max(the normal p95, the normal
+// median + 5 ms). Pooling a callee's inbound edges (gap_in) and, apart,
+// a caller's outbound ones (gap_out), the calls are walked in time
+// order; the onset is the first high call of the first run of 8 calls
+// with 4 high — under the normal (5% high) a run does so with
+// probability 3.7·10⁻⁴ (the least k of 8 below α = 10⁻³) — whose calls
+// from then on have a median gap at least 4 times the normal median
+// (floored at 1 ms) and 5 ms above it; a run that fails this was chance
+// and the walk goes on past it. The size is the log ratio of that
+// median to the floored normal median, its uncertainty the calls counted
+// and the median's 95% confidence interval (order statistics). A
+// change is given to one end along the graph: to a caller whose gaps to
+// at least two callees rose (each edge's median gap from the onset
+// above its normal high: a starved CPU, an exhausted pool); to a callee
+// whose gaps rose on at least half its inbound edges that carried calls,
+// from a caller that is not so starved or whose gaps to its other
+// callees mostly did not rise (its network). The owner gets a judgement
+// per window from the onset's on (out when most of the window's calls
+// are high and their median is 5 ms above normal), its size joins its
+// score, the calls' added time on its edges is its own, and the callers
+// of a callee that owns its gap are explained by it.
+//
 // Metric samples beside the spans (Investigate's Samples; `cascade
 // analyze` and `cascade rank --incident` pass the ones ingested) add
 // each service's saturation: CPU, memory, queue depth, busy workers,
@@ -88,7 +117,8 @@
 // range from the change on (a fault lasts, a blip does not) times the
 // change's size (the largest |log ratio| of its latency medians to
 // normal, its own or as a caller sees it, plus its error rise, plus the
-// largest log ratio of a saturation metric to normal) — not the z-score,
+// largest log ratio of a saturation metric to normal, plus the size of
+// the gap change it owns) — not the z-score,
 // which grows with traffic. The origins are the unexplained nodes by
 // change time, changes within Slack windows of the first of a group
 // counting as simultaneous, then by score; then the explained ones the

@@ -244,6 +244,11 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Conf
 		if st.js[st.change].metric == "throughput" {
 			continue // silence does not come from below
 		}
+		if gapOwned[st.name] != nil {
+			// The time between a caller's span and its callee's is not
+			// spent in the callees of either end.
+			continue
+		}
 		for _, callee := range callees[st.name] {
 			other := byName[callee]
 			if other == nil || other.change < 0 || other.change > st.change+cfg.Slack {
@@ -328,6 +333,13 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Conf
 		ex, ey := len(changes[x].ExplainedBy), len(changes[y].ExplainedBy)
 		if (ex == 0) != (ey == 0) {
 			return ex == 0
+		}
+		// Among the unexplained, a node that owns a change of the
+		// client−server gap comes first: the gap leaves out the callee's
+		// own time and is given to one end along the graph, so a
+		// callee's slowdown or a caller's load does not make one.
+		if gx, gy := gapOwned[sx.name] != nil, gapOwned[sy.name] != nil; ex == 0 && gx != gy {
+			return gx
 		}
 		switch orderBy {
 		case orderScore:
