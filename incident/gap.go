@@ -122,8 +122,32 @@ func gapEdges(acc, ref *spanAcc, lo int64, scan int, cfg Config) map[[2]string]*
 			e.calls = append(e.calls, r)
 		}
 	}
+	// An edge with too few normal calls of its own (a thin one, in a
+	// short normal range) takes the normal of its callee's inbound
+	// edges pooled, or else of every edge's: the gap is mostly the
+	// network, which the capture's edges share.
+	var all []float64
+	byCallee := map[string][]float64{}
+	latByCallee := map[string][]float64{}
 	for k, e := range edges {
-		if len(e.normal) < gapMinNormal || len(e.calls) == 0 {
+		all = append(all, e.normal...)
+		byCallee[k[1]] = append(byCallee[k[1]], e.normal...)
+		latByCallee[k[1]] = append(latByCallee[k[1]], normLat[k]...)
+	}
+	for k, e := range edges {
+		if len(e.calls) == 0 {
+			delete(edges, k)
+			continue
+		}
+		lat := normLat[k]
+		switch {
+		case len(e.normal) >= gapMinNormal:
+		case len(byCallee[k[1]]) >= gapMinNormal:
+			e.normal = append([]float64(nil), byCallee[k[1]]...)
+			lat = latByCallee[k[1]]
+		case len(all) >= gapMinNormal:
+			e.normal = append([]float64(nil), all...)
+		default:
 			delete(edges, k)
 			continue
 		}
@@ -131,7 +155,7 @@ func gapEdges(acc, ref *spanAcc, lo int64, scan int, cfg Config) map[[2]string]*
 		e.normalN = len(e.normal)
 		e.med = quantile(e.normal, 0.5)
 		e.high = math.Max(quantile(e.normal, 0.95), e.med+gapFloorMS)
-		e.latMed = quantile(normLat[k], 0.5)
+		e.latMed = quantile(lat, 0.5)
 		sort.SliceStable(e.calls, func(i, j int) bool { return e.calls[i].at < e.calls[j].at })
 	}
 	return edges
