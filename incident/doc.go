@@ -66,7 +66,9 @@
 // span; in a capture without span kinds, the parent span in the
 // caller's service) less the callee's request span: the network both
 // ways, and the caller's client waiting for a CPU or a connection. Per
-// edge the normal gaps are those of the normal range (at least 3 calls);
+// edge the normal gaps are those of the normal range (at least 3 calls;
+// a thinner edge takes those of its callee's inbound edges pooled, or
+// else of every edge: the gap is mostly the network, which they share);
 // a call is high when its gap exceeds max(the normal p95, the normal
 // median + 5 ms). Pooling a callee's inbound edges (gap_in) and, apart,
 // a caller's outbound ones (gap_out), the calls are walked in time
@@ -87,7 +89,8 @@
 // per window from the onset's on (out when most of the window's calls
 // are high and their median is 5 ms above normal), its size joins its
 // score, the calls' added time on its edges is its own, and the callers
-// of a callee that owns its gap are explained by it.
+// of a callee that owns its gap are explained by it (their calls read as
+// they saw them).
 //
 // Metric samples beside the spans (Investigate's Samples; `cascade
 // analyze` and `cascade rank --incident` pass the ones ingested) add
@@ -119,10 +122,13 @@
 // normal, its own or as a caller sees it, plus its error rise, plus the
 // largest log ratio of a saturation metric to normal, plus the size of
 // the gap change it owns) — not the z-score,
-// which grows with traffic. The origins are the unexplained nodes by
-// change time, changes within Slack windows of the first of a group
-// counting as simultaneous, then by score; then the explained ones the
-// same way. The confidence is the first origin's share of the top two
+// which grows with traffic. The origins are the unexplained nodes —
+// first those that own a gap change (the gap leaves out the callee's own
+// time and is given to one end, so a slow callee or a caller's load does
+// not make one; nor is its owner explained by its callees), then the
+// others — by change time, changes within Slack windows of the first of
+// a group counting as simultaneous, then by score; then the explained
+// ones the same way. The confidence is the first origin's share of the top two
 // unexplained scores (1: no rival, 0.5: a tie). Each changed node lists
 // its evidence: every metric that was its loudest in some window from
 // the change on, with its normal value, the top of its normal range,
