@@ -3,6 +3,7 @@ package incident
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -139,5 +140,64 @@ func TestGapRunK(t *testing.T) {
 	}
 	for _, tc := range tests {
 		require.Equal(t, tc.k, gapRunK(tc.m, 0.05, tc.alpha), "m=%d alpha=%g", tc.m, tc.alpha)
+	}
+}
+
+func TestGapPool(t *testing.T) {
+	// One edge, normal gaps 2–4 ms; 40 judged calls a second apart whose
+	// gaps are 3 ms except where gaps says.
+	edge := func(gaps map[int]float64) *gapEdge {
+		e := &gapEdge{key: [2]string{"a", "b"}, normal: []float64{2, 2.5, 3, 3, 3.5, 4}}
+		e.med, e.high = 3, 8 // max(p95, median + 5 ms)
+		for i := 0; i < 40; i++ {
+			g := 3.0
+			if x, ok := gaps[i]; ok {
+				g = x
+			}
+			e.calls = append(e.calls, gapRec{at: int64(i) * 1e9, gap: g})
+		}
+		return e
+	}
+	from := func(i, n int, g float64) map[int]float64 {
+		m := map[int]float64{}
+		for k := i; k < i+n; k++ {
+			m[k] = g
+		}
+		return m
+	}
+	tests := []struct {
+		name  string
+		gaps  map[int]float64
+		onset int64 // -1: no change
+		n     int
+	}{
+		{"normal", nil, -1, 0},
+		{"a chance run of 4 high, then normal", from(10, 4, 500), -1, 0},
+		{"3 high in a row: below k", map[int]float64{30: 500, 31: 500, 32: 500}, -1, 0},
+		{"a step at call 25", from(25, 15, 500), 25e9, 15},
+		// From the chance run on, most calls are normal: the run was
+		// chance, and the walk goes on to the step. (Had the step held
+		// most of the calls from the run on, the onset would be the
+		// run's: the first run whose calls from then on confirm it.)
+		{"a chance run, then a step", func() map[int]float64 {
+			m := from(30, 10, 500)
+			m[5], m[7], m[8], m[9] = 500, 500, 500, 500
+			return m
+		}(), 30e9, 10},
+		{"a step too small (×2)", from(25, 15, 6), -1, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ch := gapPool("b", "gap_in", []*gapEdge{edge(tc.gaps)})
+			if tc.onset < 0 {
+				require.Nil(t, ch)
+				return
+			}
+			require.NotNil(t, ch)
+			require.Equal(t, tc.onset, ch.onset)
+			require.Equal(t, tc.n, ch.n)
+			require.InDelta(t, 500.0, ch.postMed, 1e-9)
+			require.InDelta(t, math.Log(500.0/3), ch.size, 1e-9)
+		})
 	}
 }
