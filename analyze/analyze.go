@@ -14,6 +14,7 @@ import (
 	"cascade"
 	"cascade/fit"
 	"cascade/graph"
+	"cascade/incident"
 	"cascade/ingest"
 	"cascade/internal/atomicfile"
 	"cascade/rank"
@@ -62,7 +63,7 @@ type Config struct {
 	// the incident pass; empty: the incident's own first windows.
 	Baseline []string
 	// Incident finds where an incident began; NoIncident skips it.
-	Incident   rank.IncidentConfig
+	Incident   incident.Config
 	NoIncident bool
 	// MinRoots is the fewest root requests a ranking or infectability
 	// replay should see: when the model's entry rate would send fewer in
@@ -89,7 +90,7 @@ func DefaultConfig() Config {
 		Graph:    graph.DefaultConfig(),
 		Fit:      fit.DefaultConfig(),
 		Rank:     rank.DefaultConfig(),
-		Incident: rank.DefaultIncidentConfig(),
+		Incident: incident.DefaultConfig(),
 	}
 	c.Fit.Holdout = 0
 	c.Rank.Seeds = 4
@@ -242,7 +243,7 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	// spans; the infectability replays the model.
 	if !cfg.NoIncident {
 		stage("incident")
-		in := rank.IncidentInput{Spans: spans, Samples: samples, Model: model}
+		in := incident.Input{Spans: spans, Samples: samples, Model: model}
 		if len(cfg.Baseline) > 0 {
 			ref, done, err := baselineSpans(ctx, cfg)
 			if err != nil {
@@ -251,7 +252,7 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 			defer done()
 			in.Reference = ref
 		}
-		if a.Incident, err = rank.Investigate(ctx, in, cfg.Incident); err != nil {
+		if a.Incident, err = incident.Investigate(ctx, in, cfg.Incident); err != nil {
 			return nil, fmt.Errorf("incident: %w", err)
 		}
 	}

@@ -7,7 +7,7 @@
 // self-contained page with its charts, that opens offline.
 //
 // Nothing here analyses anything itself: each step is its stage's entry
-// point (ingest.Run, graph.Build, fit.Run, rank.RootCause, rank.Run,
+// point (ingest.Run, graph.Build, fit.Run, incident.RootCause, rank.Run,
 // replay.Replay) with the configuration the user gave, so `cascade
 // analyze` finds exactly what the stage commands would; it only adds, in
 // one more pass over the spans, a few trace ids for the reader to open

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"cascade"
+	"cascade/internal/numfmt"
 )
 
 // Candidate is one remediation: a scenario of changes to the model, with
@@ -440,10 +441,4 @@ func userCandidate(s *cascade.Scenario, i int) Candidate {
 	return Candidate{Name: name, Description: desc, Kind: KindScenario, Fields: fieldsOf(&c), Scenario: &c}
 }
 
-func round3(x float64) float64 {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return x
-	}
-	p := math.Pow(10, 3-math.Ceil(math.Log10(math.Abs(x))))
-	return math.Round(x*p) / p
-}
+func round3(x float64) float64 { return numfmt.Round3(x) }

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	"cascade"
+	"cascade/internal/numfmt"
 )
 
 // distKeys are the JSON fields of cascade.Dist: a patch that replaces a
@@ -195,32 +195,8 @@ func compatible(a, b *Candidate) bool {
 	return true
 }
 
-// num formats a number briefly: up to three significant digits below
-// 100 (at most two decimals from 1 up), whole numbers above, no trailing
-// zeros.
-func num(x float64) string {
-	ax := math.Abs(x)
-	var s string
-	switch {
-	case ax >= 100:
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	case ax >= 10:
-		s = strconv.FormatFloat(x, 'f', 1, 64)
-	case ax >= 1:
-		s = strconv.FormatFloat(x, 'f', 2, 64)
-	default:
-		return strconv.FormatFloat(x, 'g', 3, 64)
-	}
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
-}
+// num formats a number briefly (numfmt.Brief).
+func num(x float64) string { return numfmt.Brief(x) }
 
 // ms formats milliseconds: "850 ms", "1.2 s".
-func ms(x float64) string {
-	if math.Abs(x) >= 1000 {
-		return num(x/1000) + " s"
-	}
-	return num(x) + " ms"
-}
+func ms(x float64) string { return numfmt.MS(x) }

@@ -3,6 +3,7 @@ package report
 import (
 	"cascade"
 	"cascade/fit"
+	"cascade/incident"
 	"cascade/ingest"
 	"cascade/rank"
 )
@@ -31,7 +32,7 @@ type Analysis struct {
 	// Rank is the ranking, with the capacity curve and metastability.
 	Rank *rank.Report `json:"rank"`
 	// Incident is the root-cause analysis; nil unless asked for.
-	Incident *rank.Incident `json:"incident,omitempty"`
+	Incident *incident.Incident `json:"incident,omitempty"`
 	// Timeline replays the baseline and the best change side by side.
 	Timeline *Timeline `json:"timeline,omitempty"`
 	// Examples name traces to open in a trace viewer (Jaeger, by trace

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"cascade/fit"
+	"cascade/incident"
 	"cascade/rank"
 )
 
@@ -456,7 +457,7 @@ func capacitySection(c *rank.CapacityCurve) (*capacityView, error) {
 	return v, nil
 }
 
-func incidentSection(inc *rank.Incident) *incidentView {
+func incidentSection(inc *incident.Incident) *incidentView {
 	v := &incidentView{Window: msText(inc.WindowMS), Range: clock(inc.StartNS) + " .. " + clock(inc.EndNS)[11:],
 		Baseline: inc.Baseline, Origins: inc.Origins}
 	if len(inc.Origins) > 0 {

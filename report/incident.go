@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"cascade/rank"
+	"cascade/incident"
 )
 
 // clock formats Unix nanoseconds as a UTC time of day with the date.
@@ -15,7 +15,7 @@ func clock(ns int64) string {
 	return time.Unix(0, ns).UTC().Format("2006-01-02 15:04:05Z")
 }
 
-func changeText(n *rank.NodeChange) (at, metric, normal, then, z string) {
+func changeText(n *incident.NodeChange) (at, metric, normal, then, z string) {
 	if !n.Changed {
 		if n.Note != "" {
 			return "-", n.Note, "", "", ""
@@ -26,13 +26,13 @@ func changeText(n *rank.NodeChange) (at, metric, normal, then, z string) {
 }
 
 // pathLine describes one step of the degradation's path.
-func pathLine(p *rank.PathStep) string {
+func pathLine(p *incident.PathStep) string {
 	return fmt.Sprintf("%s → %s: %s calls %s %s → %s times per request, %s → %s attempts per call",
 		p.Callee, p.Caller, p.Caller, p.Callee, g4(p.CallsPerParentBefore), g4(p.CallsPerParentDuring),
 		g4(p.AttemptsPerCallBefore), g4(p.AttemptsPerCallDuring))
 }
 
-func incidentTable(w io.Writer, inc *rank.Incident) error {
+func incidentTable(w io.Writer, inc *incident.Incident) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
 	p("INCIDENT\t%s .. %s, windows of %s", clock(inc.StartNS), clock(inc.EndNS)[11:], msText(inc.WindowMS))
@@ -83,7 +83,7 @@ func incidentTable(w io.Writer, inc *rank.Incident) error {
 }
 
 // nodeOf returns the named node of inc, or nil.
-func nodeOf(inc *rank.Incident, name string) *rank.NodeChange {
+func nodeOf(inc *incident.Incident, name string) *incident.NodeChange {
 	for i := range inc.Nodes {
 		if inc.Nodes[i].Node == name {
 			return &inc.Nodes[i]
@@ -93,7 +93,7 @@ func nodeOf(inc *rank.Incident, name string) *rank.NodeChange {
 }
 
 // originText lists the ranked origins with their scores.
-func originText(inc *rank.Incident) string {
+func originText(inc *incident.Incident) string {
 	if len(inc.Origins) == 0 {
 		return originList(nil)
 	}
@@ -106,7 +106,7 @@ func originText(inc *rank.Incident) string {
 
 // originNote is an origin's score and replay fit, in parentheses, or
 // nothing.
-func originNote(n *rank.NodeChange) string {
+func originNote(n *incident.NodeChange) string {
 	if n == nil {
 		return ""
 	}
@@ -124,7 +124,7 @@ func originNote(n *rank.NodeChange) string {
 }
 
 // confidenceText says how far the first origin is ahead of the second.
-func confidenceText(inc *rank.Incident) string {
+func confidenceText(inc *incident.Incident) string {
 	c := inc.Confidence
 	switch {
 	case c >= 1:
@@ -137,7 +137,7 @@ func confidenceText(inc *rank.Incident) string {
 
 // originEvidence lists the first origin's evidence: metric, normal
 // value and range, value, onset and z.
-func originEvidence(inc *rank.Incident) []string {
+func originEvidence(inc *incident.Incident) []string {
 	if len(inc.Origins) == 0 {
 		return nil
 	}
@@ -168,7 +168,7 @@ func originList(os []string) string {
 	return strings.Join(parts, "  ")
 }
 
-func incidentMarkdown(w io.Writer, inc *rank.Incident) {
+func incidentMarkdown(w io.Writer, inc *incident.Incident) {
 	fmt.Fprintf(w, "## Where it started\n\n")
 	fmt.Fprintf(w, "Windows of %s from %s to %s; each node's normal range is %s.\n\n",
 		msText(inc.WindowMS), clock(inc.StartNS), clock(inc.EndNS), inc.Baseline)

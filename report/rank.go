@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"cascade/incident"
 	"cascade/rank"
 )
 
@@ -17,7 +18,7 @@ type RankDocument struct {
 	// Model names the model file.
 	Model string `json:"model,omitempty"`
 	// Incident is the root-cause analysis; nil without --incident.
-	Incident *rank.Incident `json:"incident,omitempty"`
+	Incident *incident.Incident `json:"incident,omitempty"`
 	// Rank is the ranking; nil when only the root cause was asked for.
 	Rank *rank.Report `json:"rank,omitempty"`
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/incident"
 	"cascade/internal/testutil"
 	"cascade/rank"
 )
@@ -56,30 +57,30 @@ func TestRankGolden(t *testing.T) {
 	require.Error(t, Rank(&buf, doc, "html"))
 }
 
-// incident is a hand-made root-cause result, so the renderings are
+// sampleIncident is a hand-made root-cause result, so the renderings are
 // pinned independently of the analysis.
-func incident() *rank.Incident {
+func sampleIncident() *incident.Incident {
 	const t0 = int64(1661145490) * 1e9
-	return &rank.Incident{
+	return &incident.Incident{
 		WindowMS: 10000, StartNS: t0, EndNS: t0 + 60e9, Baseline: "the first 3 windows (30 s)",
 		Origins: []string{"currency", "cart"},
-		Nodes: []rank.NodeChange{
+		Nodes: []incident.NodeChange{
 			{Node: "currency", Changed: true, AtNS: t0 + 30e9, Metric: "call_latency", Baseline: 8.5, Value: 455, Z: 32.5},
 			{Node: "cart", Changed: true, AtNS: t0 + 40e9, Metric: "slow_share", Baseline: 0.05, Value: 0.36, Z: 4.8},
 			{Node: "frontend", Changed: true, AtNS: t0 + 30e9, Metric: "latency", Baseline: 123, Value: 3430, Z: 78, ExplainedBy: []string{"currency"}},
 			{Node: "ads", Note: "1 requests in the normal range: too few to judge"},
 			{Node: "email"},
 		},
-		Path: []rank.PathStep{{Caller: "frontend", Callee: "currency", CalleeAtNS: t0 + 30e9, CallerAtNS: t0 + 30e9,
+		Path: []incident.PathStep{{Caller: "frontend", Callee: "currency", CalleeAtNS: t0 + 30e9, CallerAtNS: t0 + 30e9,
 			CallsPerParentBefore: 2.86, CallsPerParentDuring: 3.07, AttemptsPerCallBefore: 1, AttemptsPerCallDuring: 1.2}},
-		Infectable: []rank.Infectability{{Node: "currency", Infected: 2, P99DeltaMS: 215, SuccessDelta: -0.01}, {Node: "cart"}},
+		Infectable: []incident.Infectability{{Node: "currency", Infected: 2, P99DeltaMS: 215, SuccessDelta: -0.01}, {Node: "cart"}},
 		Slowdown:   0.5,
 		Seeds:      []uint64{1, 2, 3, 4},
 	}
 }
 
 func TestIncidentGolden(t *testing.T) {
-	doc := &RankDocument{Incident: incident()}
+	doc := &RankDocument{Incident: sampleIncident()}
 	for _, f := range []Format{FormatTable, FormatMarkdown} {
 		var buf bytes.Buffer
 		require.NoError(t, Rank(&buf, doc, f))

@@ -11,6 +11,7 @@ import (
 
 	"cascade"
 	"cascade/graph"
+	"cascade/incident"
 	"cascade/rank"
 	"cascade/replay"
 	"cascade/report"
@@ -44,7 +45,7 @@ const (
 
 func newRankCmd() *cobra.Command {
 	cfg := rank.DefaultConfig()
-	icfg := rank.DefaultIncidentConfig()
+	icfg := incident.DefaultConfig()
 	var (
 		scenarios, incident, baseline []string
 		traffic, objective, output    string
@@ -211,8 +212,8 @@ terminal); --wide prints the full tables instead.`,
 // ingesting raw files on the fly, and locates the origin. Without a
 // model it builds one from the incident to replay infectability and the
 // replay check.
-func rootCause(cmd *cobra.Command, incident, baseline []string, m *cascade.Model, cfg rank.IncidentConfig) (*rank.Incident, error) {
-	dir, cleanup, err := graphInput(cmd, incident, nil, "auto")
+func rootCause(cmd *cobra.Command, during, baseline []string, m *cascade.Model, cfg incident.Config) (*incident.Incident, error) {
+	dir, cleanup, err := graphInput(cmd, during, nil, "auto")
 	if err != nil {
 		return nil, err
 	}
@@ -228,12 +229,12 @@ func rootCause(cmd *cobra.Command, incident, baseline []string, m *cascade.Model
 	}
 	if m == nil && (cfg.Slowdown > 0 || cfg.Verify > 0) {
 		gcfg := graph.DefaultConfig()
-		gcfg.Dataset = strings.Join(incident, " ")
+		gcfg.Dataset = strings.Join(during, " ")
 		res, err := graph.Build(cmd.Context(), gcfg, spansOf(dir), samplesOf(dir))
 		if err != nil {
 			return nil, err
 		}
 		m = res.Model
 	}
-	return rank.Investigate(cmd.Context(), rank.IncidentInput{Spans: spansOf(dir), Reference: ref, Samples: samplesOf(dir), Model: m}, cfg)
+	return incident.Investigate(cmd.Context(), incident.Input{Spans: spansOf(dir), Reference: ref, Samples: samplesOf(dir), Model: m}, cfg)
 }

@@ -1,4 +1,4 @@
-package rank
+package incident
 
 import (
 	"math"
@@ -46,7 +46,7 @@ type metricPoint struct {
 // marks the windows that start in [t − step, t). Counters (names ending
 // in _total) are judged by their rate. The result holds, per node, one
 // judgement per window: the loudest of its metrics.
-func metricJudgements(samples metricSource, nodes map[string]bool, lo, width int64, nw, scan int, cfg IncidentConfig) (map[string][]judgement, error) {
+func metricJudgements(samples metricSource, nodes map[string]bool, lo, width int64, nw, scan int, cfg Config) (map[string][]judgement, error) {
 	if samples == nil {
 		return nil, nil
 	}

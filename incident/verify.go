@@ -1,4 +1,4 @@
-package rank
+package incident
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"cascade"
+	"cascade/internal/numfmt"
+	"cascade/rank"
 	"cascade/replay"
 )
 
@@ -45,13 +47,13 @@ func (f *fault) empty() bool { return f.scale <= 1 && f.errRise <= 0 && f.netMS 
 func (f *fault) String() string {
 	var parts []string
 	if f.scale > 1 {
-		parts = append(parts, "service_ms.scale ×"+num(f.scale))
+		parts = append(parts, "service_ms.scale ×"+numfmt.Brief(f.scale))
 	}
 	if f.errRise > 0 {
-		parts = append(parts, "overload.base +"+num(f.errRise))
+		parts = append(parts, "overload.base +"+numfmt.Brief(f.errRise))
 	}
 	if f.netMS > 0 {
-		parts = append(parts, "network_ms.shift_ms +"+num(f.netMS)+" on calls in")
+		parts = append(parts, "network_ms.shift_ms +"+numfmt.Brief(f.netMS)+" on calls in")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -75,7 +77,7 @@ func (f *fault) scenario(m *cascade.Model) *cascade.Scenario {
 		patch["overload"] = map[string]any{"base": math.Min(1, n.Overload.Base+f.errRise), "failure_gaps": nil}
 	}
 	if len(patch) > 0 {
-		s.Nodes = nodePatch(f.node, patch)
+		s.Nodes = rank.NodePatch(f.node, patch)
 	}
 	if f.netMS > 0 {
 		for i := range m.Edges {
@@ -85,14 +87,14 @@ func (f *fault) scenario(m *cascade.Model) *cascade.Scenario {
 			}
 			var p map[string]any
 			if e.NetworkMS == nil {
-				p = map[string]any{"network_ms": replaceDist(cascade.Const(f.netMS))}
+				p = map[string]any{"network_ms": rank.DistPatch(cascade.Const(f.netMS))}
 			} else {
 				p = map[string]any{"network_ms": map[string]any{"shift_ms": e.NetworkMS.ShiftMS + f.netMS}}
 			}
 			if s.Edges == nil {
 				s.Edges = map[string]json.RawMessage{}
 			}
-			s.Edges[e.From+"->"+e.To] = raw(p)
+			s.Edges[e.From+"->"+e.To] = rank.RawPatch(p)
 		}
 	}
 	return s
@@ -152,7 +154,7 @@ type observation struct {
 type verifier struct {
 	acc, ref *spanAcc
 	m        *cascade.Model
-	cfg      IncidentConfig
+	cfg      Config
 	lo, hi   int64 // the windows seen
 	from     int64 // the first window of the incident period
 }
@@ -232,12 +234,12 @@ func (v *verifier) baseline() (*cascade.Model, error) {
 		}
 		pts := make([]float64, baselineQuantiles)
 		for k := range pts {
-			pts[k] = round3(quantile(nb.self, (float64(k)+0.5)/baselineQuantiles))
+			pts[k] = numfmt.Round3(quantile(nb.self, (float64(k)+0.5)/baselineQuantiles))
 		}
 		n.Service = cascade.Dist{Kind: cascade.DistEmpirical, Points: pts}
 		n.Tiers = nil
 		if r := nb.errRate(); r < n.Overload.Base {
-			n.Overload.Base, n.Overload.Gaps = round3(r), nil
+			n.Overload.Base, n.Overload.Gaps = numfmt.Round3(r), nil
 		}
 	}
 	for i := range base.Edges {
@@ -246,7 +248,7 @@ func (v *verifier) baseline() (*cascade.Model, error) {
 			continue
 		}
 		if gap, _, ok := gapOf(v.normalEdge([2]string{e.From, e.To})); ok {
-			d := cascade.Const(round3(math.Max(0, gap) / 2))
+			d := cascade.Const(numfmt.Round3(math.Max(0, gap) / 2))
 			e.NetworkMS = &d
 		}
 	}
@@ -378,7 +380,7 @@ func fitOf(obs, pred map[string]observation, faulty string) float64 {
 	if sso == 0 {
 		return 0
 	}
-	return round3(1 - sse/sso)
+	return numfmt.Round3(1 - sse/sso)
 }
 
 func sq(x float64) float64 { return x * x }
@@ -408,7 +410,7 @@ var verifyBy = verifyOff
 // group (higher first; analyse's order on ties). A candidate with
 // nothing of its own that rose fits 0; one the model lacks, or that
 // fell silent, keeps its place.
-func verifyOrder(ctx context.Context, acc, ref *spanAcc, m *cascade.Model, cfg IncidentConfig, changes []NodeChange, order, groups []int) ([]int, error) {
+func verifyOrder(ctx context.Context, acc, ref *spanAcc, m *cascade.Model, cfg Config, changes []NodeChange, order, groups []int) ([]int, error) {
 	var cands []int
 	for _, i := range order {
 		if changes[i].Changed && len(cands) < max(cfg.Top, cfg.Verify) {
@@ -428,7 +430,7 @@ func verifyOrder(ctx context.Context, acc, ref *spanAcc, m *cascade.Model, cfg I
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	t := base.ObservedTraffic()
-	jobs := []job{{model: base, traffic: t}}
+	jobs := []rank.Job{{Model: base, Traffic: t}}
 	var faulted []int // the candidates with a fault, in cands order
 	var ranked []int  // the candidates the check ranks: in the model
 	faults := map[int]fault{}
@@ -454,7 +456,7 @@ func verifyOrder(ctx context.Context, acc, ref *spanAcc, m *cascade.Model, cfg I
 		}
 		faulted = append(faulted, i)
 		faults[i] = f
-		jobs = append(jobs, job{model: fm, traffic: t})
+		jobs = append(jobs, rank.Job{Model: fm, Traffic: t})
 	}
 	if len(ranked) < 2 {
 		return order, nil
@@ -464,10 +466,10 @@ func verifyOrder(ctx context.Context, acc, ref *spanAcc, m *cascade.Model, cfg I
 	if len(faulted) > 0 {
 		tick := checkTick(base, cfg.Tick)
 		tickMS = float64(tick) / 1e6
-		rc := Config{Seed: cfg.Seed, Seeds: cfg.Seeds, Parallel: cfg.Parallel, Duration: checkDuration(base, cfg.Duration),
+		rc := rank.Config{Seed: cfg.Seed, Seeds: cfg.Seeds, Parallel: cfg.Parallel, Duration: checkDuration(base, cfg.Duration),
 			Tick: tick, Window: time.Second}
 		var errs []error
-		if res, errs, err = newRunner(rc).run(ctx, jobs); err != nil {
+		if res, errs, err = rank.Replays(ctx, rc, jobs); err != nil {
 			return nil, err
 		}
 		if err := errors.Join(errs...); err != nil {

@@ -1,4 +1,4 @@
-package rank
+package incident
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"cascade"
+	"cascade/internal/numfmt"
+	"cascade/rank"
 	"cascade/replay"
 )
 
@@ -25,33 +27,32 @@ type Infectability struct {
 	SuccessDelta float64 `json:"success_delta"`
 }
 
-// infectability slows each node's service by IncidentConfig.Slowdown in
+// infectability slows each node's service by Config.Slowdown in
 // turn, replays the model at its entry rates over the seeds, and ranks
 // the nodes by the other nodes they newly infect, then by the root p99
 // they add.
-func infectability(ctx context.Context, m *cascade.Model, cfg IncidentConfig) ([]Infectability, []uint64, error) {
+func infectability(ctx context.Context, m *cascade.Model, cfg Config) ([]Infectability, []uint64, error) {
 	base, _, err := replay.Apply(m)
 	if err != nil {
 		return nil, nil, fmt.Errorf("model: %w", err)
 	}
-	rc := Config{Seed: cfg.Seed, Seeds: cfg.Seeds, Parallel: cfg.Parallel, Duration: cfg.Duration,
+	rc := rank.Config{Seed: cfg.Seed, Seeds: cfg.Seeds, Parallel: cfg.Parallel, Duration: cfg.Duration,
 		Tick: cfg.Tick, Window: time.Second}
-	rn := newRunner(rc)
 	// Under the load the traces showed: a closed loop slows with its
 	// servers, an open load does not.
 	t := base.ObservedTraffic()
-	jobs := []job{{model: base, traffic: t}}
+	jobs := []rank.Job{{Model: base, Traffic: t}}
 	names := make([]string, 0, len(base.Nodes))
 	for i := range base.Nodes {
 		n := &base.Nodes[i]
-		sm, _, err := replay.Apply(base, &cascade.Scenario{Nodes: nodePatch(n.Name, slowNode(n, 1+cfg.Slowdown))})
+		sm, _, err := replay.Apply(base, &cascade.Scenario{Nodes: rank.NodePatch(n.Name, rank.SlowNode(n, 1+cfg.Slowdown))})
 		if err != nil {
 			return nil, nil, fmt.Errorf("slow %s: %w", n.Name, err)
 		}
 		names = append(names, n.Name)
-		jobs = append(jobs, job{model: sm, traffic: t})
+		jobs = append(jobs, rank.Job{Model: sm, Traffic: t})
 	}
-	res, errs, err := rn.run(ctx, jobs)
+	res, errs, err := rank.Replays(ctx, rc, jobs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -76,7 +77,7 @@ func infectability(ctx context.Context, m *cascade.Model, cfg IncidentConfig) ([
 			inf.P99DeltaMS += (r.LatencyP99MS - b[s].LatencyP99MS) / k
 			inf.SuccessDelta += (r.SuccessRate - b[s].SuccessRate) / k
 		}
-		inf.Infected, inf.P99DeltaMS, inf.SuccessDelta = round3(inf.Infected), round3(inf.P99DeltaMS), round3(inf.SuccessDelta)
+		inf.Infected, inf.P99DeltaMS, inf.SuccessDelta = numfmt.Round3(inf.Infected), numfmt.Round3(inf.P99DeltaMS), numfmt.Round3(inf.SuccessDelta)
 		out[i] = inf
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -85,5 +86,9 @@ func infectability(ctx context.Context, m *cascade.Model, cfg IncidentConfig) ([
 		}
 		return out[i].P99DeltaMS > out[j].P99DeltaMS
 	})
-	return out, rn.seeds(&jobs[0]), nil
+	seeds := make([]uint64, rc.Seeds)
+	for i := range seeds {
+		seeds[i] = rc.Seed + uint64(i)
+	}
+	return out, seeds, nil
 }

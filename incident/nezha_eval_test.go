@@ -1,4 +1,4 @@
-package rank
+package incident
 
 import (
 	"context"
@@ -122,7 +122,7 @@ func TestNezhaHitRate(t *testing.T) {
 	if root == "" {
 		t.Skipf("set %s to the directory of the Nezha captures (e.g. /work/shared/realdata) to measure the hit rate", envNezha)
 	}
-	cfg := DefaultIncidentConfig()
+	cfg := DefaultConfig()
 	cfg.Slowdown = 0
 	ev := newNezhaEval(t, root)
 	table, _ := ev.run(t, cfg, os.Getenv("CASCADE_NEZHA_DETAIL") != "")
@@ -158,7 +158,7 @@ func newNezhaEval(t *testing.T, root string) *nezhaEval {
 // run ranks every fault both ways and returns the Markdown table and,
 // per fault, the injected service's rank (first windows, reference; 0
 // when it did not change).
-func (ev *nezhaEval) run(t *testing.T, cfg IncidentConfig, detail bool) (string, [][2]int) {
+func (ev *nezhaEval) run(t *testing.T, cfg Config, detail bool) (string, [][2]int) {
 	var b strings.Builder
 	fmt.Fprintln(&b, "| fault (UTC) | service | type | first 30 s as normal: top 3 | rank | at | hit@1 | hit@3 | reference capture: top 3 | rank | at | hit@1 | hit@3 |")
 	fmt.Fprintln(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -209,7 +209,7 @@ func (ev *nezhaEval) run(t *testing.T, cfg IncidentConfig, detail bool) (string,
 }
 
 // TestNezhaSensitivity reruns the evaluation with each of
-// IncidentConfig's knobs moved one step, and picks a variant by
+// Config's knobs moved one step, and picks a variant by
 // leave-one-out: for each fault, the variant with the most hits@1 (both
 // normal ranges together) on the other eight, the defaults winning ties,
 // judged on the held-out fault. A leave-one-out rate below the
@@ -224,18 +224,18 @@ func TestNezhaSensitivity(t *testing.T) {
 	}
 	variants := []struct {
 		name string
-		set  func(*IncidentConfig)
+		set  func(*Config)
 	}{
-		{"defaults", func(*IncidentConfig) {}},
-		{"persist 3", func(c *IncidentConfig) { c.Persist = 3 }},
-		{"baseline windows 2", func(c *IncidentConfig) { c.BaselineWindows = 2 }},
-		{"baseline windows 4", func(c *IncidentConfig) { c.BaselineWindows = 4 }},
-		{"threshold 3", func(c *IncidentConfig) { c.Threshold = 3 }},
-		{"threshold 6", func(c *IncidentConfig) { c.Threshold = 6 }},
-		{"slack 0", func(c *IncidentConfig) { c.Slack = 0 }},
-		{"slack 2", func(c *IncidentConfig) { c.Slack = 2 }},
-		{"min count 1", func(c *IncidentConfig) { c.MinCount = 1 }},
-		{"window 20 s", func(c *IncidentConfig) { c.Window, c.BaselineWindows = 20*time.Second, 2 }},
+		{"defaults", func(*Config) {}},
+		{"persist 3", func(c *Config) { c.Persist = 3 }},
+		{"baseline windows 2", func(c *Config) { c.BaselineWindows = 2 }},
+		{"baseline windows 4", func(c *Config) { c.BaselineWindows = 4 }},
+		{"threshold 3", func(c *Config) { c.Threshold = 3 }},
+		{"threshold 6", func(c *Config) { c.Threshold = 6 }},
+		{"slack 0", func(c *Config) { c.Slack = 0 }},
+		{"slack 2", func(c *Config) { c.Slack = 2 }},
+		{"min count 1", func(c *Config) { c.MinCount = 1 }},
+		{"window 20 s", func(c *Config) { c.Window, c.BaselineWindows = 20*time.Second, 2 }},
 	}
 	ev := newNezhaEval(t, root)
 	hits := make([][][2]bool, len(variants)) // variant, fault, normal range
@@ -243,7 +243,7 @@ func TestNezhaSensitivity(t *testing.T) {
 	fmt.Fprintln(&b, "| variant | first windows hit@1 | hit@3 | reference hit@1 | hit@3 |")
 	fmt.Fprintln(&b, "|---|---|---|---|---|")
 	for v, x := range variants {
-		cfg := DefaultIncidentConfig()
+		cfg := DefaultConfig()
 		cfg.Slowdown = 0
 		x.set(&cfg)
 		_, ranks := ev.run(t, cfg, false)

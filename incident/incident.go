@@ -1,4 +1,4 @@
-package rank
+package incident
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"cascade/graph"
 )
 
-// IncidentConfig is how RootCause reads an incident. DefaultIncidentConfig
+// Config is how RootCause reads an incident. DefaultConfig
 // gives the defaults.
-type IncidentConfig struct {
+type Config struct {
 	// Window is the width of the per-node windows; default 10 s.
 	Window time.Duration
 	// BaselineWindows is how many windows at the start of the data make
@@ -57,10 +57,10 @@ type IncidentConfig struct {
 	Parallel int
 }
 
-// DefaultIncidentConfig returns the defaults described on
-// IncidentConfig's fields.
-func DefaultIncidentConfig() IncidentConfig {
-	return IncidentConfig{
+// DefaultConfig returns the defaults described on
+// Config's fields.
+func DefaultConfig() Config {
+	return Config{
 		Window: 10 * time.Second, BaselineWindows: 3, Threshold: 4, MinChange: 0.25, MinCount: 3,
 		Persist: 2, Slack: 1, Top: 3, Reservoir: 1024, Verify: 5, Slowdown: 0.5,
 		Seed: 1, Seeds: 4, Duration: 30 * time.Second, Tick: time.Millisecond,
@@ -68,7 +68,7 @@ func DefaultIncidentConfig() IncidentConfig {
 }
 
 // Validate reports every problem with the configuration.
-func (c *IncidentConfig) Validate() error {
+func (c *Config) Validate() error {
 	var errs []error
 	if c.Window <= 0 {
 		errs = append(errs, fmt.Errorf("window: %v, want > 0", c.Window))
@@ -145,7 +145,7 @@ type NodeChange struct {
 	// in replay: 1 − Σ (replayed − observed)² / Σ observed² over their
 	// latency log ratios and error-rate rises, so 1 is a perfect fit and
 	// 0 no better than no fault (negative: worse); set for the
-	// candidates the replay check replayed (IncidentConfig.Verify).
+	// candidates the replay check replayed (Config.Verify).
 	ReplayFit float64 `json:"replay_fit,omitempty"`
 	// ReplayFault is the fault the replay check injected at the node, in
 	// the model's knobs; empty when it was not replayed.
@@ -179,6 +179,13 @@ type ChangeEvidence struct {
 	Value float64 `json:"value"`
 	AtNS  int64   `json:"at_ns"`
 	Z     float64 `json:"z"`
+	// For the client−server gap (gap_in, gap_out), counted by calls
+	// rather than windows: Value is the median gap from the onset on,
+	// over Calls calls, ValueLow and ValueHigh its 95% confidence
+	// interval (order statistics).
+	Calls     int     `json:"calls,omitempty"`
+	ValueLow  float64 `json:"value_low,omitempty"`
+	ValueHigh float64 `json:"value_high,omitempty"`
 }
 
 // WindowStat is one node's window.
@@ -223,12 +230,12 @@ type PathStep struct {
 // its normal range (its first windows, or reference when not nil); the
 // origin; the path; and, when m is not nil, each node's infectability in
 // replay. See the package documentation for the method.
-func RootCause(ctx context.Context, spans, reference graph.SpanSource, m *cascade.Model, cfg IncidentConfig) (*Incident, error) {
-	return Investigate(ctx, IncidentInput{Spans: spans, Reference: reference, Model: m}, cfg)
+func RootCause(ctx context.Context, spans, reference graph.SpanSource, m *cascade.Model, cfg Config) (*Incident, error) {
+	return Investigate(ctx, Input{Spans: spans, Reference: reference, Model: m}, cfg)
 }
 
-// IncidentInput is what Investigate reads.
-type IncidentInput struct {
+// Input is what Investigate reads.
+type Input struct {
 	// Spans are the incident's spans grouped by trace; required.
 	Spans graph.SpanSource
 	// Reference, when not nil, is a fault-free capture whose spans make
@@ -244,7 +251,7 @@ type IncidentInput struct {
 }
 
 // Investigate is RootCause with metric samples beside the spans.
-func Investigate(ctx context.Context, in IncidentInput, cfg IncidentConfig) (*Incident, error) {
+func Investigate(ctx context.Context, in Input, cfg Config) (*Incident, error) {
 	spans, reference, m := in.Spans, in.Reference, in.Model
 	if spans == nil {
 		return nil, graph.ErrNoSpans

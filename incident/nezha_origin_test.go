@@ -1,4 +1,4 @@
-package rank
+package incident
 
 import (
 	"context"
@@ -27,7 +27,7 @@ var nezhaModes = []nezhaMode{
 
 // TestNezhaOrigin runs the incident pass as `cascade analyze` does —
 // the fault's trace minutes (and the day's metric files) ingested into
-// one dataset, the model graph builds from it, rank.Investigate with
+// one dataset, the model graph builds from it, incident.Investigate with
 // the samples, the reference capture as --baseline where asked — on
 // every Nezha fault, and prints per fault the ranked top 3 with their
 // scores, the confidence and the injected service's rank, per system
@@ -43,7 +43,7 @@ func TestNezhaOrigin(t *testing.T) {
 	if root == "" {
 		t.Skipf("set %s to the directory of the Nezha captures to measure the hit rate", envNezha)
 	}
-	cfg := DefaultIncidentConfig()
+	cfg := DefaultConfig()
 	cfg.Slowdown = 0
 	ev := newOriginEval(t, root)
 	t.Log("\n" + ev.table(t, cfg))
@@ -77,7 +77,7 @@ func newOriginEval(t *testing.T, root string) *originEval {
 
 // ranks runs every fault in one mode and returns the injected
 // service's rank among the changed nodes (0: not changed) and the rows.
-func (ev *originEval) ranks(t *testing.T, cfg IncidentConfig, mode nezhaMode) ([]int, []string) {
+func (ev *originEval) ranks(t *testing.T, cfg Config, mode nezhaMode) ([]int, []string) {
 	var ranks []int
 	var rows []string
 	for i, f := range nezhaFaults {
@@ -85,7 +85,7 @@ func (ev *originEval) ranks(t *testing.T, cfg IncidentConfig, mode nezhaMode) ([
 		if mode.metrics {
 			d = ev.withMetrics[i]
 		}
-		in := IncidentInput{Spans: d.spans, Samples: d.samples, Model: d.model}
+		in := Input{Spans: d.spans, Samples: d.samples, Model: d.model}
 		if mode.ref {
 			in.Reference = ev.refs[i].spans
 		}
@@ -112,7 +112,7 @@ func (ev *originEval) ranks(t *testing.T, cfg IncidentConfig, mode nezhaMode) ([
 	return ranks, rows
 }
 
-func (ev *originEval) table(t *testing.T, cfg IncidentConfig) string {
+func (ev *originEval) table(t *testing.T, cfg Config) string {
 	var b, sum strings.Builder
 	fmt.Fprintln(&b, "| mode | fault (UTC) | service | type | top 3 (score) | confidence | rank | at |")
 	fmt.Fprintln(&b, "|---|---|---|---|---|---|---|---|")
@@ -182,26 +182,26 @@ func TestNezhaOriginChoice(t *testing.T) {
 	}
 	variants := []struct {
 		name   string
-		set    func(*IncidentConfig)
+		set    func(*Config)
 		order  int
 		verify int
 	}{
-		{"defaults (onset groups, then score; replay fit reported)", func(*IncidentConfig) {}, orderOnsetGroup, verifyOff},
-		{"replay fit first within onset groups", func(*IncidentConfig) {}, orderOnsetGroup, verifyGroup},
-		{"change time first", func(*IncidentConfig) {}, orderOnset, verifyOff},
-		{"score first", func(*IncidentConfig) {}, orderScore, verifyOff},
-		{"replay fit first among the candidates", func(*IncidentConfig) {}, orderOnsetGroup, verifyAll},
-		{"replay fit first within each class", func(*IncidentConfig) {}, orderOnsetGroup, verifyClass},
-		{"replay check of 3", func(c *IncidentConfig) { c.Verify = 3 }, orderOnsetGroup, verifyGroup},
-		{"replay check of 8", func(c *IncidentConfig) { c.Verify = 8 }, orderOnsetGroup, verifyGroup},
-		{"threshold 3", func(c *IncidentConfig) { c.Threshold = 3 }, orderOnsetGroup, verifyOff},
-		{"threshold 6", func(c *IncidentConfig) { c.Threshold = 6 }, orderOnsetGroup, verifyOff},
-		{"persist 1", func(c *IncidentConfig) { c.Persist = 1 }, orderOnsetGroup, verifyOff},
-		{"persist 3", func(c *IncidentConfig) { c.Persist = 3 }, orderOnsetGroup, verifyOff},
-		{"slack 0", func(c *IncidentConfig) { c.Slack = 0 }, orderOnsetGroup, verifyOff},
-		{"slack 2", func(c *IncidentConfig) { c.Slack = 2 }, orderOnsetGroup, verifyOff},
-		{"baseline windows 2", func(c *IncidentConfig) { c.BaselineWindows = 2 }, orderOnsetGroup, verifyOff},
-		{"baseline windows 4", func(c *IncidentConfig) { c.BaselineWindows = 4 }, orderOnsetGroup, verifyOff},
+		{"defaults (onset groups, then score; replay fit reported)", func(*Config) {}, orderOnsetGroup, verifyOff},
+		{"replay fit first within onset groups", func(*Config) {}, orderOnsetGroup, verifyGroup},
+		{"change time first", func(*Config) {}, orderOnset, verifyOff},
+		{"score first", func(*Config) {}, orderScore, verifyOff},
+		{"replay fit first among the candidates", func(*Config) {}, orderOnsetGroup, verifyAll},
+		{"replay fit first within each class", func(*Config) {}, orderOnsetGroup, verifyClass},
+		{"replay check of 3", func(c *Config) { c.Verify = 3 }, orderOnsetGroup, verifyGroup},
+		{"replay check of 8", func(c *Config) { c.Verify = 8 }, orderOnsetGroup, verifyGroup},
+		{"threshold 3", func(c *Config) { c.Threshold = 3 }, orderOnsetGroup, verifyOff},
+		{"threshold 6", func(c *Config) { c.Threshold = 6 }, orderOnsetGroup, verifyOff},
+		{"persist 1", func(c *Config) { c.Persist = 1 }, orderOnsetGroup, verifyOff},
+		{"persist 3", func(c *Config) { c.Persist = 3 }, orderOnsetGroup, verifyOff},
+		{"slack 0", func(c *Config) { c.Slack = 0 }, orderOnsetGroup, verifyOff},
+		{"slack 2", func(c *Config) { c.Slack = 2 }, orderOnsetGroup, verifyOff},
+		{"baseline windows 2", func(c *Config) { c.BaselineWindows = 2 }, orderOnsetGroup, verifyOff},
+		{"baseline windows 4", func(c *Config) { c.BaselineWindows = 4 }, orderOnsetGroup, verifyOff},
 	}
 	defer func(v, w int) { orderBy, verifyBy = v, w }(orderBy, verifyBy)
 	ev := newOriginEval(t, root)
@@ -210,7 +210,7 @@ func TestNezhaOriginChoice(t *testing.T) {
 	fmt.Fprintln(&b, "| variant | mode | OnlineBoutique hit@1 | hit@3 | TrainTicket hit@1 | hit@3 | all hit@1 | hit@3 |")
 	fmt.Fprintln(&b, "|---|---|---|---|---|---|---|---|")
 	for v, x := range variants {
-		cfg := DefaultIncidentConfig()
+		cfg := DefaultConfig()
 		cfg.Slowdown = 0
 		x.set(&cfg)
 		orderBy, verifyBy = x.order, x.verify

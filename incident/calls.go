@@ -1,4 +1,4 @@
-package rank
+package incident
 
 import (
 	"math"
@@ -96,13 +96,14 @@ func accounts(acc *spanAcc, edgeNormals map[[2]string]normal, served bool, nb no
 // a caller's calls is the caller's: a starved CPU, a full connection
 // pool), or when the callee's other callers, judged in that window, see
 // no change (only this caller's calls are slow); else to the callee (its
-// network). The node keeps whichever of its own judgement and the
+// network). A gap the count test gave to one end (gapOwners) goes to
+// it from its onset on. The node keeps whichever of its own judgement and the
 // calls' is out and louder.
 //
 // It returns the edges' normal ranges as the caller saw the calls and as
 // the callee served them, and the edge windows whose added time was
 // given to the callee.
-func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, nw, scan int, cfg IncidentConfig) (map[[2]string]normal, map[[2]string]normal, map[edgeWindow]bool) {
+func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, nw, scan int, cfg Config, gapOwned map[string]*gapChange, gapAt map[string]int) (map[[2]string]normal, map[[2]string]normal, map[edgeWindow]bool) {
 	normals := map[[2]string]normal{}
 	srvNormals := map[[2]string]normal{}
 	callers := map[edgeWindow]bool{}
@@ -195,8 +196,15 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 				srvRise := quantile(x.srv.vals, 0.5) - e.srv.latMed
 				served = rise > 0 && srvRise >= 0.5*rise
 			}
+			gapOwner := func(n, metric string) bool {
+				ch := gapOwned[n]
+				return ch != nil && ch.metric == metric && gapAt[n] <= i
+			}
 			switch {
 			case served:
+			case gapOwner(e.to, "gap_in"):
+			case gapOwner(e.from, "gap_out"):
+				target = e.from
 			case out[e.from] >= 2 && 2*out[e.from] >= judged[e.from]:
 				target = e.from
 			case inJudged[e.to] > 1 && inOut[e.to] == 1:

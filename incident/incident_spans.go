@@ -1,4 +1,4 @@
-package rank
+package incident
 
 import (
 	"math"
@@ -104,6 +104,9 @@ type spanAcc struct {
 	// knows each operation's normal (see fill).
 	recs     []reqRec
 	callRecs []callRec
+	// gaps are the synchronous calls the caller timed with its own
+	// span, for the gap test (kept after fill).
+	gaps []gapRec
 	// opIDs and ops number the (node, operation) pairs of recs; edgeIDs
 	// and edgeList the edges of callRecs.
 	opIDs    map[opKey]int32
@@ -379,6 +382,10 @@ func (a *spanAcc) flush() {
 			lat: float64(t.end-t.start) / 1e6})
 		if retry[x] {
 			e.retries++
+		}
+		if !c.async && c.timing != c.callee {
+			a.gaps = append(a.gaps, gapRec{edge: a.edgeID(caller.service, cs.service), at: t.start,
+				gap: float64((t.end-t.start)-(cs.end-cs.start)) / 1e6, lat: float64(t.end-t.start) / 1e6})
 		}
 	}
 	for i := range ss {

@@ -1,4 +1,4 @@
-package rank
+package incident
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"cascade"
+	"cascade/internal/numfmt"
 )
 
 // nodeState is one node's change point while analysing.
@@ -21,7 +22,7 @@ type nodeState struct {
 // traces the path. check, when not nil, may re-order the nodes (by index
 // into changes; groups are their onset groups) before the origins are
 // named: the replay check.
-func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg IncidentConfig, check originCheck) (*Incident, error) {
+func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Config, check originCheck) (*Incident, error) {
 	lo, hi := acc.windowRange()
 	width := acc.width
 	nw := int(hi - lo + 1)
@@ -32,7 +33,7 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 		inc.Baseline = "the reference capture (all of it)"
 	} else {
 		inc.Baseline = fmt.Sprintf("the first %d windows (%s)", cfg.BaselineWindows,
-			ms(float64(int64(cfg.BaselineWindows)*width)/1e6))
+			numfmt.MS(float64(int64(cfg.BaselineWindows)*width)/1e6))
 	}
 	// Calls: observed edges, and the model's.
 	callees := map[string][]string{}
@@ -111,13 +112,13 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 				if w.shown != nil {
 					lat = w.shown
 				}
-				ws.P50MS = round3(quantile(lat.vals, 0.5))
-				ws.P99MS = round3(quantile(lat.vals, 0.99))
+				ws.P50MS = numfmt.Round3(quantile(lat.vals, 0.5))
+				ws.P99MS = numfmt.Round3(quantile(lat.vals, 0.99))
 				self := &w.self
 				if w.shownSelf != nil {
 					self = w.shownSelf
 				}
-				ws.SelfP50MS = round3(quantile(self.vals, 0.5))
+				ws.SelfP50MS = numfmt.Round3(quantile(self.vals, 0.5))
 			}
 			if k >= scan && nc.Note == "" {
 				st.js[k] = nb.judge(w, cfg.Threshold, cfg.MinChange, cfg.MinCount)
@@ -131,7 +132,45 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 		}
 		changes[i] = nc
 	}
-	edgeNormals, srvNormals, gapToCallee := attributeCalls(acc, ref, byName, lo, nw, scan, cfg)
+	// The client−server gap, count-based: its changes, each given to
+	// one end (see gapOwners), join the owner's judgements.
+	gapOwned, gapEdgeSet := gapOwners(acc, ref, lo, scan, cfg)
+	gapAt := map[string]int{}
+	for _, name := range sortedKeys(gapOwned) {
+		ch := gapOwned[name]
+		st := byName[name]
+		if st == nil {
+			continue
+		}
+		gapAt[name] = int(floorDiv(ch.onset, width) - lo)
+		for k, j := range gapJudgements(ch, width, lo, nw) {
+			if k >= scan && j.judged && (!st.js[k].judged || j.out) {
+				st.js[k] = merge(st.js[k], j)
+			}
+		}
+	}
+	edgeNormals, srvNormals, gapToCallee := attributeCalls(acc, ref, byName, lo, nw, scan, cfg, gapOwned, gapAt)
+	// A callee that owns its inbound gap owns the time on the wire of
+	// every call into it from its onset on: its callers are explained by
+	// it, their calls read as they saw them (normal: the edge's, or the
+	// gap test's where the edge had too few calls per window to have
+	// one).
+	for _, name := range sortedKeys(gapOwned) {
+		if gapOwned[name].metric != "gap_in" {
+			continue
+		}
+		for k, e := range gapEdgeSet {
+			if k[1] != name {
+				continue
+			}
+			if _, ok := edgeNormals[k]; !ok {
+				edgeNormals[k] = normal{n: int64(e.normalN), latMed: e.latMed}
+			}
+			for w := gapAt[name]; w < nw; w++ {
+				gapToCallee[edgeWindow{k[0], k[1], lo + int64(w)}] = true
+			}
+		}
+	}
 	present := map[string]bool{}
 	for _, name := range names {
 		present[name] = true
@@ -148,13 +187,13 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 			}
 		}
 		for k := range st.js {
-			nc.Series[k].Z, nc.Series[k].Out = round3(st.js[k].z), st.js[k].out
+			nc.Series[k].Z, nc.Series[k].Out = numfmt.Round3(st.js[k].z), st.js[k].out
 		}
 		if c := changeAt(st.js, cfg.Persist); c >= 0 {
 			st.change = c
 			j := st.js[c]
 			nc.Changed, nc.AtNS = true, (lo+int64(c))*width
-			nc.Metric, nc.Baseline, nc.Value, nc.Z = j.metric, round3(j.base), round3(j.value), round3(j.z)
+			nc.Metric, nc.Baseline, nc.Value, nc.Z = j.metric, numfmt.Round3(j.base), numfmt.Round3(j.value), numfmt.Round3(j.z)
 		}
 	}
 	for _, st := range states {
@@ -204,6 +243,11 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 		}
 		if st.js[st.change].metric == "throughput" {
 			continue // silence does not come from below
+		}
+		if gapOwned[st.name] != nil {
+			// The time between a caller's span and its callee's is not
+			// spent in the callees of either end.
+			continue
 		}
 		for _, callee := range callees[st.name] {
 			other := byName[callee]
@@ -259,9 +303,21 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 	scores := make([]float64, len(states))
 	for i, st := range states {
 		if st.change >= 0 {
-			scores[i] = round3(persistence(st.js, st.change) * (mags[i] + metricRise(mjs[st.name], st.change) + silence(st.js, st.change)))
+			gapSize := 0.0
+			if ch := gapOwned[st.name]; ch != nil {
+				gapSize = ch.size
+			}
+			scores[i] = numfmt.Round3(persistence(st.js, st.change) * (mags[i] + metricRise(mjs[st.name], st.change) + silence(st.js, st.change) + gapSize))
 			changes[i].Score = scores[i]
 			changes[i].Evidence = evidenceOf(st.js, st.change, lo, width, cfg.Threshold)
+			if ch := gapOwned[st.name]; ch != nil {
+				for e := range changes[i].Evidence {
+					if ev := &changes[i].Evidence[e]; ev.Metric == ch.metric {
+						ev.Calls, ev.ValueLow, ev.ValueHigh = ch.n, numfmt.Round3(ch.low), numfmt.Round3(ch.high)
+						ev.Value = numfmt.Round3(ch.postMed)
+					}
+				}
+			}
 		}
 	}
 	groups := onsetGroups(states, changes, cfg.Slack)
@@ -277,6 +333,13 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Inci
 		ex, ey := len(changes[x].ExplainedBy), len(changes[y].ExplainedBy)
 		if (ex == 0) != (ey == 0) {
 			return ex == 0
+		}
+		// Among the unexplained, a node that owns a change of the
+		// client−server gap comes first: the gap leaves out the callee's
+		// own time and is given to one end along the graph, so a
+		// callee's slowdown or a caller's load does not make one.
+		if gx, gy := gapOwned[sx.name] != nil, gapOwned[sy.name] != nil; ex == 0 && gx != gy {
+			return gx
 		}
 		switch orderBy {
 		case orderScore:
@@ -418,7 +481,7 @@ func evidenceOf(js []judgement, c int, lo, width int64, threshold float64) []Cha
 			}
 			if i, ok := at[j.metric]; ok {
 				if j.z > ev[i].Z {
-					ev[i].Z = round3(j.z)
+					ev[i].Z = numfmt.Round3(j.z)
 				}
 				continue
 			}
@@ -427,9 +490,9 @@ func evidenceOf(js []judgement, c int, lo, width int64, threshold float64) []Cha
 				spread = (j.value - j.base) / j.z
 			}
 			at[j.metric] = len(ev)
-			ev = append(ev, ChangeEvidence{Metric: j.metric, Normal: round3(j.base),
-				NormalHigh: round3(j.base + threshold*spread), Value: round3(j.value),
-				AtNS: (lo + int64(k)) * width, Z: round3(j.z)})
+			ev = append(ev, ChangeEvidence{Metric: j.metric, Normal: numfmt.Round3(j.base),
+				NormalHigh: numfmt.Round3(j.base + threshold*spread), Value: numfmt.Round3(j.value),
+				AtNS: (lo + int64(k)) * width, Z: numfmt.Round3(j.z)})
 		}
 	}
 	return ev
@@ -450,5 +513,5 @@ func confidence(nodes []NodeChange) float64 {
 	case len(s) == 1 || s[0]+s[1] <= 0:
 		return 1
 	}
-	return round3(s[0] / (s[0] + s[1]))
+	return numfmt.Round3(s[0] / (s[0] + s[1]))
 }

@@ -1,4 +1,4 @@
-package rank
+package incident
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func shapeIncident(t *testing.T, dir string) *Incident {
 	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
-	cfg := DefaultIncidentConfig()
+	cfg := DefaultConfig()
 	cfg.Slowdown = 0
 	inc, err := RootCause(context.Background(), src, nil, res.Model, cfg)
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
-package rank
+package incident
 
 import (
+	"cascade/internal/numfmt"
 	"math"
 	"sort"
 )
@@ -9,7 +10,7 @@ import (
 // step the changed caller (not yet on the path) that changed earliest,
 // no sooner than Slack windows before the node, stronger first on ties.
 func climb(origin string, byName map[string]*nodeState, callees map[string][]string, acc *spanAcc,
-	lo int64, scan int, ref *spanAcc, cfg IncidentConfig) []PathStep {
+	lo int64, scan int, ref *spanAcc, cfg Config) []PathStep {
 	callers := map[string][]string{}
 	for from, tos := range callees {
 		for _, to := range tos {
@@ -71,10 +72,10 @@ func amplification(a *spanAcc, from, to string, lo, hi int64) (perParent, attemp
 		}
 	}
 	if parents > 0 {
-		perParent = round3(float64(calls) / float64(parents))
+		perParent = numfmt.Round3(float64(calls) / float64(parents))
 	}
 	if calls > retries {
-		attempts = round3(float64(calls) / float64(calls-retries))
+		attempts = numfmt.Round3(float64(calls) / float64(calls-retries))
 	}
 	return perParent, attempts
 }

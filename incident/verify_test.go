@@ -1,4 +1,4 @@
-package rank
+package incident
 
 import (
 	"context"
@@ -91,7 +91,7 @@ func TestVerifyOrder(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			acc := chainAcc(tc.incident)
-			cfg := DefaultIncidentConfig()
+			cfg := DefaultConfig()
 			cfg.Seed = 1
 			at := 3 * acc.width
 			changes := []NodeChange{
@@ -131,7 +131,7 @@ func TestVerifyDeterministic(t *testing.T) {
 	require.NoError(t, err)
 	var want []byte
 	for _, par := range []int{1, 3, 8} {
-		icfg := DefaultIncidentConfig()
+		icfg := DefaultConfig()
 		icfg.Slowdown, icfg.Parallel = 0, par
 		inc, err := RootCause(context.Background(), src, nil, res.Model, icfg)
 		require.NoError(t, err)

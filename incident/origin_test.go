@@ -1,4 +1,4 @@
-package rank
+package incident
 
 import (
 	"context"
@@ -114,7 +114,7 @@ func TestRootCause(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := DefaultIncidentConfig()
+			cfg := DefaultConfig()
 			inc, err := RootCause(context.Background(), graph.Spans(tc.s.spans()), nil, nil, cfg)
 			require.NoError(t, err)
 			require.GreaterOrEqual(t, len(inc.Origins), len(tc.origins))
@@ -138,7 +138,7 @@ func TestRootCauseReference(t *testing.T) {
 	// incident is judged, and a fault from the very start is found.
 	ref := synth{slow: func(string, float64) float64 { return 1 }, starve: func(float64) float64 { return 0 }}
 	bad := synth{slow: step("db", 0, 4), starve: func(float64) float64 { return 0 }}
-	inc, err := RootCause(context.Background(), graph.Spans(bad.spans()), graph.Spans(ref.spans()), nil, DefaultIncidentConfig())
+	inc, err := RootCause(context.Background(), graph.Spans(bad.spans()), graph.Spans(ref.spans()), nil, DefaultConfig())
 	require.NoError(t, err)
 	require.Equal(t, "db", inc.Origins[0])
 	require.Equal(t, inc.StartNS, inc.Nodes[0].AtNS)
@@ -149,7 +149,7 @@ func TestInfectability(t *testing.T) {
 	// Seed 000's server sits near its capacity: slowing it by half
 	// collapses it and infects the client's entry; slowing the network
 	// legs (unlimited) does nothing comparable.
-	cfg := DefaultIncidentConfig()
+	cfg := DefaultConfig()
 	cfg.Seeds = 2
 	cfg.Duration = 10 * time.Second
 	out, seeds, err := infectability(context.Background(), loadModel(t, "../testdata/replay/seed000.json"), cfg)

@@ -1,7 +1,8 @@
-package rank
+package incident
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -40,7 +41,7 @@ func utc(s string) int64 {
 func TestNezhaOnlineBoutique(t *testing.T) {
 	src := nezha(t, "../testdata/nezha-onlineboutique/trace/05_19_trace.csv.gz",
 		"../testdata/nezha-onlineboutique/trace/05_20_trace.csv.gz")
-	cfg := DefaultIncidentConfig()
+	cfg := DefaultConfig()
 	inc, err := RootCause(context.Background(), src, nil, nil, cfg)
 	require.NoError(t, err)
 	injected := utc("2022-08-22 05:18:09")
@@ -56,7 +57,7 @@ func TestNezhaOnlineBoutique(t *testing.T) {
 // the minute is read and judged.
 func TestNezhaTrainTicket(t *testing.T) {
 	src := nezha(t, "../testdata/nezha-trainticket/trace/08_43_trace.csv.gz")
-	inc, err := RootCause(context.Background(), src, nil, nil, DefaultIncidentConfig())
+	inc, err := RootCause(context.Background(), src, nil, nil, DefaultConfig())
 	require.NoError(t, err)
 	injected := utc("2023-01-29 08:43:04")
 	require.Less(t, inc.StartNS, injected)
@@ -65,4 +66,13 @@ func TestNezhaTrainTicket(t *testing.T) {
 	for _, n := range inc.Nodes {
 		require.Len(t, n.Series, int((inc.EndNS-inc.StartNS)/int64(10*time.Second)))
 	}
+}
+
+func loadModel(t testing.TB, path string) *cascade.Model {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	m, err := cascade.DecodeModel(b)
+	require.NoError(t, err)
+	return m
 }

@@ -1,0 +1,183 @@
+// Package incident finds where an incident began: it reads a capture's
+// spans (and, when given, its metric samples and a fault-free reference
+// capture), judges each node and call edge window by window against its
+// normal range, explains each change by its callees or callers along the
+// call graph, orders the unexplained ones as origins, and checks the first
+// of them by replaying their faults in the model. RootCause and
+// Investigate are its entry points; `cascade analyze` and `cascade rank
+// --incident` call them, and report renders the Incident they return.
+//
+// It stands above rank: the replays go through rank.Replays and the faults
+// are written as rank's scenario patches; rank imports nothing of it.
+//
+// # Method
+//
+// RootCause (Investigate, with metric samples) reads spans grouped by
+// trace. A request starts where a span
+// has no parent, is a server or consumer span, or belongs to another
+// service than its parent. Per node and window (Config.Window)
+// it keeps the requests' count and errors and samples of their latency
+// (the request span's duration) and self time (the duration minus the
+// union of its synchronous calls, timed by the caller's client span
+// where there is one); per call edge, the calls, the retries (a call
+// repeating the operation of a failed call under the same request) and
+// samples of the latency as the caller sees it and as the callee served
+// it.
+//
+// A node's normal range is its first BaselineWindows windows, or a
+// fault-free reference capture. Each later window is judged on five
+// metrics: the median latency and the median self time (the shift of the
+// median over its standard error, 1.2533·σ/√n, σ = 1.4826·MAD of the
+// baseline, at least 5% of its median — a robust z-score), the share of
+// requests slower than the baseline's p95 by more than MinChange (a
+// binomial z against 5%, more than the baseline can have), and the
+// error rate (a binomial z against the baseline's); and its requests
+// against those its share of the window's root requests should bring
+// (the baseline's requests per root): at most half of them, with a
+// Poisson z of Threshold, and it has fallen silent. Only a rise counts:
+// a service that got faster is not where an incident began (a callee
+// that fails fast shows by its errors). A metric is out of range when
+// its z reaches Threshold (4) and the change is material (a median up
+// by MinChange, 25%; a slow share of 15%; errors up 5 points).
+//
+// Silence flows downstream, the other way from latency: a silent node is
+// explained by a caller that fell silent too, by a caller that records
+// its calls (client spans) and changed within Slack windows (it stopped
+// calling), or by one that changed more than Slack windows before —
+// unless calls to it went unanswered (client spans with no child
+// request), when it stopped answering itself. It is never explained by
+// its callees, and a silent callee explained by a caller does not
+// explain that caller back.
+//
+// Each call edge's latency as the caller sees it is judged the same way
+// and given to one end. When the callee served those calls slower (the
+// median of its own request spans on the edge rose by at least half as
+// much) the change is the callee's. Otherwise the time was added between
+// the two ends, and goes to the caller when at least two of its judged
+// calls in that window are out and they are at least half of them (a
+// starved CPU or an exhausted connection pool slows all of a caller's
+// calls), or when the callee's other callers, judged in that window, see
+// no change (only this caller's calls are slow); else to the callee (its
+// network).
+//
+// The client−server gap is judged by calls, not windows, so that a thin
+// service (a few calls a window) needs as many calls as a busy one, not
+// as much time. A call's gap is the caller's span around it (its client
+// span; in a capture without span kinds, the parent span in the
+// caller's service) less the callee's request span: the network both
+// ways, and the caller's client waiting for a CPU or a connection. Per
+// edge the normal gaps are those of the normal range (at least 3 calls;
+// a thinner edge takes those of its callee's inbound edges pooled, or
+// else of every edge: the gap is mostly the network, which they share);
+// a call is high when its gap exceeds max(the normal p95, the normal
+// median + 5 ms). Pooling a callee's inbound edges (gap_in) and, apart,
+// a caller's outbound ones (gap_out), the calls are walked in time
+// order; the onset is the first high call of the first run of 8 calls
+// with 4 high — under the normal (5% high) a run does so with
+// probability 3.7·10⁻⁴ (the least k of 8 below α = 10⁻³) — whose calls
+// from then on have a median gap at least 4 times the normal median
+// (floored at 1 ms) and 5 ms above it; a run that fails this was chance
+// and the walk goes on past it. The size is the log ratio of that
+// median to the floored normal median, its uncertainty the calls counted
+// and the median's 95% confidence interval (order statistics). A
+// change is given to one end along the graph: to a caller whose gaps to
+// at least two callees rose (each edge's median gap from the onset
+// above its normal high: a starved CPU, an exhausted pool); to a callee
+// whose gaps rose on at least half its inbound edges that carried calls,
+// from a caller that is not so starved or whose gaps to its other
+// callees mostly did not rise (its network). The owner gets a judgement
+// per window from the onset's on (out when most of the window's calls
+// are high and their median is 5 ms above normal), its size joins its
+// score, the calls' added time on its edges is its own, and the callers
+// of a callee that owns its gap are explained by it (their calls read as
+// they saw them).
+//
+// Metric samples beside the spans (Investigate's Samples; `cascade
+// analyze` and `cascade rank --incident` pass the ones ingested) add
+// each service's saturation: CPU, memory, queue depth, busy workers,
+// rejections, an open breaker, consumer lag (counters by their rate),
+// joined by service name. Their normal range is the points before the
+// judged windows, back to ten minutes before the first span (per-pod
+// metrics come a point a minute); each later point, standing for the
+// step before it, is judged by a robust z against them (σ = 1.4826·MAD,
+// at least 5% of the median) and marks the windows of that step. A node
+// keeps, per window, the loudest of its span, call and metric
+// judgements, and changes at the first out-of-range window followed by
+// Persist − 1 more (2 in all).
+//
+// Degradation propagates upstream, from callee to caller. A changed node
+// is explained by a changed direct callee that changed no more than Slack
+// windows later and whose calls account for at least half the node's
+// latency change: the rise of their median as the callee served them
+// (plus the time on the wire when that was given to the callee), times
+// the calls per request, over the change window and the next ones until
+// they hold MinCount requests (at most Persist + Slack windows). An
+// error change is accounted for by any changed callee; so is any change
+// by a callee whose errors rose when the node re-sent calls to it in
+// that window (its retries and their backoff are the time it lost).
+//
+// Each changed node gets a score: the share of its judged windows out of
+// range from the change on (a fault lasts, a blip does not) times the
+// change's size (the largest |log ratio| of its latency medians to
+// normal, its own or as a caller sees it, plus its error rise, plus the
+// largest log ratio of a saturation metric to normal, plus the size of
+// the gap change it owns) — not the z-score,
+// which grows with traffic. The origins are the unexplained nodes —
+// first those that own a gap change (the gap leaves out the callee's own
+// time and is given to one end, so a slow callee or a caller's load does
+// not make one; nor is its owner explained by its callees), then the
+// others — by change time, changes within Slack windows of the first of
+// a group counting as simultaneous, then by score; then the explained
+// ones the same way. The confidence is the first origin's share of the top two
+// unexplained scores (1: no rival, 0.5: a tie). Each changed node lists
+// its evidence: every metric that was its loudest in some window from
+// the change on, with its normal value, the top of its normal range,
+// its value, its first window and its largest z. The path climbs from
+// the origin to the changed caller that changed earliest, and on, with
+// each edge's calls per parent request and attempts per call before and
+// during the incident.
+//
+// The replay check (Config.Verify, default 5; it needs the model)
+// then tests the first max(Top, Verify) changed nodes by replay. Each
+// one's fault is what was observed at it over the incident (from the
+// first of their changes to the end): its service time scaled by the
+// ratio of its self-time median to normal (service_ms.scale), its own
+// failure probability raised by its error-rate rise (overload.base,
+// failure gaps dropped), and the time its callers' calls spent between
+// the two ends beyond normal, halved, added each way to every call into
+// it (network_ms.shift_ms). A node whose change was silence is left in
+// its place: no knob of the model makes a node stop answering; one with
+// nothing of its own that rose gets a fit of 0. The faults are injected
+// into the baseline model — the model with each node's service drawn
+// from 32 quantiles of its normal self time, its own failures at no more
+// than its normal error rate, and each network delay at the normal time
+// between the ends, since the model is usually built from the incident's
+// own spans and holds the fault already — and replayed at the entry
+// rates over the seeds Seed … Seed+Seeds−1 for Duration, or long enough
+// to see 200 root requests, on a tick a tenth of the shortest mean
+// service time (at most Tick, at least 1 µs), each fault against the
+// baseline replay of the same seed. At each node judged and in the model
+// the replay predicts the log ratio of its median latency and its
+// failure rate's rise (rises only, as observed); the fit is 1 − Σ
+// (predicted − observed)² / Σ observed² over the other nodes (1: the
+// fault reproduces every other node's change; 0: no better than no
+// fault; the faulty node's own change, which its fault was built from,
+// is left out), on each
+// NodeChange as ReplayFit with the fault as ReplayFault. The fit is
+// reported, and the order stays the structural one: re-ordering by fit
+// within each onset group, each class or all candidates tied no
+// re-ordering on OnlineBoutique (TestNezhaOriginChoice), where such
+// choices are made, and a tie keeps the method that was there;
+// re-ordering all candidates also loses a synthetic fault
+// (TestShapesFaults). The most infectable node is found by replaying the
+// model with each node's service time slowed by Slowdown (50%) in turn:
+// the one whose slowdown newly infects the most other nodes, then adds
+// the most root p99.
+//
+// # Determinism
+//
+// Replays run in parallel (Config.Parallel), each writing into a slot by
+// index; reductions run in index order; latency samples are drawn from a
+// seeded reservoir. Same spans, samples, model, configuration and seed
+// give the same Incident, byte for byte, at any parallelism.
+package incident
