@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
-	"cascade/rank"
+	"cascade/incident"
 	"cascade/report"
 )
 
@@ -37,7 +37,7 @@ func TestExamples(t *testing.T) {
 		// e: one error, slowest of all, never near db.
 		sp("e", "1", "", "web", 3000, 5000, false), sp("e", "2", "1", "cache", 3100, 10, true),
 	}
-	inc := &rank.Incident{Origins: []string{"db"}, Nodes: []rank.NodeChange{{Node: "db", Changed: true, AtNS: 1000 * ms}}}
+	inc := &incident.Incident{Origins: []string{"db"}, Nodes: []incident.NodeChange{{Node: "db", Changed: true, AtNS: 1000 * ms}}}
 	ids := func(xs []report.TraceExample) []string {
 		out := []string{}
 		for _, x := range xs {
@@ -47,7 +47,7 @@ func TestExamples(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		inc  *rank.Incident
+		inc  *incident.Incident
 		want map[string][]string
 	}{
 		{"origin", inc, map[string][]string{"slowest": {"e", "a", "b"}, "failed": {"b", "c", "e"},

@@ -16,8 +16,8 @@ import (
 
 	"cascade"
 	"cascade/fit"
+	"cascade/incident"
 	"cascade/internal/testutil"
-	"cascade/rank"
 )
 
 // fixtureNames are the analyses built from the bundled captures (see
@@ -142,7 +142,7 @@ func noOrigin(a *Analysis) {
 	inc := a.Incident
 	inc.Origins, inc.Path, inc.Confidence = nil, nil, 0
 	for i := range inc.Nodes {
-		inc.Nodes[i] = rank.NodeChange{Node: inc.Nodes[i].Node}
+		inc.Nodes[i] = incident.NodeChange{Node: inc.Nodes[i].Node}
 	}
 	a.Examples.Origin, a.Examples.OriginSlowest, a.Examples.OriginFailed = "", nil, nil
 }

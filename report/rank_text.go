@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"cascade/incident"
 	"cascade/rank"
 )
 
@@ -260,7 +261,7 @@ func settingsBlock(d *RankDocument) *kvBlock {
 
 // incidentHead is the incident's window, normal range, origin and the
 // first origin's evidence.
-func incidentHead(inc *rank.Incident) *kvBlock {
+func incidentHead(inc *incident.Incident) *kvBlock {
 	var b kvBlock
 	b.add("INCIDENT", "%s .. %s, windows of %s", clock(inc.StartNS), clock(inc.EndNS)[11:], msText(inc.WindowMS))
 	b.add("normal range", "%s", inc.Baseline)
@@ -277,7 +278,7 @@ func incidentHead(inc *rank.Incident) *kvBlock {
 // incidentNodes writes the nodes that left their normal range as a
 // table, and names the others in a line each: in range, or not judged
 // (grouped by the note saying why).
-func incidentNodes(w io.Writer, inc *rank.Incident, width int) {
+func incidentNodes(w io.Writer, inc *incident.Incident, width int) {
 	t := &textTable{head: []string{"NODE", "LEFT RANGE AT", "METRIC", "NORMAL", "THEN", "Z", "EXPLAINED BY"}}
 	var (
 		inRange []string
@@ -315,7 +316,7 @@ func incidentNodes(w io.Writer, inc *rank.Incident, width int) {
 	b.write(w, width)
 }
 
-func incidentPath(w io.Writer, inc *rank.Incident, width int) {
+func incidentPath(w io.Writer, inc *incident.Incident, width int) {
 	var b kvBlock
 	b.add("PATH", "the degradation climbed from the origin towards the entry")
 	b.write(w, width)
@@ -332,7 +333,7 @@ func incidentPath(w io.Writer, inc *rank.Incident, width int) {
 
 // infectableList writes the nodes whose slowdown moved anything, and
 // names the others in one line.
-func infectableList(w io.Writer, inc *rank.Incident, width int) {
+func infectableList(w io.Writer, inc *incident.Incident, width int) {
 	var head kvBlock
 	head.add("MOST INFECTABLE", "each node's service time +%s%% in replay, seeds %s", g4(100*inc.Slowdown), seedRange(inc.Seeds))
 	head.write(w, width)

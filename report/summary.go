@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"cascade/incident"
 	"cascade/rank"
 )
 
@@ -69,6 +70,10 @@ func metricPhrase(m string) string {
 		return "share of slow calls as its callers see them"
 	case "call_error_rate":
 		return "error rate as its callers see it"
+	case "gap_in":
+		return "median time between its callers' calls and its own answer (the network into it), in ms,"
+	case "gap_out":
+		return "median time between its calls and its callees' answers (its own client side), in ms,"
 	}
 	return strings.ReplaceAll(m, "_", " ")
 }
@@ -83,7 +88,7 @@ func plural(n int, noun string) string {
 
 // incidentSentence says where the incident began, or that no node left
 // its normal range; empty without an incident search.
-func incidentSentence(inc *rank.Incident) string {
+func incidentSentence(inc *incident.Incident) string {
 	if inc == nil {
 		return ""
 	}
@@ -145,7 +150,7 @@ func metastableSentence(rep *rank.Report) string {
 
 // pathSentence says how the change climbed from the origin, and where
 // the calls multiplied on the way.
-func pathSentence(inc *rank.Incident) string {
+func pathSentence(inc *incident.Incident) string {
 	origin := inc.Origins[0]
 	if len(inc.Path) == 0 {
 		return fmt.Sprintf("No caller of %s left its range after it, so nothing carried the change further.", origin)
@@ -198,7 +203,7 @@ func graphAmpSentence(a *Analysis) string {
 
 // infectSentence names the node whose slowdown spreads furthest in
 // replay, when one spreads at all.
-func infectSentence(inc *rank.Incident) string {
+func infectSentence(inc *incident.Incident) string {
 	if inc == nil || len(inc.Infectable) == 0 || !(inc.Infectable[0].Infected > 0) {
 		return ""
 	}
@@ -279,7 +284,7 @@ func objectiveName(o rank.Objective) string {
 
 // originSureSentence says how sure the origin is: its lead over the
 // next, and how well its fault, replayed, reproduces the rest.
-func originSureSentence(inc *rank.Incident) string {
+func originSureSentence(inc *incident.Incident) string {
 	var parts []string
 	if inc.Confidence > 0 {
 		c := "confidence " + confidenceText(inc)

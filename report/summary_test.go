@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"cascade/incident"
 	"cascade/internal/testutil"
 	"cascade/rank"
 )
@@ -47,9 +48,9 @@ func TestSummarySentences(t *testing.T) {
 		want, reject []string
 	}{
 		{name: "origin", from: "boutique", mutate: func(*Analysis) {},
-			want: []string{"the incident began at currencyservice", "its latency as its callers see it went from 734 to 3490 at 05:18:30Z",
+			want: []string{"the incident began at currencyservice", "its median time between its callers' calls and its own answer (the network into it), in ms, went from 598 to 3990 at 05:18:30Z",
 				"4 other nodes left theirs as well", "It climbed currencyservice → frontend, and no caller multiplied its calls",
-				"None of the 2 candidate changes replayed won", "confidence 0.538 of the top two scores", "the next being cartservice",
+				"None of the 2 candidate changes replayed won", "confidence 0.741 of the top two scores", "the next being cartservice",
 				"reproduces 0.621 of the changes"},
 			reject: []string{"Replayed as observed", "The call graph multiplies"}},
 		{name: "no origin", from: "boutique", mutate: noOrigin,
@@ -62,7 +63,7 @@ func TestSummarySentences(t *testing.T) {
 		{name: "origin, no path", from: "boutique", mutate: func(a *Analysis) { a.Incident.Path = nil },
 			want: []string{"No caller of currencyservice left its range after it"}},
 		{name: "amplified path", from: "boutique", mutate: func(a *Analysis) {
-			a.Incident.Path = []rank.PathStep{{Caller: "frontend", Callee: "currencyservice", CallsPerParentBefore: 2, CallsPerParentDuring: 5,
+			a.Incident.Path = []incident.PathStep{{Caller: "frontend", Callee: "currencyservice", CallsPerParentBefore: 2, CallsPerParentDuring: 5,
 				AttemptsPerCallBefore: 1, AttemptsPerCallDuring: 2.5}}
 		}, want: []string{"it was amplified where frontend calls currencyservice, from 2 to 5 calls per request, retries taking the attempts per call from 1 to 2.5"}},
 		{name: "win", from: "hotrod", mutate: func(*Analysis) {},
