@@ -107,6 +107,10 @@ type spanAcc struct {
 	// gaps are the synchronous calls the caller timed with its own
 	// span, for the gap test (kept after fill).
 	gaps []gapRec
+	// fans are the requests' calls per callee and descendants, for the
+	// fan-out and truncation tests (kept after fill; see truncation.go).
+	fans    []fanRec
+	fanOuts []fanOut
 	// opIDs and ops number the (node, operation) pairs of recs; edgeIDs
 	// and edgeList the edges of callRecs.
 	opIDs    map[opKey]int32
@@ -388,6 +392,7 @@ func (a *spanAcc) flush() {
 				gap: float64((t.end-t.start)-(cs.end-cs.start)) / 1e6, lat: float64(t.end-t.start) / 1e6})
 		}
 	}
+	a.addFans(ss, calls)
 	for i := range ss {
 		// A client span that is no request and has no child: a call
 		// that nothing answered.

@@ -149,6 +149,19 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Conf
 			}
 		}
 	}
+	// Calls that vanished, count-based: a caller's drop of calls or a
+	// node's truncated requests, each given to one node (see
+	// fanOwners), join the owner's judgements.
+	fanOwned := fanOwners(acc, ref, lo, scan, cfg, callees)
+	for _, name := range sortedKeys(fanOwned) {
+		if st := byName[name]; st != nil {
+			for k, j := range fanJudgements(fanOwned[name].change, width, lo, nw) {
+				if k >= scan && j.judged && (!st.js[k].judged || j.out) {
+					st.js[k] = merge(st.js[k], j)
+				}
+			}
+		}
+	}
 	edgeNormals, srvNormals, gapToCallee := attributeCalls(acc, ref, byName, lo, nw, scan, cfg, gapOwned, gapAt)
 	// A callee that owns its inbound gap owns the time on the wire of
 	// every call into it from its onset on: its callers are explained by
@@ -236,7 +249,9 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Conf
 					continue
 				}
 				silent := other.js[other.change].metric == "throughput"
-				if silent || acc.clientTimed[[2]string{caller, st.name}] || other.change < st.change-cfg.Slack {
+				// A caller that dropped its calls to it (returned early).
+				dropped := fanOwned[caller] != nil && fanOwned[caller].lost[st.name]
+				if silent || dropped || acc.clientTimed[[2]string{caller, st.name}] || other.change < st.change-cfg.Slack {
 					changes[i].ExplainedBy = append(changes[i].ExplainedBy, caller)
 				}
 			}
@@ -244,7 +259,7 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Conf
 		if st.js[st.change].metric == "throughput" {
 			continue // silence does not come from below
 		}
-		if gapOwned[st.name] != nil {
+		if gapOwned[st.name] != nil || fanOwned[st.name] != nil {
 			// The time between a caller's span and its callee's is not
 			// spent in the callees of either end.
 			continue
@@ -306,6 +321,9 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Conf
 			gapSize := 0.0
 			if ch := gapOwned[st.name]; ch != nil {
 				gapSize = ch.size
+			}
+			if o := fanOwned[st.name]; o != nil {
+				gapSize += o.change.size
 			}
 			scores[i] = numfmt.Round3(persistence(st.js, st.change) * (mags[i] + metricRise(mjs[st.name], st.change) + silence(st.js, st.change) + gapSize))
 			changes[i].Score = scores[i]

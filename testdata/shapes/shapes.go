@@ -95,6 +95,12 @@ type Config struct {
 	// from SlowFrom on (a crash): it records nothing, and each call to it
 	// fails after 1 ms, where the caller records it.
 	Silent string
+	// EarlyReturn, when not empty, names a service that from SlowFrom
+	// on answers EarlyShare (default 0.7) of its requests without making
+	// its calls (an early return): its own work unchanged, no error, and
+	// its callee gets fewer calls.
+	EarlyReturn string
+	EarlyShare  float64
 	// Mix, when not empty, names a service that serves two operations:
 	// its usual one and a bulk one ("<name> bulk") with five times the
 	// own work. A tenth of its requests are bulk before SlowFrom and
@@ -428,10 +434,13 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	if cfg.SaturateLoad == 0 {
 		cfg.SaturateLoad = 1.25
 	}
+	if cfg.EarlyShare == 0 {
+		cfg.EarlyShare = 0.7
+	}
 	if cfg.MixShare == 0 {
 		cfg.MixShare = 0.6
 	}
-	for _, svc := range []string{cfg.Slow, cfg.Fail, cfg.Saturate, cfg.Silent, cfg.Mix} {
+	for _, svc := range []string{cfg.Slow, cfg.Fail, cfg.Saturate, cfg.Silent, cfg.Mix, cfg.EarlyReturn} {
 		if svc != "" && !slices.Contains(Services, svc) {
 			return nil, nil, fmt.Errorf("shapes: unknown service %q", svc)
 		}
@@ -467,7 +476,7 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 		g.slotFree = make([]int64, 1)
 	}
 	tr := &Truth{Shape: cfg.Shape, Style: sh.style, Doc: sh.doc, Traces: cfg.Traces, Slow: cfg.Slow, Fail: cfg.Fail, Saturate: cfg.Saturate, Silent: cfg.Silent}
-	fault := cfg.Slow != "" || cfg.Fail != "" || cfg.Saturate != "" || cfg.Silent != ""
+	fault := cfg.Slow != "" || cfg.Fail != "" || cfg.Saturate != "" || cfg.Silent != "" || cfg.EarlyReturn != ""
 	for i := 0; i+1 < len(Services); i++ {
 		key := Services[i] + ">" + Services[i+1]
 		g.et[key] = &EdgeTruth{From: Services[i], To: Services[i+1], TimeoutMS: sh.edges[key].timeoutMS}
@@ -483,7 +492,7 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	for i := range cfg.Traces {
 		t += int64(g.rng.ExpFloat64() / sh.rate * 1e9)
 		g.slow = cfg.Slow != "" && i >= slowAt
-		g.faulty = (cfg.Fail != "" || cfg.Saturate != "" || cfg.Silent != "") && i >= slowAt
+		g.faulty = (cfg.Fail != "" || cfg.Saturate != "" || cfg.Silent != "" || cfg.EarlyReturn != "") && i >= slowAt
 		g.shifted = cfg.Mix != "" && i >= slowAt
 		if fault && i == slowAt {
 			tr.SlowFromNS = t
@@ -605,7 +614,8 @@ func (g *gen) request(svc string, parent [8]byte, kind ptrace.SpanKind, name str
 	pre := self / 2
 	t += pre
 	failed = own
-	if callee := g.next(svc); callee != "" && !own {
+	early := g.faulty && svc == g.cfg.EarlyReturn && g.rng.Float64() < g.cfg.EarlyShare
+	if callee := g.next(svc); callee != "" && !own && !early {
 		var cf bool
 		t, cf = g.calls(svc, callee, sp.id, t)
 		failed = failed || cf

@@ -1,0 +1,417 @@
+package incident
+
+import (
+	"math"
+	"sort"
+)
+
+// Fan-out and truncation (see doc.go, Method): their constants, chosen
+// on the fixture generator (testdata/shapes' EarlyReturn) and the
+// development day (Nezha TrainTicket 2023-01-30) only.
+const (
+	// fanRunM is the run of requests the count test looks at, fanAlpha
+	// the false-alarm probability of one run under the normal: k of the
+	// last fanRunM requests low, k the least with P(Binomial(fanRunM,
+	// p) ≥ k) < fanAlpha, p the normal share of low requests (at least
+	// fanPFloor).
+	fanRunM   = 8
+	fanAlpha  = 1e-3
+	fanPFloor = 0.02
+	// fanMinChange is the least relative change of the calls (or
+	// descendants) from the onset on against what the normal gives the
+	// same requests.
+	fanMinChange = 0.25
+	// fanMinNormal is the fewest normal requests an operation needs.
+	fanMinNormal = 5
+	// fanMaxTries bounds the runs tried per pool.
+	fanMaxTries = 64
+)
+
+// fanRec is one request: its node and operation, start, the spans
+// below it in its trace (descendants), whether it failed, and its calls
+// per callee (fanOuts[lo:hi]).
+type fanRec struct {
+	op     int32 // in spanAcc.ops
+	at     int64
+	desc   int32
+	failed bool
+	lo, hi int32
+}
+
+// fanOut is one request's calls to one callee.
+type fanOut struct {
+	edge int32 // in spanAcc.edgeList
+	n    int32
+}
+
+// addFans records each request of the trace ss with its calls per
+// callee and its descendants.
+func (a *spanAcc) addFans(ss []tspan, calls []call) {
+	desc := make([]int32, len(ss))
+	for i := range ss {
+		for j, steps := ss[i].parentIdx, 0; j >= 0 && steps < len(ss); j, steps = ss[j].parentIdx, steps+1 {
+			desc[j]++
+		}
+	}
+	// calls are sorted by caller.
+	x := 0
+	for i := range ss {
+		s := &ss[i]
+		if !s.request {
+			continue
+		}
+		for x < len(calls) && calls[x].caller < i {
+			x++
+		}
+		r := fanRec{op: a.opID(s.service, s.op), at: s.start, desc: desc[i], failed: s.failed, lo: int32(len(a.fanOuts))}
+		for ; x < len(calls) && calls[x].caller == i; x++ {
+			e := a.edgeID(s.service, ss[calls[x].callee].service)
+			k := int(r.lo)
+			for k < len(a.fanOuts) && a.fanOuts[k].edge != e {
+				k++
+			}
+			if k == len(a.fanOuts) {
+				a.fanOuts = append(a.fanOuts, fanOut{edge: e})
+			}
+			a.fanOuts[k].n++
+		}
+		r.hi = int32(len(a.fanOuts))
+		a.fans = append(a.fans, r)
+	}
+}
+
+// count returns the request's calls to callee.
+func (a *spanAcc) count(r *fanRec, callee string) float64 {
+	for _, o := range a.fanOuts[r.lo:r.hi] {
+		if a.edgeList[o.edge][1] == callee {
+			return float64(o.n)
+		}
+	}
+	return 0
+}
+
+// fanNorm is one operation's normal count (calls to one callee, or
+// descendants) per request.
+type fanNorm struct {
+	n         int
+	mean      float64
+	q10, q90  float64
+	low, high float64 // the normal share below q10, above q90
+}
+
+func fanNormOf(xs []float64) fanNorm {
+	sort.Float64s(xs)
+	f := fanNorm{n: len(xs), q10: quantile(xs, 0.1), q90: quantile(xs, 0.9)}
+	for _, x := range xs {
+		f.mean += x
+		if x < f.q10 {
+			f.low++
+		}
+		if x > f.q90 {
+			f.high++
+		}
+	}
+	n := float64(len(xs))
+	f.mean, f.low, f.high = f.mean/n, f.low/n, f.high/n
+	return f
+}
+
+// fanItem is one judged request in a pool: its count, what its
+// operation's normal gives, and whether it is low (high) against it.
+type fanItem struct {
+	at        int64
+	x, exp    float64
+	flag      bool
+	failed    bool
+	normShare float64
+}
+
+// fanChange is a count-based change of a node's calls to one callee
+// per request (fanout_drop, fanout_rise) or of its requests'
+// descendants (truncation).
+type fanChange struct {
+	node, callee, metric string
+	onset                int64 // ns: the first flagged request of the first run
+	n                    int   // requests from the onset on
+	exp, obs             float64
+	low, high            float64 // the 95% interval of obs/exp (Poisson)
+	size                 float64 // |log((exp+1)/(obs+1))|
+	items                []fanItem
+	failedShare          float64 // of the flagged requests from the onset
+}
+
+// fanPool runs the count test on items in time order: the onset is the
+// first flagged request of the first run of fanRunM with k flagged,
+// whose requests from then on hold at least fanMinChange fewer (drop)
+// or more (rise) than their normal gives, with a Poisson z of
+// threshold. It returns nil when there is none.
+func fanPool(items []fanItem, drop bool, threshold float64) *fanChange {
+	if len(items) == 0 {
+		return nil
+	}
+	p := fanPFloor
+	for _, it := range items {
+		p = math.Max(p, it.normShare)
+	}
+	k := gapRunK(fanRunM, p, fanAlpha)
+	tries, from := 0, 0
+	for i := range items {
+		count := 0
+		for j := max(from, i-fanRunM+1); j <= i; j++ {
+			if items[j].flag {
+				count++
+			}
+		}
+		if count < k {
+			continue
+		}
+		first := max(from, i-fanRunM+1)
+		for !items[first].flag {
+			first++
+		}
+		var exp, obs float64
+		var flagged, failed int
+		for _, it := range items[first:] {
+			exp += it.exp
+			obs += it.x
+			if it.flag {
+				flagged++
+				if it.failed {
+					failed++
+				}
+			}
+		}
+		z := (exp - obs) / math.Sqrt(math.Max(exp, 1))
+		ok := obs <= (1-fanMinChange)*exp && z >= threshold
+		if !drop {
+			ok = obs >= (1+fanMinChange)*exp && -z >= threshold
+		}
+		if ok {
+			h := 1.96 * math.Sqrt(obs)
+			return &fanChange{onset: items[first].at, n: len(items) - first, exp: exp, obs: obs,
+				low: math.Max(0, obs-h) / exp, high: (obs + h) / exp,
+				size:  math.Abs(math.Log((exp + 1) / (obs + 1))),
+				items: items[first:], failedShare: float64(failed) / float64(max(flagged, 1))}
+		}
+		if tries++; tries >= fanMaxTries {
+			return nil
+		}
+		from = i + 1
+	}
+	return nil
+}
+
+// fanOwner is a node whose requests dropped calls or ended early: its
+// change, and the callees whose calls from it dropped.
+type fanOwner struct {
+	change *fanChange
+	lost   map[string]bool
+}
+
+// fanSignals judges, per edge, the calls per caller request (drops and
+// rises) and, per node, its requests' descendants (truncation), each
+// against the normal of the request's operation: the reference's, or
+// the first baseline windows'. Requests are judged from window lo+scan
+// on.
+func fanSignals(acc, ref *spanAcc, lo int64, scan int, cfg Config) (drops, rises map[[2]string]*fanChange, trunc map[string]*fanChange) {
+	normSrc, normAcc := acc.fans, acc
+	if ref != nil {
+		normSrc, normAcc = ref.fans, ref
+	}
+	inNormal := func(r *fanRec) bool {
+		return ref != nil || floorDiv(r.at, acc.width) < lo+int64(cfg.BaselineWindows)
+	}
+	// The normal counts per operation: its descendants, and its calls to
+	// each callee any of its normal requests called.
+	type cnt struct {
+		op     opKey
+		callee string
+	}
+	opRecs := map[opKey][]*fanRec{}
+	callees := map[opKey]map[string]bool{}
+	for i := range normSrc {
+		r := &normSrc[i]
+		if !inNormal(r) {
+			continue
+		}
+		k := normAcc.ops[r.op]
+		opRecs[k] = append(opRecs[k], r)
+		for _, o := range normAcc.fanOuts[r.lo:r.hi] {
+			if callees[k] == nil {
+				callees[k] = map[string]bool{}
+			}
+			callees[k][normAcc.edgeList[o.edge][1]] = true
+		}
+	}
+	descNorm := map[opKey]fanNorm{}
+	callNorm := map[cnt]fanNorm{}
+	for k, rs := range opRecs {
+		if len(rs) < fanMinNormal {
+			continue
+		}
+		ds := make([]float64, len(rs))
+		for i, r := range rs {
+			ds[i] = float64(r.desc)
+		}
+		descNorm[k] = fanNormOf(ds)
+		for c := range callees[k] {
+			xs := make([]float64, len(rs))
+			for i, r := range rs {
+				xs[i] = normAcc.count(r, c)
+			}
+			callNorm[cnt{k, c}] = fanNormOf(xs)
+		}
+	}
+	// The judged requests, by time, per edge and per node.
+	var judged []*fanRec
+	for i := range acc.fans {
+		if r := &acc.fans[i]; floorDiv(r.at, acc.width) >= lo+int64(scan) {
+			judged = append(judged, r)
+		}
+	}
+	sort.SliceStable(judged, func(i, j int) bool { return judged[i].at < judged[j].at })
+	dropItems, riseItems := map[[2]string][]fanItem{}, map[[2]string][]fanItem{}
+	descItems := map[string][]fanItem{}
+	calleeList := map[opKey][]string{}
+	for k, cs := range callees {
+		for c := range cs {
+			calleeList[k] = append(calleeList[k], c)
+		}
+		sort.Strings(calleeList[k])
+	}
+	for _, r := range judged {
+		k := acc.ops[r.op]
+		if d, ok := descNorm[k]; ok && d.mean > 0 {
+			x := float64(r.desc)
+			descItems[k.service] = append(descItems[k.service], fanItem{at: r.at, x: x, exp: d.mean,
+				flag: x < d.q10, failed: r.failed, normShare: d.low})
+		}
+		for _, c := range calleeList[k] {
+			f, ok := callNorm[cnt{k, c}]
+			if !ok || f.mean == 0 {
+				continue
+			}
+			x := acc.count(r, c)
+			e := [2]string{k.service, c}
+			dropItems[e] = append(dropItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x < f.q10, failed: r.failed, normShare: f.low})
+			riseItems[e] = append(riseItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x > f.q90, failed: r.failed, normShare: f.high})
+		}
+	}
+	drops, rises, trunc = map[[2]string]*fanChange{}, map[[2]string]*fanChange{}, map[string]*fanChange{}
+	for e, items := range dropItems {
+		if ch := fanPool(items, true, cfg.Threshold); ch != nil {
+			ch.node, ch.callee, ch.metric = e[0], e[1], "fanout_drop"
+			drops[e] = ch
+		}
+		if ch := fanPool(riseItems[e], false, cfg.Threshold); ch != nil {
+			ch.node, ch.callee, ch.metric = e[0], e[1], "fanout_rise"
+			rises[e] = ch
+		}
+	}
+	for n, items := range descItems {
+		if ch := fanPool(items, true, cfg.Threshold); ch != nil {
+			ch.node, ch.metric = n, "truncation"
+			trunc[n] = ch
+		}
+	}
+	return drops, rises, trunc
+}
+
+// fanOwners gives each drop of calls and each truncation to one node
+// along the graph. A caller's drop of calls to a callee is its own (its
+// code returned early) unless the callee stopped answering (calls to it
+// went unanswered from the onset's window to Slack windows later) or
+// most of the requests that dropped the calls failed (a failed call
+// ends them: the errors are judged as such). A truncated node owns its
+// truncation when it owns a drop, or when none of its callees explains
+// it: a callee truncated itself, one whose calls went unanswered, or
+// one whose calls from it dropped for a reason not its own.
+func fanOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config, callees map[string][]string) map[string]*fanOwner {
+	drops, _, trunc := fanSignals(acc, ref, lo, scan, cfg)
+	unanswered := func(callee string, at int64) bool {
+		w := floorDiv(at, acc.width)
+		for k := int64(0); k <= int64(cfg.Slack); k++ {
+			if acc.unansweredTo(callee, w+k) > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	owned := map[string]*fanOwner{}
+	foreign := map[[2]string]bool{} // drops not the caller's own
+	keys := make([][2]string, 0, len(drops))
+	for k := range drops {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	for _, k := range keys {
+		ch := drops[k]
+		if unanswered(k[1], ch.onset) || ch.failedShare >= 0.5 {
+			foreign[k] = true
+			continue
+		}
+		o := owned[k[0]]
+		if o == nil {
+			o = &fanOwner{change: ch, lost: map[string]bool{}}
+			owned[k[0]] = o
+		} else if ch.onset < o.change.onset || ch.onset == o.change.onset && ch.size > o.change.size {
+			o.change = ch
+		}
+		o.lost[k[1]] = true
+	}
+	for _, n := range sortedKeys(trunc) {
+		ch := trunc[n]
+		if owned[n] != nil || ch.failedShare >= 0.5 {
+			continue
+		}
+		own := true
+		for _, c := range callees[n] {
+			if trunc[c] != nil || foreign[[2]string{n, c}] || unanswered(c, ch.onset) {
+				own = false
+				break
+			}
+		}
+		if !own {
+			continue
+		}
+		o := &fanOwner{change: ch, lost: map[string]bool{}}
+		for _, c := range callees[n] {
+			if drops[[2]string{n, c}] != nil {
+				o.lost[c] = true
+			}
+		}
+		owned[n] = o
+	}
+	return owned
+}
+
+// fanJudgements turns a change into one judgement per window from the
+// onset's on: a window's requests from the onset on are out when they
+// hold fanMinChange fewer than their normal gives, with the Poisson z.
+func fanJudgements(ch *fanChange, width, lo int64, nw int) []judgement {
+	js := make([]judgement, nw)
+	exp, obs, n := make([]float64, nw), make([]float64, nw), make([]int, nw)
+	for _, it := range ch.items {
+		k := int(floorDiv(it.at, width) - lo)
+		if k < 0 || k >= nw {
+			continue
+		}
+		exp[k] += it.exp
+		obs[k] += it.x
+		n[k]++
+	}
+	for k := range js {
+		if n[k] == 0 {
+			continue
+		}
+		z := (exp[k] - obs[k]) / math.Sqrt(math.Max(exp[k], 1))
+		js[k] = judgement{judged: true, out: obs[k] <= (1-fanMinChange)*exp[k], z: math.Max(z, 0),
+			metric: ch.metric, base: exp[k] / float64(n[k]), value: obs[k] / float64(n[k]), n: n[k]}
+	}
+	return js
+}
