@@ -21,6 +21,13 @@ const (
 	// descendants) from the onset on against what the normal gives the
 	// same requests.
 	fanMinChange = 0.25
+	// fanFlagShare is the most of the normal requests a flag may take:
+	// a request is low when its count is below the largest normal count
+	// that no more than this share fall below (high likewise above the
+	// smallest), so that a count that varies by chance (a fan-out of 3–5,
+	// a share of requests that fail before calling) flags no more than
+	// it.
+	fanFlagShare = 0.25
 	// fanMinNormal is the fewest normal requests an operation needs.
 	fanMinNormal = 5
 	// fanMaxTries bounds the runs tried per pool.
@@ -91,28 +98,41 @@ func (a *spanAcc) count(r *fanRec, callee string) float64 {
 }
 
 // fanNorm is one operation's normal count (calls to one callee, or
-// descendants) per request.
+// descendants) per request: its mean, and the counts below lo (above
+// hi) that flag a request low (high), with the normal share of each.
 type fanNorm struct {
 	n         int
 	mean      float64
-	q10, q90  float64
-	low, high float64 // the normal share below q10, above q90
+	lo, hi    float64
+	low, high float64
 }
 
 func fanNormOf(xs []float64) fanNorm {
 	sort.Float64s(xs)
-	f := fanNorm{n: len(xs), q10: quantile(xs, 0.1), q90: quantile(xs, 0.9)}
+	n := float64(len(xs))
+	f := fanNorm{n: len(xs), lo: xs[0], hi: xs[len(xs)-1]}
 	for _, x := range xs {
 		f.mean += x
-		if x < f.q10 {
-			f.low++
-		}
-		if x > f.q90 {
-			f.high++
+	}
+	f.mean /= n
+	// lo: the largest normal count with at most fanFlagShare below it.
+	for i := range xs {
+		if i > 0 && xs[i] != xs[i-1] {
+			if float64(i)/n > fanFlagShare {
+				break
+			}
+			f.lo, f.low = xs[i], float64(i)/n
 		}
 	}
-	n := float64(len(xs))
-	f.mean, f.low, f.high = f.mean/n, f.low/n, f.high/n
+	// hi: the smallest normal count with at most fanFlagShare above it.
+	for i := len(xs) - 1; i >= 0; i-- {
+		if i < len(xs)-1 && xs[i] != xs[i+1] {
+			if float64(len(xs)-1-i)/n > fanFlagShare {
+				break
+			}
+			f.hi, f.high = xs[i], float64(len(xs)-1-i)/n
+		}
+	}
 	return f
 }
 
@@ -284,7 +304,7 @@ func fanSignals(acc, ref *spanAcc, lo int64, scan int, cfg Config) (drops, rises
 		if d, ok := descNorm[k]; ok && d.mean > 0 {
 			x := float64(r.desc)
 			descItems[k.service] = append(descItems[k.service], fanItem{at: r.at, x: x, exp: d.mean,
-				flag: x < d.q10, failed: r.failed, normShare: d.low})
+				flag: x < d.lo, failed: r.failed, normShare: d.low})
 		}
 		for _, c := range calleeList[k] {
 			f, ok := callNorm[cnt{k, c}]
@@ -293,8 +313,8 @@ func fanSignals(acc, ref *spanAcc, lo int64, scan int, cfg Config) (drops, rises
 			}
 			x := acc.count(r, c)
 			e := [2]string{k.service, c}
-			dropItems[e] = append(dropItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x < f.q10, failed: r.failed, normShare: f.low})
-			riseItems[e] = append(riseItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x > f.q90, failed: r.failed, normShare: f.high})
+			dropItems[e] = append(dropItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x < f.lo, failed: r.failed, normShare: f.low})
+			riseItems[e] = append(riseItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x > f.hi, failed: r.failed, normShare: f.high})
 		}
 	}
 	drops, rises, trunc = map[[2]string]*fanChange{}, map[[2]string]*fanChange{}, map[string]*fanChange{}
