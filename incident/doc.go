@@ -41,7 +41,8 @@
 // by MinChange, 25%; a slow share of 15%; errors up 5 points).
 //
 // Silence flows downstream, the other way from latency: a silent node is
-// explained by a caller that fell silent too, by a caller that records
+// explained by a caller that fell silent too, by a caller that dropped
+// its calls to it (see below), by a caller that records
 // its calls (client spans) and changed within Slack windows (it stopped
 // calling), or by one that changed more than Slack windows before —
 // unless calls to it went unanswered (client spans with no child
@@ -91,6 +92,38 @@
 // score, the calls' added time on its edges is its own, and the callers
 // of a callee that owns its gap are explained by it (their calls read as
 // they saw them).
+//
+// Calls that vanish are judged by requests, not windows
+// (truncation.go). Per request the pass keeps its calls per callee and
+// its descendants (the spans below it in its trace); per operation the
+// normal range gives their mean and a flag: a request is low when its
+// count is below the largest normal count that at most 25% of the
+// operation's normal requests fall below (high likewise, above), at
+// least 5 normal requests. Per edge (a caller's requests, calls to one
+// callee) and per node (its requests' descendants: truncation) the
+// requests are walked in time order; the onset is the first flagged
+// request of the first run of 8 with k flagged, k the least with
+// P(Binomial(8, p) ≥ k) < 10⁻³, p the normal share flagged (at least
+// 2%), confirmed when the requests from the onset on hold at least 25%
+// fewer calls (descendants) than their operations' normal means give,
+// with a Poisson z of Threshold; a run that fails this was chance and
+// the walk goes on past it. The size is |log((expected+1)/(observed+1))|,
+// its uncertainty the requests counted and the Poisson 95% interval of
+// observed/expected. A rise (more calls: retries) is found the same way
+// and not attributed. A caller's drop of calls to a callee is its own
+// (its code returned early) unless calls to the callee went unanswered
+// from the onset's window to Slack windows later (the callee stopped
+// answering) or most of the requests that dropped the calls failed (a
+// failed call ended them; the errors are judged as errors). A truncated
+// node owns its truncation when it owns a drop, or when no callee
+// explains it: one truncated itself, one whose calls went unanswered,
+// or one whose calls from it dropped for a reason not its own. The
+// owner gets a judgement per window from the onset's on (out when the
+// window's requests hold 25% fewer than normal), its size joins its
+// score, it is not explained by its callees, and a silent callee whose
+// calls from it dropped is explained by it when the calls it still got
+// were served as before (no latency, self time, slow share or error
+// rate out from its change on).
 //
 // Metric samples beside the spans (Investigate's Samples; `cascade
 // analyze` and `cascade rank --incident` pass the ones ingested) add

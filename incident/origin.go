@@ -249,8 +249,9 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Conf
 					continue
 				}
 				silent := other.js[other.change].metric == "throughput"
-				// A caller that dropped its calls to it (returned early).
-				dropped := fanOwned[caller] != nil && fanOwned[caller].lost[st.name]
+				// A caller that dropped its calls to it (returned early),
+				// when the calls it still got were served as before.
+				dropped := fanOwned[caller] != nil && fanOwned[caller].lost[st.name] && servedAsBefore(st.js, st.change)
 				if silent || dropped || acc.clientTimed[[2]string{caller, st.name}] || other.change < st.change-cfg.Slack {
 					changes[i].ExplainedBy = append(changes[i].ExplainedBy, caller)
 				}
@@ -261,7 +262,8 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Conf
 		}
 		if gapOwned[st.name] != nil || fanOwned[st.name] != nil {
 			// The time between a caller's span and its callee's is not
-			// spent in the callees of either end.
+			// spent in the callees of either end; calls a node dropped,
+			// or a trace it ended early, are its own doing.
 			continue
 		}
 		for _, callee := range callees[st.name] {

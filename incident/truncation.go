@@ -435,3 +435,21 @@ func fanJudgements(ch *fanChange, width, lo int64, nw int) []judgement {
 	}
 	return js
 }
+
+// servedAsBefore reports whether no window from c on has the node's
+// latency, self time, slow share or error rate out of range: the calls
+// it still got were served as before, so a drop of calls to it is not
+// its doing.
+func servedAsBefore(js []judgement, c int) bool {
+	for _, j := range js[c:] {
+		for _, o := range append([]judgement{j}, j.others...) {
+			switch o.metric {
+			case "latency", "self_time", "slow_share", "error_rate":
+				if o.out {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
