@@ -269,6 +269,11 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	if a.Rank, err = rank.Run(ctx, model, rcfg); err != nil {
 		return nil, fmt.Errorf("rank: %w", err)
 	}
+	// How the answer moves with what the capture does not show.
+	stage("sensitivity")
+	if a.Sensitivity, err = sensitivity(ctx, model, rcfg, a.Rank); err != nil {
+		return nil, fmt.Errorf("sensitivity: %w", err)
+	}
 	stage("timeline")
 	if a.Timeline, err = timeline(ctx, model, rcfg, a.Rank); err != nil {
 		return nil, fmt.Errorf("timeline: %w", err)

@@ -130,7 +130,10 @@ func (g *gen) marshalZipkin() ([]byte, error) {
 			// and one that ended without an answer (a deadline) with the
 			// exception's message.
 			z.Tags["error"] = "Read timed out"
-			if s.code != 0 {
+			switch {
+			case s.errType != "":
+				z.Tags["error"] = s.errType
+			case s.code != 0:
 				z.Tags["error"] = strconv.FormatInt(s.code, 10)
 			}
 		}

@@ -24,6 +24,7 @@
 package shapes
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -105,6 +106,18 @@ type Config struct {
 	// Format is how the capture is written: OTLP (the default, the
 	// Collector's file exporter) or ZipkinBrave.
 	Format string
+	// ErrorMessage, when not empty, is the error a service that fails a
+	// request itself records ("redis timeout"), after three times its
+	// work (HotROD's redis sleeps before failing), and every span that
+	// fails because of it up the chain carries the same text, the way a
+	// gRPC status passes a callee's message to its caller's client span.
+	// Such a message names the callee's trouble, not a caller's
+	// deadline: the truth holds no timeout for it.
+	ErrorMessage string
+	// DeadlineMessage, when not empty, is the error type an attempt cut
+	// by its caller's deadline records on the caller's span, where the
+	// shape marks it failed ("context deadline exceeded").
+	DeadlineMessage string
 }
 
 // Formats of a capture.
@@ -162,6 +175,12 @@ type EdgeTruth struct {
 	FanOutMean float64
 	// MaxAttempts is the most attempts any logical call made.
 	MaxAttempts int
+	// Limit is the most attempts the caller allows a logical call;
+	// Exhausted counts the logical calls that failed at that last
+	// attempt (they ran out). Where none did, the capture does not show
+	// the limit: MaxAttempts is only a lower bound of it.
+	Limit     int
+	Exhausted int64
 	// RetryShare is (Attempts − Logical) ÷ Attempts.
 	RetryShare float64
 	// TimeoutMS is the caller's deadline per attempt, 0 when the edge has
@@ -470,7 +489,7 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	fault := cfg.Slow != "" || cfg.Fail != "" || cfg.Saturate != "" || cfg.Silent != ""
 	for i := 0; i+1 < len(Services); i++ {
 		key := Services[i] + ">" + Services[i+1]
-		g.et[key] = &EdgeTruth{From: Services[i], To: Services[i+1], TimeoutMS: sh.edges[key].timeoutMS}
+		g.et[key] = &EdgeTruth{From: Services[i], To: Services[i+1], TimeoutMS: sh.edges[key].timeoutMS, Limit: sh.edges[key].maxAttempts}
 		if sh.edges[key].failCaller {
 			g.et[key].Propagation = 1 - sh.edges[key].fallbackP
 		}
@@ -585,6 +604,8 @@ func (g *gen) request(svc string, parent [8]byte, kind ptrace.SpanKind, name str
 	}
 	if own && (ns.fastFail || injected) {
 		self /= 5
+	} else if own && g.cfg.ErrorMessage != "" {
+		self *= 3
 	}
 	sp := span{trace: g.trace, id: g.id(), parent: parent, svc: svc, name: name, kind: kind, start: start}
 	t := start
@@ -621,9 +642,10 @@ func (g *gen) request(svc string, parent [8]byte, kind ptrace.SpanKind, name str
 	if failed {
 		sp.status = "error"
 		sp.code = 500
+		sp.errType = g.cfg.ErrorMessage
 		if own {
 			sp.code = 503
-			sp.errType = "503"
+			sp.errType = cmp.Or(g.cfg.ErrorMessage, "503")
 		}
 	}
 	g.spans = append(g.spans, sp)
@@ -676,6 +698,9 @@ func (g *gen) logical(caller, callee string, parent [8]byte, start int64, es edg
 		if cut {
 			et.Cut++
 		}
+		if failed && a >= es.maxAttempts {
+			et.Exhausted++
+		}
 		if !failed || a >= es.maxAttempts {
 			return answered, failed
 		}
@@ -718,6 +743,10 @@ func (g *gen) attempt(caller, callee string, parent [8]byte, name string, t int6
 				if !f {
 					cl.code = 500
 				}
+				// The callee's message, passed up.
+				cl.errType = g.cfg.ErrorMessage
+			} else {
+				cl.errType = g.cfg.DeadlineMessage
 			}
 		}
 		g.spans = append(g.spans, cl)
