@@ -12,7 +12,8 @@ import (
 // edges' propagation, r on the re-activation of existing retry policies
 // (edges, and entries for an untargeted r), k and θ on the nodes'
 // overload curves, and the fan-out scale on the edges' fan-out (scaled
-// from m's fan-out). m is not changed; the copy shares m's read-only
+// from m's fan-out); a held axis (NAME=model) restores m's own values
+// of what it names, over any less specific axis. m is not changed; the copy shares m's read-only
 // parts (provenance maps, quantile points).
 func (g *Grid) Apply(m *cascade.Model, idx int) *cascade.Model {
 	out := *m
@@ -49,21 +50,30 @@ func applyAxis(out, base *cascade.Model, ax *Axis, i int) {
 	case ParamP, ParamR, ParamFanOut:
 		v := ax.Values[i]
 		for j := range out.Edges {
-			e := &out.Edges[j]
+			e, b := &out.Edges[j], &base.Edges[j]
 			if !edgeMatches(out, e, ax.Target) {
 				continue
 			}
 			switch ax.Param {
 			case ParamP:
 				e.Propagation = v
+				if ax.Held {
+					e.Propagation = b.Propagation
+				}
 			case ParamR:
 				if e.Retry != nil {
 					r := *e.Retry
 					r.Reactivation = v
+					if ax.Held {
+						r.Reactivation = b.Retry.Reactivation
+					}
 					e.Retry = &r
 				}
 			case ParamFanOut:
-				e.FanOut = scaleDist(base.Edges[j].FanOut, v)
+				e.FanOut = b.FanOut
+				if !ax.Held {
+					e.FanOut = scaleDist(b.FanOut, v)
+				}
 			}
 		}
 		if ax.Param == ParamR && ax.Target == "" {
@@ -71,6 +81,9 @@ func applyAxis(out, base *cascade.Model, ax *Axis, i int) {
 				if en := &out.Entries[j]; en.Retry != nil {
 					r := *en.Retry
 					r.Reactivation = v
+					if ax.Held {
+						r.Reactivation = base.Entries[j].Retry.Reactivation
+					}
 					en.Retry = &r
 				}
 			}
@@ -78,13 +91,18 @@ func applyAxis(out, base *cascade.Model, ax *Axis, i int) {
 	case ParamK, ParamTheta:
 		v := ax.Values[i]
 		for j := range out.Nodes {
-			n := &out.Nodes[j]
+			n, b := &out.Nodes[j], &base.Nodes[j]
 			if ax.Target != "" && n.Name != ax.Target {
 				continue
 			}
-			if ax.Param == ParamK {
+			switch {
+			case ax.Param == ParamK && ax.Held:
+				n.Overload.Slope = b.Overload.Slope
+			case ax.Param == ParamK:
 				n.Overload.Slope = v
-			} else {
+			case ax.Held:
+				n.Overload.Threshold = b.Overload.Threshold
+			default:
 				n.Overload.Threshold = v
 			}
 		}
