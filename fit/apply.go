@@ -8,7 +8,8 @@ import (
 )
 
 // Apply returns a copy of m with the values of point idx set: the tier's
-// service distribution on every node with observed tiers, p on the
+// service distribution on every node with observed tiers (m's own for
+// the tier "model"), p on the
 // edges' propagation, r on the re-activation of existing retry policies
 // (edges, and entries for an untargeted r), k and θ on the nodes'
 // overload curves, and the fan-out scale on the edges' fan-out (scaled
@@ -45,6 +46,9 @@ func applyAxis(out, base *cascade.Model, ax *Axis, i int) {
 			n := &out.Nodes[j]
 			if n.Tiers != nil {
 				n.Service = TierDist(ax.Labels[i], n.Tiers)
+				if ax.Labels[i] == TierModel {
+					n.Service = base.Nodes[j].Service
+				}
 			}
 		}
 	case ParamP, ParamR, ParamFanOut:
@@ -113,7 +117,8 @@ func applyAxis(out, base *cascade.Model, ax *Axis, i int) {
 // tiers: a constant at P50, P95, P99 or the mean; the piecewise-linear
 // quantile function through P50, P95 and P99 ("tiers"); or the observed
 // quantile points ("empirical", which falls back to "tiers" when there
-// are none).
+// are none). The tier "model" keeps a node's own distribution, which
+// Apply reads from the model; here it gives "tiers".
 func TierDist(t string, tr *cascade.Tiers) cascade.Dist {
 	switch t {
 	case "p50":

@@ -26,13 +26,20 @@ var params = []string{ParamTier, ParamP, ParamR, ParamK, ParamTheta, ParamFanOut
 
 // Tiers are the service tiers a grid or Config.Tier can name: a constant
 // at the observed P50, P95, P99 or mean of each node's exclusive time,
-// the piecewise-linear quantile function through P50/P95/P99 ("tiers",
-// what graph writes), or the observed quantile points ("empirical").
-var Tiers = []string{"p50", "p95", "p99", "mean", "tiers", "empirical"}
+// the piecewise-linear quantile function through P50/P95/P99 ("tiers"),
+// the observed quantile points ("empirical"), or each node's service
+// distribution as the model holds it ("model": what graph wrote, or a
+// user set).
+var Tiers = []string{"p50", "p95", "p99", "mean", "tiers", "empirical", TierModel}
 
-// DefaultTiers are the tiers of the default grid: the seed's three
+// TierModel is the tier that keeps each node's service distribution as
+// the model holds it.
+const TierModel = "model"
+
+// DefaultTiers are the tiers of the default grid: the model's own
+// service distributions (first, so that it wins a tie), the seed's three
 // quantiles and the whole observed shape.
-var DefaultTiers = []string{"p50", "p95", "p99", "empirical"}
+var DefaultTiers = []string{TierModel, "p50", "p95", "p99", "empirical"}
 
 func isTier(s string) bool { return slices.Contains(Tiers, s) }
 

@@ -563,6 +563,9 @@ func calibrate(base *cascade.Model, g *Grid, best int, rep *Report) (*cascade.Mo
 		case ax.Held:
 			// The model keeps its own values, and their provenance.
 		case ax.Param == ParamTier:
+			if ax.Labels[c[a]] == TierModel {
+				continue
+			}
 			for i := range out.Nodes {
 				if out.Nodes[i].Tiers != nil {
 					set(&out.Nodes[i].Provenance, "service_ms")
