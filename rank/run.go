@@ -242,7 +242,7 @@ func score(m *cascade.Model, o Objective, floor float64, regimes []Regime, c Can
 	row.Objective = tInterval(objectiveDiffs(o, base, cand))
 	row.Verdict, row.Gain = judge(o, row.Objective, floor)
 	row.Effects = effects(regimes, base, cand)
-	row.Cost = costOf(row.Effects)
+	row.Cost = costOf(m, regimes, row.Effects, base, cand)
 	row.Why = mechanism(m, o, row.Verdict, regimes, base, cand)
 	if len(regimes) > 1 {
 		row.Recovered = recovered(cand[1])
