@@ -136,7 +136,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 
 	// Per node.
 	bneck := ""
-	if b := bottleneck(m, ev); b != nil {
+	if b := bottleneck(m, ev); b != nil && poolBinds(ev, b.Name) {
 		bneck = b.Name
 	}
 	nodes := make([]*cascade.Node, len(m.Nodes))
@@ -221,8 +221,8 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 		}
 	}
 
-	// Capacity on the bottleneck: the busiest node.
-	if b := bottleneck(m, ev); b != nil {
+	// Capacity on the bottleneck: the busiest node, where its pool binds.
+	if b := bottleneck(m, ev); b != nil && poolBinds(ev, b.Name) {
 		u := ev.Utilisation[b.Name]
 		pool := poolCandidate(m, b)
 		if b.Replicas == 1 {
