@@ -49,7 +49,7 @@ func TestSummarySentences(t *testing.T) {
 		{name: "origin", from: "boutique", mutate: func(*Analysis) {},
 			want: []string{"the incident began at currencyservice", "its latency as its callers see it went from 734 to 3490 at 05:18:30Z",
 				"4 other nodes left theirs as well", "It climbed currencyservice → frontend, and no caller multiplied its calls",
-				"None of the 2 candidate changes replayed won", "confidence 0.538 of the top two scores", "the next being cartservice",
+				"Change first: frontend→currencyservice: per-request concurrency cap 1→2", "confidence 0.538 of the top two scores", "the next being cartservice",
 				"reproduces 0.621 of the changes"},
 			reject: []string{"Replayed as observed", "The call graph multiplies"}},
 		{name: "no origin", from: "boutique", mutate: noOrigin,
