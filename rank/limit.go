@@ -94,7 +94,7 @@ func poolBinds(ev *Evidence, name string) bool {
 func bindsAt(ev *Evidence, name string) string {
 	switch {
 	case ev == nil:
-		return "no baseline evidence"
+		return "without a baseline replay to show where it binds"
 	case ev.Queued[name]:
 		return fmt.Sprintf("calls queued, %.0f%% busy", 100*ev.Utilisation[name])
 	}
