@@ -58,8 +58,10 @@ func newRankCmd() *cobra.Command {
 		Long: `rank replays MODEL (model.json) under candidate changes and ranks them.
 
 Candidates come from the model (each retrying edge or client: fewer attempts,
-exponential backoff with full jitter, a retry budget; each fan-out edge: a
-concurrency cap, batching; each node that queues, fails or runs zombie work: a
+exponential backoff with full jitter, a retry budget; each limit that binds in
+the baseline, a node's or an edge's pool, a shared pool, a queue cap, a rate
+limit, a breaker: raised and cut; each fan-out edge: a concurrency cap where it
+has none, batching; each node that queues, fails or runs zombie work: a
 bounded queue sized by Little's law, a circuit breaker, deadline propagation;
 the load-balancing policy of replicated nodes; an entry rate limit at the
 capacity knee; one more replica or twice the pool on the busiest node) and
