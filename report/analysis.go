@@ -34,6 +34,9 @@ type Analysis struct {
 	Incident *rank.Incident `json:"incident,omitempty"`
 	// Timeline replays the baseline and the best change side by side.
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Observed sets what the capture measured beside the model's replay
+	// of it; nil when the ranking did not run.
+	Observed *Observed `json:"observed,omitempty"`
 	// Examples name traces to open in a trace viewer (Jaeger, by trace
 	// id): the slowest requests, the failed ones and, when the incident
 	// has an origin, those through it since it changed; nil when the
