@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"html/template"
 	"math"
 	"strconv"
 	"strings"
@@ -166,7 +167,7 @@ func observedMarkdown(b *strings.Builder, o *Observed) {
 		return
 	}
 	fmt.Fprintf(b, "\n## The model against what was observed\n\n")
-	fmt.Fprintf(b, "%s\n\n", observedIntro(o))
+	fmt.Fprintf(b, "Each cell is observed → replayed (gap). %s A flagged gap carries ⚠.\n\n", observedIntro(o))
 	b.WriteString("| Node | p50 ms | p99 ms | errors | calls/s | in flight | utilisation | beyond tolerance |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for i := range o.Nodes {
@@ -195,9 +196,9 @@ func observedMarkdown(b *strings.Builder, o *Observed) {
 // observedIntro says what the table compares and what it flags.
 func observedIntro(o *Observed) string {
 	t := o.Tolerance
-	return fmt.Sprintf("Each cell is observed → replayed (gap: replayed − observed, relative for latencies, calls/s and in flight, "+
-		"in percentage points for errors and utilisation). The replays are the ranking's baseline under %s, seeds %s, %s each. "+
-		"A gap beyond %s on p50, %s on p99, %s pp on errors, %s on calls/s or %s pp on utilisation is flagged (⚠). "+
+	return fmt.Sprintf("The gap is replayed − observed, relative for latencies, calls/s and in flight, "+
+		"in percentage points for errors and utilisation. The replays are the ranking's baseline under %s, seeds %s, %s each. "+
+		"A gap beyond %s on p50, %s on p99, %s pp on errors, %s on calls/s or %s pp on utilisation is flagged. "+
 		"Latency is the time at the node, queued and served; in flight is the mean calls at the node (Little's L); "+
 		"utilisation is the busy share of its slots, for nodes with a slot limit (observed: the mean in flight over the slots, at most 100%%).",
 		o.Regime, seedRange(o.Seeds), msText(o.DurationMS), pctText(t.P50), pctText(t.P99), g4(t.ErrorPP), pctText(t.Throughput), g4(t.UtilisationPP))
@@ -284,4 +285,96 @@ func timelineSeries(tl *ObservedTimeline) []struct {
 		{"errors/s", tl.Observed.ErrorsPerSec, tl.Replayed.ErrorsPerSec},
 		{"mean latency ms", tl.Observed.LatencyMS, tl.Replayed.LatencyMS},
 	}
+}
+
+// observedView is the HTML section "The model against what was
+// observed".
+type observedView struct {
+	Intro    string
+	Columns  []string
+	Rows     []observedRow
+	Point    string
+	Window   string
+	Charts   []chartView
+	Note     string
+	NoSeries string
+}
+
+type observedRow struct {
+	Node   string
+	Cells  []observedCell
+	Beyond string
+}
+
+type observedCell struct {
+	Obs, Rep, Gap string
+	Beyond        bool
+}
+
+// RepGap is the replayed value with its gap.
+func (c observedCell) RepGap() string {
+	if c.Rep == "–" {
+		return c.Gap
+	}
+	return c.Rep + " (" + c.Gap + ")"
+}
+
+// observedSection formats the comparison and draws the capture's
+// timeline beside the replay's.
+func observedSection(o *Observed) (*observedView, error) {
+	if o == nil {
+		return nil, nil
+	}
+	v := &observedView{Intro: observedIntro(o) + " Calls in flight, observed and replayed, are in the tooltips of the call graph coloured by utilisation below, and in report.md.",
+		Columns: []string{"p50 ms", "p99 ms", "errors", "calls/s", "utilisation"}}
+	for i := range o.Nodes {
+		n := &o.Nodes[i]
+		beyond := map[string]bool{}
+		for _, b := range n.Beyond {
+			beyond[b] = true
+		}
+		ob, r, g := &n.Observed, &n.Replayed, &n.Gap
+		row := observedRow{Node: n.Node, Beyond: orDash(strings.Join(n.Beyond, ", ")), Cells: []observedCell{
+			{g4(ob.P50MS), g4(r.P50MS), relGap(g.P50), beyond["p50"]},
+			{g4(ob.P99MS), g4(r.P99MS), relGap(g.P99), beyond["p99"]},
+			{pctOf(ob.ErrorRate), pctOf(r.ErrorRate), ppGap(g.ErrorPP), beyond["errors"]},
+			{g4(ob.PerSec), g4(r.PerSec), relGap(g.Throughput), beyond["throughput"]},
+		}}
+		if n.Slots > 0 {
+			row.Cells = append(row.Cells, observedCell{pctOf(ob.Utilisation), pctOf(r.Utilisation), ppGap(g.UtilisationPP), beyond["utilisation"]})
+		} else {
+			row.Cells = append(row.Cells, observedCell{"–", "–", "no slot limit", false})
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	if p := o.Point; p != nil {
+		v.Point = fmt.Sprintf("The capture ran at %s root requests/s offered and %s/s served successfully; the capacity curve below marks that point.",
+			g4(p.OfferedPerSec), g4(p.GoodputPerSec))
+	}
+	tl := o.Timeline
+	if tl == nil {
+		v.NoSeries = "The capture has no time series at its entries, so there is no observed timeline."
+		return v, nil
+	}
+	v.Window, v.Note = fmt.Sprintf("at %s, windows of %s; the replay: seed %d, as long as the capture", strings.Join(tl.Entries, ", "), msText(tl.WindowMS), tl.Seed), tl.Note
+	for _, c := range observedCharts(tl) {
+		svg, err := observedSVG(tl, c)
+		if err != nil {
+			return nil, err
+		}
+		v.Charts = append(v.Charts, chartView{Title: c.title, SVG: template.HTML(svg),
+			Caption: "Orange, solid: the capture; purple, dashed: the model's replay under the observed traffic, on the same axes. " + observedCaption(c.ylabel)})
+	}
+	return v, nil
+}
+
+// observedCaption says how a timeline's measure is read.
+func observedCaption(ylabel string) string {
+	switch ylabel {
+	case "requests/s":
+		return "Requests that started at the entries per second."
+	case "errors/s":
+		return "Requests at the entries that failed, per second."
+	}
+	return "The mean time of a request at the entries, by Little's law: the mean requests in flight over those started per second (so a window that starts fewer requests than it finishes reads slow)."
 }
