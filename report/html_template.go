@@ -58,8 +58,9 @@ figcaption { font-size: 13px; color: var(--muted); margin-top: 6px; }
 .figrow { display: flex; flex-wrap: wrap; gap: 14px; }
 .figrow figure { flex: 1 1 320px; margin: 6px 0 14px; }
 .scroll { overflow-x: auto; }
-table.observed { font-size: 13px; }
-table.observed th, table.observed td { padding: 4px 6px; }
+table.observed { font-size: 12.5px; }
+table.observed th, table.observed td { padding: 4px 4px; }
+table.observed th.num { white-space: normal; }
 table.observed th.group { text-align: center; border-bottom: 1px solid var(--muted); }
 table.observed td.node { white-space: nowrap; }
 table.observed td.gap { color: var(--muted); padding-right: 12px; }

@@ -134,16 +134,16 @@ func utilisationPaint(o *Observed) *nodePaint {
 			case f == nil:
 				return notMeasured, "–", "not measured"
 			case f.Slots == 0:
-				return "#ffffff", g4(f.Observed.InFlight) + " in flight",
+				return "#ffffff", strconv.FormatFloat(f.Observed.InFlight, 'g', 2, 64),
 					fmt.Sprintf("no slot limit; in flight observed %s, replayed %s", g4(f.Observed.InFlight), g4(f.Replayed.InFlight))
 			}
 			return scaleColour(f.Observed.Utilisation, utilStops), pctOf(f.Observed.Utilisation),
 				fmt.Sprintf("utilisation of %d slot(s) observed %s, replayed %s", f.Slots, pctOf(f.Observed.Utilisation), pctOf(f.Replayed.Utilisation))
 		},
 		legend: func(b *strings.Builder, y float64) {
-			scaleLegend(b, y, "observed utilisation (white: no slot limit):", utilStops, []string{"0", "50%", "80%", "100%"})
+			scaleLegend(b, y, "observed utilisation (white: no slot limit, labelled with its mean calls in flight):", utilStops, []string{"0", "50%", "80%", "100%"})
 		},
-		legendW: 4*36 + 120,
+		legendW: 4*36 + 330,
 	}
 }
 
