@@ -107,7 +107,7 @@ func nodeFits(ctx context.Context, obs, m *cascade.Model, rc replay.Config, seed
 		if secs > 0 {
 			r.PerSec = round6(float64(calls) / (k * secs))
 		}
-		f.Replayed = r
+		f.Replayed, f.ReplayedCalls = r, calls
 		f.Compare(tol)
 		out = append(out, f)
 	}

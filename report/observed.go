@@ -56,10 +56,14 @@ type NodeFit struct {
 	Node string `json:"node"`
 	// Slots is the node's concurrency limit over all replicas; 0 when
 	// it has none, and utilisation is then not compared.
-	Slots    int          `json:"slots,omitempty"`
-	Observed NodeMeasures `json:"observed"`
-	Replayed NodeMeasures `json:"replayed"`
-	Gap      NodeGap      `json:"gap"`
+	Slots int `json:"slots,omitempty"`
+	// ReplayedCalls counts the calls that reached the node in all the
+	// replays; with none, its replayed latencies are undefined and have
+	// no gap.
+	ReplayedCalls int64        `json:"replayed_calls"`
+	Observed      NodeMeasures `json:"observed"`
+	Replayed      NodeMeasures `json:"replayed"`
+	Gap           NodeGap      `json:"gap"`
 	// Beyond names the measures whose gap is beyond the tolerance, in
 	// the table's order: p50, p99, errors, throughput, utilisation.
 	Beyond []string `json:"beyond,omitempty"`
@@ -105,8 +109,10 @@ func (n *NodeFit) Compare(tol Tolerance) {
 		g := round4(100 * (rep - obs))
 		return &g
 	}
-	n.Gap = NodeGap{P50: rel(o.P50MS, r.P50MS), P99: rel(o.P99MS, r.P99MS), ErrorPP: pp(o.ErrorRate, r.ErrorRate),
-		Throughput: rel(o.PerSec, r.PerSec), InFlight: rel(o.InFlight, r.InFlight)}
+	n.Gap = NodeGap{ErrorPP: pp(o.ErrorRate, r.ErrorRate), Throughput: rel(o.PerSec, r.PerSec), InFlight: rel(o.InFlight, r.InFlight)}
+	if n.ReplayedCalls > 0 {
+		n.Gap.P50, n.Gap.P99 = rel(o.P50MS, r.P50MS), rel(o.P99MS, r.P99MS)
+	}
 	if n.Slots > 0 {
 		n.Gap.UtilisationPP = pp(o.Utilisation, r.Utilisation)
 	}
@@ -225,9 +231,13 @@ func observedCells(n *NodeFit) []string {
 	if len(n.Beyond) > 0 {
 		verdict = strings.Join(n.Beyond, ", ")
 	}
+	rp50, rp99 := g4(r.P50MS), g4(r.P99MS)
+	if n.ReplayedCalls == 0 {
+		rp50, rp99 = "no calls", "no calls"
+	}
 	return []string{n.Node,
-		flag("p50", fmt.Sprintf("%s → %s (%s)", g4(o.P50MS), g4(r.P50MS), relGap(g.P50))),
-		flag("p99", fmt.Sprintf("%s → %s (%s)", g4(o.P99MS), g4(r.P99MS), relGap(g.P99))),
+		flag("p50", fmt.Sprintf("%s → %s (%s)", g4(o.P50MS), rp50, relGap(g.P50))),
+		flag("p99", fmt.Sprintf("%s → %s (%s)", g4(o.P99MS), rp99, relGap(g.P99))),
 		flag("errors", fmt.Sprintf("%s → %s (%s)", pctOf(o.ErrorRate), pctOf(r.ErrorRate), ppGap(g.ErrorPP))),
 		flag("throughput", fmt.Sprintf("%s → %s (%s)", g4(o.PerSec), g4(r.PerSec), relGap(g.Throughput))),
 		fmt.Sprintf("%s → %s (%s)", g4(o.InFlight), g4(r.InFlight), relGap(g.InFlight)),
@@ -334,9 +344,13 @@ func observedSection(o *Observed) (*observedView, error) {
 			beyond[b] = true
 		}
 		ob, r, g := &n.Observed, &n.Replayed, &n.Gap
+		rp50, rp99 := g4(r.P50MS), g4(r.P99MS)
+		if n.ReplayedCalls == 0 {
+			rp50, rp99 = "no calls", "no calls"
+		}
 		row := observedRow{Node: n.Node, Beyond: orDash(strings.Join(n.Beyond, ", ")), Cells: []observedCell{
-			{g4(ob.P50MS), g4(r.P50MS), relGap(g.P50), beyond["p50"]},
-			{g4(ob.P99MS), g4(r.P99MS), relGap(g.P99), beyond["p99"]},
+			{g4(ob.P50MS), rp50, relGap(g.P50), beyond["p50"]},
+			{g4(ob.P99MS), rp99, relGap(g.P99), beyond["p99"]},
 			{pctOf(ob.ErrorRate), pctOf(r.ErrorRate), ppGap(g.ErrorPP), beyond["errors"]},
 			{g4(ob.PerSec), g4(r.PerSec), relGap(g.Throughput), beyond["throughput"]},
 		}}

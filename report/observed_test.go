@@ -47,13 +47,15 @@ func TestNodeFitCompare(t *testing.T) {
 		noP50Gap bool
 		noUtil   bool
 	}{
-		{"within", NodeFit{Observed: NodeMeasures{P50MS: 100, P99MS: 200, ErrorRate: 0.1, PerSec: 10},
+		{"within", NodeFit{ReplayedCalls: 10, Observed: NodeMeasures{P50MS: 100, P99MS: 200, ErrorRate: 0.1, PerSec: 10},
 			Replayed: NodeMeasures{P50MS: 114, P99MS: 240, ErrorRate: 0.12, PerSec: 10.9}}, nil, false, true},
-		{"p50 and errors beyond", NodeFit{Observed: NodeMeasures{P50MS: 100, P99MS: 200, ErrorRate: 0.01, PerSec: 10},
+		{"p50 and errors beyond", NodeFit{ReplayedCalls: 10, Observed: NodeMeasures{P50MS: 100, P99MS: 200, ErrorRate: 0.01, PerSec: 10},
 			Replayed: NodeMeasures{P50MS: 84, P99MS: 200, ErrorRate: 0.05, PerSec: 10}}, []string{"p50", "errors"}, false, true},
-		{"p99 throughput utilisation beyond", NodeFit{Slots: 4, Observed: NodeMeasures{P50MS: 100, P99MS: 200, PerSec: 10, Utilisation: 0.5},
+		{"p99 throughput utilisation beyond", NodeFit{ReplayedCalls: 10, Slots: 4, Observed: NodeMeasures{P50MS: 100, P99MS: 200, PerSec: 10, Utilisation: 0.5},
 			Replayed: NodeMeasures{P50MS: 100, P99MS: 260, PerSec: 8, Utilisation: 0.7}}, []string{"p99", "throughput", "utilisation"}, false, false},
-		{"observed zero latency: no relative gap", NodeFit{Observed: NodeMeasures{PerSec: 1},
+		{"no replayed calls: no latency gap", NodeFit{Observed: NodeMeasures{P50MS: 5, P99MS: 9, PerSec: 1},
+			Replayed: NodeMeasures{}}, []string{"throughput"}, true, true},
+		{"observed zero latency: no relative gap", NodeFit{ReplayedCalls: 10, Observed: NodeMeasures{PerSec: 1},
 			Replayed: NodeMeasures{P50MS: 5, PerSec: 1}}, nil, true, true},
 	}
 	for _, tc := range tests {
