@@ -278,6 +278,10 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	if a.Timeline, err = timeline(ctx, model, rcfg, a.Rank); err != nil {
 		return nil, fmt.Errorf("timeline: %w", err)
 	}
+	// The capture beside the model's replay of it.
+	if a.Observed, err = observed(ctx, g, model, rcfg, a.Rank); err != nil {
+		return nil, fmt.Errorf("observed: %w", err)
+	}
 	// Everything is read and found: the new dataset replaces the last
 	// run's, then the models and reports do, each file atomically.
 	if err := keep(); err != nil {

@@ -65,6 +65,29 @@ func TestRunHotROD(t *testing.T) {
 	require.Len(t, a.Timeline.Baseline.GoodputPerSec, 10)
 	require.Equal(t, uint64(1), a.Seed)
 
+	// The capture beside the model: a row per node, the replays the
+	// ranking's baseline (the entry's p50 is the roots' within a tick or
+	// two), the capture's timeline as long as the replay's, and the
+	// operating point at the observed entry rate.
+	o := a.Observed
+	require.NotNil(t, o)
+	require.Len(t, o.Nodes, 6)
+	require.Equal(t, a.Rank.Seeds, o.Seeds)
+	require.Equal(t, a.Rank.Regimes[0].Name, o.Regime)
+	for _, n := range o.Nodes {
+		if n.Node == "frontend" {
+			require.InDelta(t, a.Rank.Baseline[0].Metric("latency_p50_ms").Mean, n.Replayed.P50MS, 5)
+		}
+		if n.Node == "redis-manual" {
+			require.InDelta(t, 0.185, n.Observed.ErrorRate, 0.001)
+			require.NotNil(t, n.Gap.ErrorPP)
+		}
+	}
+	require.NotNil(t, o.Timeline)
+	require.Equal(t, len(o.Timeline.Observed.RequestsPerSec), len(o.Timeline.Replayed.RequestsPerSec))
+	require.GreaterOrEqual(t, len(o.Timeline.Observed.RequestsPerSec), 20)
+	require.InDelta(t, 3.33, o.Point.OfferedPerSec, 0.01)
+
 	// The models read back; the calibrated one holds the fit.
 	for _, f := range []string{ModelFile, CalibratedFile} {
 		b, err := os.ReadFile(filepath.Join(out, f))

@@ -28,6 +28,7 @@ func AnalysisMarkdown(w io.Writer, a *Analysis) error {
 	examplesMarkdown(&b, a.Examples)
 	b.WriteString(rest)
 	sensitivityMarkdown(&b, a.Sensitivity)
+	observedMarkdown(&b, a.Observed)
 	if tl := a.Timeline; tl != nil {
 		fmt.Fprintf(&b, "\n## Over time: the baseline against the best change\n\n")
 		fmt.Fprintf(&b, "One replay each, seed %d, under %s, windows of %s.\n\n", tl.Seed, tl.Regime, msText(tl.WindowMS))
