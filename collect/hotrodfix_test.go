@@ -74,6 +74,7 @@ func fixChanges() []fixChange {
 	scale := strconv.FormatFloat(float64(dbDelayNew)/float64(dbDelayOld), 'g', -1, 64)
 	pool := json.RawMessage(`{"pool": 100}`)
 	db := json.RawMessage(`{"pool": null, "service_ms": {"scale": ` + scale + `}}`)
+	dbName := "mysql lock removed, query " + dbDelayOld.String() + "→" + dbDelayNew.String()
 	dbFlags := []string{"--fix-disable-db-conn-mutex", "--fix-db-query-delay=" + dbDelayNew.String()}
 	return []fixChange{
 		{name: "baseline"},
@@ -85,12 +86,12 @@ func fixChanges() []fixChange {
 		{
 			name:  "db",
 			flags: dbFlags,
-			scen:  &cascade.Scenario{Name: "mysql lock removed, queries ×" + scale, Nodes: map[string]json.RawMessage{"mysql": db}},
+			scen:  &cascade.Scenario{Name: dbName, Nodes: map[string]json.RawMessage{"mysql": db}},
 		},
 		{
 			name:  "both",
 			flags: append([]string{"--fix-route-worker-pool-size=100"}, dbFlags...),
-			scen: &cascade.Scenario{Name: "both", Nodes: map[string]json.RawMessage{
+			scen: &cascade.Scenario{Name: "route pool 3→100, " + dbName, Nodes: map[string]json.RawMessage{
 				"route": pool, "mysql": db,
 			}},
 		},
