@@ -369,7 +369,8 @@ func tailZ(p float64) float64 {
 
 // logRise finds the onset of a rise of counts xs (per window) against
 // share times base (per window: requests, or lines): the first window
-// from scan on with an event whose count pooled with the next window's
+// from scan on whose own count reaches logMinRatio times the expected,
+// and whose count pooled with the next window's
 // reaches logMinEvents and logMinRatio times the expected, with a
 // Poisson tail below logAlpha (and, for errors, a share of requests
 // logMinErrRise above normal). From the onset on, a window pooled with
@@ -387,8 +388,8 @@ func logRise(metric, template string, xs, base, reqs []float64, share float64, s
 	onset := -1
 	var p float64
 	for k := scan; k < nw; k++ {
-		if xs[k] == 0 {
-			continue
+		if xs[k] == 0 || xs[k] < logMinRatio*share*base[k] {
+			continue // the onset window rises itself
 		}
 		x, b := xs[k], base[k]
 		if k+1 < nw {
