@@ -142,6 +142,7 @@ func TestNezhaDay(t *testing.T) {
 			fmt.Fprintf(&b, "\n### %s\n\n| fault (UTC) | service | type | top 3 | confidence | rank |\n|---|---|---|---|---|---|\n", mode)
 			ranks := make([]int, len(faults))
 			tops := make([][]string, len(faults))
+			logChanges := make([][]string, len(faults))
 			for i, f := range faults {
 				dir := filepath.Join(root, f.system)
 				var files, logs []string
@@ -177,6 +178,13 @@ func TestNezhaDay(t *testing.T) {
 						tops[i] = append(tops[i], n.Node)
 					}
 				}
+				for _, n := range inc.Nodes {
+					for _, ev := range n.Evidence {
+						if strings.HasPrefix(ev.Metric, "log_") {
+							logChanges[i] = append(logChanges[i], n.Node+" "+ev.Metric)
+						}
+					}
+				}
 				rk := "—"
 				if ranks[i] > 0 {
 					rk = fmt.Sprint(ranks[i])
@@ -185,9 +193,34 @@ func TestNezhaDay(t *testing.T) {
 			}
 			fmt.Fprintf(&b, "\n%s", hitTable(faults, ranks))
 			fmt.Fprintf(&b, "\n%s", aggregatorCount(faults, tops))
+			if withLogs {
+				fmt.Fprintf(&b, "\n%s", logCount(faults, logChanges))
+			}
 		}
 	}
 	t.Log(b.String())
+}
+
+// logCount lists, per fault, the changed nodes whose evidence holds a
+// log signal, and counts those at the injected service and elsewhere.
+func logCount(faults []nezhaFault, changes [][]string) string {
+	var b strings.Builder
+	var at, elsewhere int
+	for i, f := range faults {
+		if len(changes[i]) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "%s (%s): %s\n", f.at, f.service, strings.Join(changes[i], ", "))
+		for _, c := range changes[i] {
+			if strings.HasPrefix(c, f.service+" ") {
+				at++
+			} else {
+				elsewhere++
+			}
+		}
+	}
+	fmt.Fprintf(&b, "log evidence: %d at the injected service, %d elsewhere\n", at, elsewhere)
+	return b.String()
 }
 
 // hitTable tallies hit@1 and hit@3 per fault type and in all.
