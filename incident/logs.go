@@ -281,13 +281,17 @@ func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, 
 		}
 		sort.Strings(refT)
 		ts := sortedKeys(la.tmpl[name])
-		var best [2]*logChange // new, risen
+		var best [2]*logChange       // new, risen
+		keyOf := map[string]string{} // the incident's templates matched to the normal's
 		for _, t := range ts {
 			key, ok := t, true
 			if ref != nil {
 				key, ok = matchTemplate(t, refT)
 			} else {
 				ok = nl.tmpl[t] > 0
+			}
+			if ok {
+				keyOf[t] = key
 			}
 			xs := make([]float64, nw)
 			for k := range nw {
@@ -318,11 +322,12 @@ func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, 
 				continue
 			}
 			xs := make([]float64, nw)
-			for k := range nw {
-				for _, it := range ts {
-					if it == t || ref != nil && matchesKey(it, t, refT) {
-						xs[k] += float64(la.tmpl[name][it][lo+int64(k)])
-					}
+			for _, it := range ts {
+				if keyOf[it] != t {
+					continue
+				}
+				for k := range nw {
+					xs[k] += float64(la.tmpl[name][it][lo+int64(k)])
 				}
 			}
 			s0 := float64(nl.tmpl[t]) / float64(nl.lines)
@@ -339,13 +344,6 @@ func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, 
 		}
 	}
 	return out
-}
-
-// matchesKey reports whether the incident's template t maps to the
-// reference's key.
-func matchesKey(t, key string, refT []string) bool {
-	k, ok := matchTemplate(t, refT)
-	return ok && k == key
 }
 
 // poissonTail is P(X ≥ x) for X ~ Poisson(lambda).
