@@ -53,9 +53,10 @@ const (
 // logAcc counts one capture's log records per service and window.
 type logAcc struct {
 	width int64
-	// lines counts every record; errs the requests (distinct trace ids;
-	// a record without one counts alone) with an ERROR or FATAL record
-	// or an exception's stack line; tmpl each template's records.
+	// lines counts the requests that wrote a record (distinct trace
+	// ids; a record without one counts alone), errs those with an ERROR
+	// or FATAL record or an exception's stack line, tmpl those with each
+	// template.
 	lines map[string]map[int64]int64
 	errs  map[string]map[int64]int64
 	tmpl  map[string]map[string]map[int64]int64
@@ -65,11 +66,28 @@ type logAcc struct {
 func readLogs(ctx context.Context, src LogSource, width int64) (*logAcc, error) {
 	la := &logAcc{width: width, lines: map[string]map[int64]int64{}, errs: map[string]map[int64]int64{},
 		tmpl: map[string]map[string]map[int64]int64{}}
-	type errKey struct {
-		svc, trace string
-		w          int64
+	// Each count is of requests, not records: a request that writes a
+	// line in a loop, or an exception with its stack, counts once (the
+	// records of one request are not independent; the requests are).
+	type key struct {
+		svc, tmpl, trace string
+		w                int64
 	}
-	seen := map[errKey]bool{}
+	seen := map[key]bool{}
+	// first reports whether the request (trace) counts for the first
+	// time under the service, template ("" for any) and window; a record
+	// without a trace id always counts.
+	first := func(svc, tmpl, trace string, w int64) bool {
+		if trace == "" {
+			return true
+		}
+		k := key{svc, tmpl, trace, w}
+		if seen[k] {
+			return false
+		}
+		seen[key{strings.Clone(svc), strings.Clone(tmpl), strings.Clone(trace), w}] = true
+		return true
+	}
 	n := 0
 	err := src(func(r *cascade.LogRecord) error {
 		if n++; n&0xffff == 0 {
@@ -88,7 +106,9 @@ func readLogs(ctx context.Context, src LogSource, width int64) (*logAcc, error) 
 			la.errs[svc] = map[int64]int64{}
 			la.tmpl[svc] = map[string]map[int64]int64{}
 		}
-		la.lines[svc][w]++
+		if first(svc, "\x00all", r.TraceID, w) {
+			la.lines[svc][w]++
+		}
 		t := r.Template
 		if t == "" {
 			t = r.Body
@@ -98,14 +118,11 @@ func readLogs(ctx context.Context, src LogSource, width int64) (*logAcc, error) 
 			byW = map[int64]int64{}
 			la.tmpl[svc][strings.Clone(t)] = byW
 		}
-		byW[w]++
-		if isErrorRecord(r) {
-			if r.TraceID == "" {
-				la.errs[svc][w]++
-			} else if k := (errKey{svc, r.TraceID, w}); !seen[k] {
-				seen[errKey{svc, strings.Clone(r.TraceID), w}] = true
-				la.errs[svc][w]++
-			}
+		if first(svc, t, r.TraceID, w) {
+			byW[w]++
+		}
+		if isErrorRecord(r) && first(svc, "\x00err", r.TraceID, w) {
+			la.errs[svc][w]++
 		}
 		return nil
 	})
