@@ -119,7 +119,7 @@
 // requests with each template against the service's requests that
 // logged, times its normal share (a template absent from the normal
 // range has a share of half a request); log_stopped watches each
-// template that appeared in at least two thirds of the normal windows.
+// template that appeared in every normal window (with any lines).
 // A rise's onset is the first window, from the judged ones on, whose
 // own count is at least twice what the normal share brings and whose
 // count pooled with the next window's is too, holds at least 5 events

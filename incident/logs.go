@@ -44,8 +44,10 @@ const (
 	// be a stop: P(Poisson(8) = 0) = e⁻⁸ = 3.4·10⁻⁴.
 	logSilentExp = 8.0
 	// logSteady is the least share of a service's normal windows (with
-	// any lines) a template must appear in to be watched for a stop.
-	logSteady = 2.0 / 3
+	// any lines) a template must appear in to be watched for a stop:
+	// every one (⅔ let a template seen in 2 of the first 3 windows stop
+	// by chance at a busy aggregator on the dev day).
+	logSteady = 1.0
 	// logMaxZ caps the z-score a tail probability is read as.
 	logMaxZ = 20.0
 )
