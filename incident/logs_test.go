@@ -2,6 +2,7 @@ package incident
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -174,4 +175,59 @@ func TestLogCounts(t *testing.T) {
 			require.Less(t, ch.p, math.Max(logAlpha, math.Exp(-logSilentExp)+1e-12))
 		})
 	}
+}
+
+// TestShapesLogsReference reads the normal range from a fault-free
+// capture with its logs (another seed, its templates mined apart): the
+// thrower ranks first, a healthy capture shows no origin, and the same
+// reference without its logs leaves the logs unjudged.
+func TestShapesLogsReference(t *testing.T) {
+	refDir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 1200, Format: shapes.NezhaCSV, Logs: true, Seed: 7})
+	tests := []struct {
+		name, throw string
+		refLogs     bool
+		want        string
+	}{
+		{"throw stock", "stock", true, "stock"},
+		{"throw ledger", "ledger", true, "ledger"},
+		{"healthy", "", true, ""},
+		{"reference without logs", "stock", false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: tc.throw})
+			spans := func(d string) graph.SpanSource {
+				return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(d, fn) }
+			}
+			logs := func(d string) LogSource {
+				return func(fn func(*cascade.LogRecord) error) error { return ingest.ReadLogs(d, fn) }
+			}
+			cfg := DefaultConfig()
+			cfg.Slowdown, cfg.Verify = 0, 0
+			in := Input{Spans: spans(dir), Logs: logs(dir), Reference: spans(refDir)}
+			if tc.refLogs {
+				in.ReferenceLogs = logs(refDir)
+			}
+			inc, err := Investigate(context.Background(), in, cfg)
+			require.NoError(t, err)
+			if tc.want == "" {
+				require.Empty(t, inc.Origins, "%+v", brief(inc))
+				return
+			}
+			require.NotEmpty(t, inc.Origins, "%+v", brief(inc))
+			require.Equal(t, tc.want, inc.Origins[0], "%+v", brief(inc))
+		})
+	}
+}
+
+// TestShapesLogsDeterministic: the same capture and logs give the same
+// Incident, byte for byte.
+func TestShapesLogsDeterministic(t *testing.T) {
+	dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "mixed", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock", ThrowShare: 0.3})
+	a, err := json.Marshal(shapeIncidentLogs(t, dir, true))
+	require.NoError(t, err)
+	b, err := json.Marshal(shapeIncidentLogs(t, dir, true))
+	require.NoError(t, err)
+	require.Equal(t, string(a), string(b))
+	require.Contains(t, string(a), `"template":`)
 }
