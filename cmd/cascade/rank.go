@@ -221,13 +221,14 @@ func rootCause(cmd *cobra.Command, during, baseline []string, m *cascade.Model, 
 	}
 	defer cleanup()
 	var ref graph.SpanSource
+	var refLogs incident.LogSource
 	if len(baseline) > 0 {
 		bdir, bclean, err := graphInput(cmd, baseline, nil, "auto")
 		if err != nil {
 			return nil, err
 		}
 		defer bclean()
-		ref = spansOf(bdir)
+		ref, refLogs = spansOf(bdir), logsOf(bdir)
 	}
 	if m == nil && (cfg.Slowdown > 0 || cfg.Verify > 0) {
 		gcfg := graph.DefaultConfig()
@@ -238,5 +239,6 @@ func rootCause(cmd *cobra.Command, during, baseline []string, m *cascade.Model, 
 		}
 		m = res.Model
 	}
-	return incident.Investigate(cmd.Context(), incident.Input{Spans: spansOf(dir), Reference: ref, Samples: samplesOf(dir), Model: m}, cfg)
+	return incident.Investigate(cmd.Context(), incident.Input{Spans: spansOf(dir), Reference: ref, Samples: samplesOf(dir), Model: m,
+		Logs: logsOf(dir), ReferenceLogs: refLogs}, cfg)
 }

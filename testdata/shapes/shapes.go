@@ -118,6 +118,16 @@ type Config struct {
 	// by its caller's deadline records on the caller's span, where the
 	// shape marks it failed ("context deadline exceeded").
 	DeadlineMessage string
+	// Logs, with Format NezhaCSV, also writes the services' logs as
+	// Nezha's log CSV into Truth.Logs (see logs.go).
+	Logs bool
+	// Throw, when not empty, names a service that from SlowFrom on
+	// throws on ThrowShare (default 1) of its requests an exception its
+	// handler catches: an ERROR line and a stack line, no closing line,
+	// and its caller logs the error it got back; its spans keep status
+	// unset and their durations. It shows only in the logs.
+	Throw      string
+	ThrowShare float64
 }
 
 // Formats of a capture.
@@ -162,6 +172,10 @@ type Truth struct {
 	// SlowFromNS is when the slowdown (or the other fault) starts (Unix
 	// ns), 0 without one.
 	SlowFromNS int64 `json:"slow_from_ns,omitempty"`
+	// Throw names the service that throws, if any; Logs are the log
+	// CSV when Config.Logs asked for it.
+	Throw string `json:"throw,omitempty"`
+	Logs  []byte `json:"-"`
 }
 
 // EdgeTruth is one edge as made.
@@ -450,7 +464,7 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	if cfg.MixShare == 0 {
 		cfg.MixShare = 0.6
 	}
-	for _, svc := range []string{cfg.Slow, cfg.Fail, cfg.Saturate, cfg.Silent, cfg.Mix} {
+	for _, svc := range []string{cfg.Slow, cfg.Fail, cfg.Saturate, cfg.Silent, cfg.Mix, cfg.Throw} {
 		if svc != "" && !slices.Contains(Services, svc) {
 			return nil, nil, fmt.Errorf("shapes: unknown service %q", svc)
 		}
@@ -487,6 +501,8 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	}
 	tr := &Truth{Shape: cfg.Shape, Style: sh.style, Doc: sh.doc, Traces: cfg.Traces, Slow: cfg.Slow, Fail: cfg.Fail, Saturate: cfg.Saturate, Silent: cfg.Silent}
 	fault := cfg.Slow != "" || cfg.Fail != "" || cfg.Saturate != "" || cfg.Silent != ""
+	fault = fault || cfg.Throw != ""
+	tr.Throw = cfg.Throw
 	for i := 0; i+1 < len(Services); i++ {
 		key := Services[i] + ">" + Services[i+1]
 		g.et[key] = &EdgeTruth{From: Services[i], To: Services[i+1], TimeoutMS: sh.edges[key].timeoutMS, Limit: sh.edges[key].maxAttempts}
@@ -545,6 +561,9 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 		data, err = g.marshalNezha()
 	default:
 		return nil, nil, fmt.Errorf("shapes: unknown format %q", cfg.Format)
+	}
+	if err == nil && cfg.Logs {
+		tr.Logs, err = g.marshalNezhaLogs(tr.SlowFromNS)
 	}
 	return data, tr, err
 }
