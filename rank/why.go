@@ -91,8 +91,12 @@ func costOf(m *cascade.Model, regimes []Regime, effs []Effect, base, cand [][]*r
 			// far more than goodput.
 			s += " (shed requests count as failures)"
 		}
-		if f := c.Failures; f != nil {
+		if f := c.Failures; f != nil && f.Candidate-f.Baseline >= 0.005 {
 			s += fmt.Sprintf(" (%s's failures %s → %s of its calls: %s)", f.Node, pct(f.Baseline), pct(f.Candidate), f.Mechanism)
+		} else if f != nil {
+			// No node fails a larger share of its calls: the failures
+			// grew with the calls, not with a node's trouble.
+			s += fmt.Sprintf(" (no node fails a larger share of its calls: %s still fails %s of them, and %s)", f.Node, pct(f.Candidate), f.Mechanism)
 		}
 		parts = append(parts, s)
 	}

@@ -50,7 +50,7 @@ func TestSummarySentences(t *testing.T) {
 		{name: "origin", from: "boutique", mutate: func(*Analysis) {},
 			want: []string{"the incident began at currencyservice", "its median time between its callers' calls and its own answer (the network into it), in ms, went from 598 to 3990 at 05:18:30Z",
 				"4 other nodes left theirs as well", "It climbed currencyservice → frontend, and no caller multiplied its calls",
-				"Change first: frontend→currencyservice: per-request concurrency cap 1→2", "confidence 0.741 of the top two scores", "the next being cartservice",
+				"None of the 7 candidate changes replayed won", "confidence 0.741 of the top two scores", "the next being cartservice",
 				"reproduces 0.621 of the changes"},
 			reject: []string{"Replayed as observed", "The call graph multiplies"}},
 		{name: "no origin", from: "boutique", mutate: noOrigin,
