@@ -362,10 +362,11 @@ const fixCaptureTraces = 150
 // TestHotRODFixPrediction predicts each captured HotROD change from the
 // small baseline capture alone and records the table in
 // testdata/hotrod-fix-prediction.golden (-update rewrites it). It asserts
-// the baseline's in-sample bounds; with CASCADE_E2E_HOTROD_STRICT=1 it
-// asserts issue 24's bounds on every change too (the model misses the
-// success rate where requests overlap until issue 24's causes 1-4 are
-// fixed).
+// issue 24's bounds on every change (p50 within 15%, p99 within 25%,
+// success within 3 pp) and each capture's in-sample bounds: they hold
+// since the retry limit no chain ran out of is read as unknown, the
+// timeouts come from the caller's own record and the fit keeps a model it
+// cannot beat (before, the combined change was predicted 23.5 pp short).
 func TestHotRODFixPrediction(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the HotROD models for about a minute")
@@ -387,10 +388,11 @@ func TestHotRODFixPrediction(t *testing.T) {
 	res.markdown(&b)
 	t.Logf("HotROD changes predicted from %s/baseline.otlp.json.gz (seed 1):\n%s", fixTestdata, b.String())
 	testutil.Golden(t, "hotrod-fix-prediction", b.Bytes())
-	res.check(t, os.Getenv(envStrict) == "1")
+	res.check(t, true)
 }
 
-// envStrict turns issue 24's cross-change bounds into assertions.
+// envStrict turns issue 24's cross-change bounds into assertions in the
+// live capture test (the kept captures are always held to them).
 const envStrict = "CASCADE_E2E_HOTROD_STRICT"
 
 // readCapture ingests an OTLP JSON capture and returns its spans.
