@@ -23,10 +23,12 @@ const (
 	Default  Provenance = "default"  // nothing observed it: a documented default
 	Fitted   Provenance = "fit"      // chosen by the grid search of `cascade fit`
 	UserSet  Provenance = "user"     // set by a scenario or a hand edit
-	// ObservedPeak marks a concurrency the data does not prove: the most
-	// requests seen in flight, which a lock upstream or the load alone
-	// may have set. graph leaves such a node unbounded (concurrency 0)
-	// and keeps the peak in observed.peak_in_flight.
+	// ObservedPeak marks a limit the data does not prove, only the most
+	// it saw: the most requests in flight, which a lock upstream or the
+	// load alone may have set (graph leaves such a node unbounded,
+	// concurrency 0, and keeps the peak in observed.peak_in_flight), or
+	// the longest retry chain of an edge whose retries never ran out
+	// (retry.max_attempts, at least the default graph replays).
 	ObservedPeak Provenance = "observed-peak"
 	// Aggregated marks a value read from aggregated series (the
 	// OpenTelemetry Collector's servicegraph and spanmetrics connectors)

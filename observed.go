@@ -58,13 +58,34 @@ type EdgeObserved struct {
 	Retries         int64  `json:"retries"`
 	// RetryEvidence says how retries were told from fan-out:
 	// "resend_count", "staggered siblings", both, or "none".
-	RetryEvidence   string    `json:"retry_evidence,omitempty"`
-	RetryShare      float64   `json:"retry_share"`
-	AttemptsPerCall float64   `json:"attempts_per_call"`
-	BackoffGapsMS   []float64 `json:"backoff_gaps_ms,omitempty"`
-	Propagation     float64   `json:"propagation"`
-	LatencyP50MS    float64   `json:"latency_p50_ms"`
-	LatencyP95MS    float64   `json:"latency_p95_ms"`
-	LatencyP99MS    float64   `json:"latency_p99_ms"`
-	SelfCall        bool      `json:"self_call,omitempty"`
+	RetryEvidence   string  `json:"retry_evidence,omitempty"`
+	RetryShare      float64 `json:"retry_share"`
+	AttemptsPerCall float64 `json:"attempts_per_call"`
+	// MaxAttemptsSeen is the longest chain of attempts seen, the first
+	// included; 0 on an edge that was not seen to retry.
+	MaxAttemptsSeen int `json:"max_attempts_seen,omitempty"`
+	// RetryLimit says whether the capture shows the retry policy's limit
+	// (RetryLimitObserved: some logical call failed at its last attempt
+	// after MaxAttemptsSeen attempts, it ran out) or not
+	// (RetryLimitUnknown: every chain ended in a success before that, so
+	// MaxAttemptsSeen is only a lower bound of the limit and the edge's
+	// retry.max_attempts is a default); empty on an edge that was not
+	// seen to retry.
+	RetryLimit    string    `json:"retry_limit,omitempty"`
+	BackoffGapsMS []float64 `json:"backoff_gaps_ms,omitempty"`
+	Propagation   float64   `json:"propagation"`
+	LatencyP50MS  float64   `json:"latency_p50_ms"`
+	LatencyP95MS  float64   `json:"latency_p95_ms"`
+	LatencyP99MS  float64   `json:"latency_p99_ms"`
+	SelfCall      bool      `json:"self_call,omitempty"`
 }
+
+// What the capture shows of an edge's retry limit (EdgeObserved.RetryLimit).
+const (
+	// RetryLimitObserved: some logical call ran out of attempts, so the
+	// longest chain seen is the limit.
+	RetryLimitObserved = "observed"
+	// RetryLimitUnknown: no logical call ran out of attempts, so the
+	// longest chain seen is a lower bound of the limit.
+	RetryLimitUnknown = "unknown"
+)

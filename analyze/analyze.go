@@ -243,14 +243,14 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	// spans; the infectability replays the model.
 	if !cfg.NoIncident {
 		stage("incident")
-		in := incident.Input{Spans: spans, Samples: samples, Model: model}
+		in := incident.Input{Spans: spans, Samples: samples, Model: model, Logs: logsOf(dir)}
 		if len(cfg.Baseline) > 0 {
-			ref, done, err := baselineSpans(ctx, cfg)
+			ref, bdir, done, err := baselineSpans(ctx, cfg)
 			if err != nil {
 				return nil, fmt.Errorf("baseline: %w", err)
 			}
 			defer done()
-			in.Reference = ref
+			in.Reference, in.ReferenceLogs = ref, logsOf(bdir)
 		}
 		if a.Incident, err = incident.Investigate(ctx, in, cfg.Incident); err != nil {
 			return nil, fmt.Errorf("incident: %w", err)
@@ -269,9 +269,18 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	if a.Rank, err = rank.Run(ctx, model, rcfg); err != nil {
 		return nil, fmt.Errorf("rank: %w", err)
 	}
+	// How the answer moves with what the capture does not show.
+	stage("sensitivity")
+	if a.Sensitivity, err = sensitivity(ctx, model, rcfg, a.Rank); err != nil {
+		return nil, fmt.Errorf("sensitivity: %w", err)
+	}
 	stage("timeline")
 	if a.Timeline, err = timeline(ctx, model, rcfg, a.Rank); err != nil {
 		return nil, fmt.Errorf("timeline: %w", err)
+	}
+	// The capture beside the model's replay of it.
+	if a.Observed, err = observed(ctx, g, model, rcfg, a.Rank); err != nil {
+		return nil, fmt.Errorf("observed: %w", err)
 	}
 	// Everything is read and found: the new dataset replaces the last
 	// run's, then the models and reports do, each file atomically.
@@ -418,16 +427,16 @@ func write(dir string, a *report.Analysis, out []outFile) error {
 // baselineSpans returns the spans of cfg.Baseline: the dataset it
 // names, or its trace files ingested into a temporary dataset that done
 // removes.
-func baselineSpans(ctx context.Context, cfg Config) (graph.SpanSource, func(), error) {
+func baselineSpans(ctx context.Context, cfg Config) (graph.SpanSource, string, func(), error) {
 	if len(cfg.Baseline) == 1 {
 		if _, err := os.Stat(filepath.Join(cfg.Baseline[0], ingest.SpansFile)); err == nil {
 			dir := cfg.Baseline[0]
-			return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }, func() {}, nil
+			return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }, dir, func() {}, nil
 		}
 	}
 	tmp, err := os.MkdirTemp("", "cascade-baseline-")
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	done := func() { os.RemoveAll(tmp) }
 	icfg := ingest.DefaultConfig()
@@ -437,8 +446,17 @@ func baselineSpans(ctx context.Context, cfg Config) (graph.SpanSource, func(), e
 	icfg.Out = filepath.Join(tmp, "dataset")
 	if _, err := ingest.Run(ctx, icfg); err != nil {
 		done()
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	dir := icfg.Out
-	return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }, done, nil
+	return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }, dir, done, nil
+}
+
+// logsOf returns the log records of the dataset dir, or nil when it has
+// no logs.parquet.
+func logsOf(dir string) incident.LogSource {
+	if _, err := os.Stat(filepath.Join(dir, ingest.LogsFile)); err != nil {
+		return nil
+	}
+	return func(fn func(*cascade.LogRecord) error) error { return ingest.ReadLogs(dir, fn) }
 }

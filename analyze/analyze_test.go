@@ -15,6 +15,7 @@ import (
 
 	"cascade"
 	"cascade/report"
+	"cascade/testdata/shapes"
 )
 
 func TestMain(m *testing.M) {
@@ -64,6 +65,29 @@ func TestRunHotROD(t *testing.T) {
 	require.NotNil(t, a.Timeline)
 	require.Len(t, a.Timeline.Baseline.GoodputPerSec, 10)
 	require.Equal(t, uint64(1), a.Seed)
+
+	// The capture beside the model: a row per node, the replays the
+	// ranking's baseline (the entry's p50 is the roots' within a tick or
+	// two), the capture's timeline as long as the replay's, and the
+	// operating point at the observed entry rate.
+	o := a.Observed
+	require.NotNil(t, o)
+	require.Len(t, o.Nodes, 6)
+	require.Equal(t, a.Rank.Seeds, o.Seeds)
+	require.Equal(t, a.Rank.Regimes[0].Name, o.Regime)
+	for _, n := range o.Nodes {
+		if n.Node == "frontend" {
+			require.InDelta(t, a.Rank.Baseline[0].Metric("latency_p50_ms").Mean, n.Replayed.P50MS, 5)
+		}
+		if n.Node == "redis-manual" {
+			require.InDelta(t, 0.185, n.Observed.ErrorRate, 0.001)
+			require.NotNil(t, n.Gap.ErrorPP)
+		}
+	}
+	require.NotNil(t, o.Timeline)
+	require.Equal(t, len(o.Timeline.Observed.RequestsPerSec), len(o.Timeline.Replayed.RequestsPerSec))
+	require.GreaterOrEqual(t, len(o.Timeline.Observed.RequestsPerSec), 20)
+	require.InDelta(t, 3.33, o.Point.OfferedPerSec, 0.01)
 
 	// The models read back; the calibrated one holds the fit.
 	for _, f := range []string{ModelFile, CalibratedFile} {
@@ -237,4 +261,37 @@ func TestRunLogs(t *testing.T) {
 	cfg.Logs = []string{"x.csv"}
 	_, err = Run(context.Background(), cfg)
 	require.EqualError(t, err, "logs: a dataset holds its logs; ingest them into it")
+}
+
+// TestRunLogsIncident: the incident pass reads the dataset's logs. An
+// exception visible only in the logs (the generator's Throw, in
+// Nezha's CSV without span status) puts its service first, with the
+// log evidence; without --logs it goes unseen.
+func TestRunLogsIncident(t *testing.T) {
+	_, truth, err := shapes.Generate(shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock"})
+	require.NoError(t, err)
+	data, _, err := shapes.Generate(shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Throw: "stock"})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	traces, logs := filepath.Join(dir, "trace.csv"), filepath.Join(dir, "log.csv")
+	require.NoError(t, os.WriteFile(traces, data, 0o644))
+	require.NoError(t, os.WriteFile(logs, truth.Logs, 0o644))
+	for _, withLogs := range []bool{true, false} {
+		cfg := small(t.TempDir(), 0)
+		cfg.Inputs, cfg.Metrics = []string{traces}, nil
+		if withLogs {
+			cfg.Logs = []string{logs}
+		}
+		cfg.NoFit = true
+		cfg.Rank.Seeds, cfg.Rank.Duration, cfg.Rank.Capacity = 2, 2e9, false
+		a, err := Run(context.Background(), cfg)
+		require.NoError(t, err)
+		if !withLogs {
+			require.Empty(t, a.Incident.Origins)
+			continue
+		}
+		require.NotEmpty(t, a.Incident.Origins)
+		require.Equal(t, "stock", a.Incident.Origins[0])
+		require.Contains(t, a.Incident.Nodes[0].Metric, "log_")
+	}
 }

@@ -83,6 +83,15 @@ func chartWindows(r *replay.Result, windowMS float64) int {
 	for _, x := range r.Series.Offered {
 		roots += x
 	}
+	return joinWindows(n, roots)
+}
+
+// joinWindows returns how many of n windows holding roots root requests
+// in all make one chart window (see chartWindows).
+func joinWindows(n int, roots int64) int {
+	if n == 0 {
+		return 1
+	}
 	perWindow := float64(roots) / float64(n)
 	want := 1
 	if perWindow > 0 {

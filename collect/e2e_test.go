@@ -161,21 +161,41 @@ type dispatched struct {
 // make happen, or when one driver's three GetDriver attempts all fail. A
 // quarter of the dispatches may fail so; the rest must succeed.
 func dispatch(t *testing.T, base string, n, c int) []dispatched {
+	out := closedLoop(t, base, c, func(k int) bool { return k < n })
+	failed := 0
+	for _, d := range out {
+		if !d.ok {
+			failed++
+		}
+	}
+	t.Logf("%d of %d dispatches answered 500 (FindNearest past the frontend's 1s deadline, or three failed GetDriver attempts)", failed, n)
+	require.LessOrEqual(t, failed, n/4, "at most a quarter of the dispatches fail")
+	return out
+}
+
+// closedLoop sends GET /dispatch requests from c closed-loop clients (each
+// sends its next request when the last answers, without thinking), the
+// customers in turn, while more(k) says request k is to be sent, and
+// returns them in the order they were numbered.
+func closedLoop(t *testing.T, base string, c int, more func(k int) bool) []dispatched {
 	customers := []string{"123", "567", "392", "731"}
 	client := &http.Client{Timeout: 30 * time.Second}
 	defer client.CloseIdleConnections()
-	out := make([]dispatched, n)
-	var next sync.Mutex
+	var mu sync.Mutex
+	var out []dispatched
 	i := 0
 	var g errgroup.Group
 	for range c {
 		g.Go(func() error {
 			for {
-				next.Lock()
+				mu.Lock()
 				k := i
-				i++
-				next.Unlock()
-				if k >= n {
+				goOn := more(k)
+				if goOn {
+					i++
+				}
+				mu.Unlock()
+				if !goOn {
 					return nil
 				}
 				resp, err := client.Get(base + "/dispatch?customer=" + customers[k%len(customers)])
@@ -192,19 +212,16 @@ func dispatch(t *testing.T, base string, n, c int) []dispatched {
 				if len(parts) != 4 || len(parts[1]) != 32 {
 					return fmt.Errorf("dispatch %d (%s): traceresponse %q", k, resp.Status, resp.Header.Get("traceresponse"))
 				}
+				mu.Lock()
+				if k >= len(out) {
+					out = append(out, make([]dispatched, k+1-len(out))...)
+				}
 				out[k] = dispatched{trace: parts[1], ok: resp.StatusCode == http.StatusOK}
+				mu.Unlock()
 			}
 		})
 	}
 	require.NoError(t, g.Wait())
-	failed := 0
-	for _, d := range out {
-		if !d.ok {
-			failed++
-		}
-	}
-	t.Logf("%d of %d dispatches answered 500 (FindNearest past the frontend's 1s deadline, or three failed GetDriver attempts)", failed, n)
-	require.LessOrEqual(t, failed, n/4, "at most a quarter of the dispatches fail")
 	return out
 }
 

@@ -8,11 +8,13 @@ import (
 )
 
 // Apply returns a copy of m with the values of point idx set: the tier's
-// service distribution on every node with observed tiers, p on the
+// service distribution on every node with observed tiers (m's own for
+// the tier "model"), p on the
 // edges' propagation, r on the re-activation of existing retry policies
 // (edges, and entries for an untargeted r), k and θ on the nodes'
 // overload curves, and the fan-out scale on the edges' fan-out (scaled
-// from m's fan-out). m is not changed; the copy shares m's read-only
+// from m's fan-out); a held axis (NAME=model) restores m's own values
+// of what it names, over any less specific axis. m is not changed; the copy shares m's read-only
 // parts (provenance maps, quantile points).
 func (g *Grid) Apply(m *cascade.Model, idx int) *cascade.Model {
 	out := *m
@@ -44,26 +46,38 @@ func applyAxis(out, base *cascade.Model, ax *Axis, i int) {
 			n := &out.Nodes[j]
 			if n.Tiers != nil {
 				n.Service = TierDist(ax.Labels[i], n.Tiers)
+				if ax.Labels[i] == TierModel {
+					n.Service = base.Nodes[j].Service
+				}
 			}
 		}
 	case ParamP, ParamR, ParamFanOut:
 		v := ax.Values[i]
 		for j := range out.Edges {
-			e := &out.Edges[j]
+			e, b := &out.Edges[j], &base.Edges[j]
 			if !edgeMatches(out, e, ax.Target) {
 				continue
 			}
 			switch ax.Param {
 			case ParamP:
 				e.Propagation = v
+				if ax.Held {
+					e.Propagation = b.Propagation
+				}
 			case ParamR:
 				if e.Retry != nil {
 					r := *e.Retry
 					r.Reactivation = v
+					if ax.Held {
+						r.Reactivation = b.Retry.Reactivation
+					}
 					e.Retry = &r
 				}
 			case ParamFanOut:
-				e.FanOut = scaleDist(base.Edges[j].FanOut, v)
+				e.FanOut = b.FanOut
+				if !ax.Held {
+					e.FanOut = scaleDist(b.FanOut, v)
+				}
 			}
 		}
 		if ax.Param == ParamR && ax.Target == "" {
@@ -71,6 +85,9 @@ func applyAxis(out, base *cascade.Model, ax *Axis, i int) {
 				if en := &out.Entries[j]; en.Retry != nil {
 					r := *en.Retry
 					r.Reactivation = v
+					if ax.Held {
+						r.Reactivation = base.Entries[j].Retry.Reactivation
+					}
 					en.Retry = &r
 				}
 			}
@@ -78,13 +95,18 @@ func applyAxis(out, base *cascade.Model, ax *Axis, i int) {
 	case ParamK, ParamTheta:
 		v := ax.Values[i]
 		for j := range out.Nodes {
-			n := &out.Nodes[j]
+			n, b := &out.Nodes[j], &base.Nodes[j]
 			if ax.Target != "" && n.Name != ax.Target {
 				continue
 			}
-			if ax.Param == ParamK {
+			switch {
+			case ax.Param == ParamK && ax.Held:
+				n.Overload.Slope = b.Overload.Slope
+			case ax.Param == ParamK:
 				n.Overload.Slope = v
-			} else {
+			case ax.Held:
+				n.Overload.Threshold = b.Overload.Threshold
+			default:
 				n.Overload.Threshold = v
 			}
 		}
@@ -95,7 +117,8 @@ func applyAxis(out, base *cascade.Model, ax *Axis, i int) {
 // tiers: a constant at P50, P95, P99 or the mean; the piecewise-linear
 // quantile function through P50, P95 and P99 ("tiers"); or the observed
 // quantile points ("empirical", which falls back to "tiers" when there
-// are none).
+// are none). The tier "model" keeps a node's own distribution, which
+// Apply reads from the model; here it gives "tiers".
 func TierDist(t string, tr *cascade.Tiers) cascade.Dist {
 	switch t {
 	case "p50":

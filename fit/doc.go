@@ -41,7 +41,8 @@
 // A grid (ParseGrid; Config.Grid) is the product of axes NAME=VALUES,
 // where VALUES is START:STOP:STEP (STOP included) or A|B|C:
 //
-//	tier    the service tier of every node with observed tiers: p50, p95,
+//	tier    the service tier of every node with observed tiers: model (the
+//	        node's own distribution), p50, p95,
 //	        p99 or mean (a constant), tiers (piecewise linear through
 //	        P50/P95/P99), empirical (the observed quantile points)
 //	p       Edge.Propagation
@@ -55,10 +56,11 @@
 // names, an edge beating a class. Parameters the grid does not name keep
 // the model's values. DefaultGrid is
 //
-//	tier=p50|p95|p99|empirical,p=0.01:0.5:0.01,r=C-0.2:C+0.2:0.1,k=0:2:0.5,theta=0.6:1.2:0.2,fanout=1
+//	tier=model|p50|p95|p99|empirical,p=0.01:0.5:0.01,r=C-0.2:C+0.2:0.1,k=0:2:0.5,theta=0.6:1.2:0.2,fanout=1
 //
-// with C the observed re-activation, at least 1,000 points (12,000 for
-// HotROD). The values observed directly — r and the fan-out — are its
+// with C the observed re-activation, at least 1,000 points (15,000 for
+// HotROD). A numeric axis written NAME=model holds what it names at the
+// model's own values. The values observed directly — r and the fan-out — are its
 // centre, and the report says how far the best point moved from them
 // (and from the model's p, k and θ).
 //
@@ -106,7 +108,18 @@
 // A propagation or re-activation axis whose profile is flat (the windows
 // cannot see it: HotROD's failures are all absorbed by retries, whatever
 // p) is not calibrated: the calibrated model keeps graph's value and
-// provenance, since any grid value would be a guess.
+// provenance, since any grid value would be a guess. The other axes'
+// best values were chosen jointly with that guess, so the grid is
+// searched again with the flat axes held at the model's values
+// (NAME=model; Report.Calibrated): the calibrated model is always a point
+// the fit replayed, and Loss on the written model gives exactly the
+// loss reported (Calibrated.Loss).
+//
+// The fit never makes the model worse: the model as it came is scored
+// too, and it is kept (Calibrated.Kept says why; only Model.Fit is added)
+// unless the calibrated point beats it in sample and, with back-tests,
+// predicts the held-out windows no worse than it does (the sum of their
+// losses).
 //
 // The model gives each node one base failure rate, so windows in which a
 // node's own failures differ beyond chance (a burst inside the capture)
@@ -132,9 +145,11 @@
 // most 25 values that keep the best's; how far the best point moved from
 // the model's values; the per-node errors at the best point; and
 // back-tests: for each of Config.Holdout windows (the busiest),
-// the grid is searched again without that window (same search, its losses
-// excluded), and the left-out window is predicted at that fit's best point
-// with per-node errors — the error on data the fit did not see.
+// the grid of the calibrated point (flat axes held) is searched again
+// without that window (same search, its losses excluded), and the
+// left-out window is predicted at that fit's best point with per-node
+// errors — the error on data the fit did not see — beside the
+// uncalibrated model's loss on it.
 //
 // Beside the grid, a logistic regression of per-call failure on load
 // features (FitLogistic) is the seed's cross-check: the caller's and the
@@ -143,7 +158,7 @@
 // gonum's BFGS on the L2-penalised negative log-likelihood. Its node-load
 // coefficient, as a marginal effect dP/dρ, stands beside the grid's k.
 //
-// The calibrated model is the input model at the best point, provenance
+// The calibrated model is the input model at the calibrated point, provenance
 // "fit" on every field the grid set (service_ms, propagation,
 // retry.reactivation, overload.slope, overload.threshold, fan_out) and on
 // scaled overload bases, and Model.Fit holding a Summary of the report.

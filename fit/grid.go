@@ -26,13 +26,20 @@ var params = []string{ParamTier, ParamP, ParamR, ParamK, ParamTheta, ParamFanOut
 
 // Tiers are the service tiers a grid or Config.Tier can name: a constant
 // at the observed P50, P95, P99 or mean of each node's exclusive time,
-// the piecewise-linear quantile function through P50/P95/P99 ("tiers",
-// what graph writes), or the observed quantile points ("empirical").
-var Tiers = []string{"p50", "p95", "p99", "mean", "tiers", "empirical"}
+// the piecewise-linear quantile function through P50/P95/P99 ("tiers"),
+// the observed quantile points ("empirical"), or each node's service
+// distribution as the model holds it ("model": what graph wrote, or a
+// user set).
+var Tiers = []string{"p50", "p95", "p99", "mean", "tiers", "empirical", TierModel}
 
-// DefaultTiers are the tiers of the default grid: the seed's three
+// TierModel is the tier that keeps each node's service distribution as
+// the model holds it.
+const TierModel = "model"
+
+// DefaultTiers are the tiers of the default grid: the model's own
+// service distributions (first, so that it wins a tie), the seed's three
 // quantiles and the whole observed shape.
-var DefaultTiers = []string{"p50", "p95", "p99", "empirical"}
+var DefaultTiers = []string{TierModel, "p50", "p95", "p99", "empirical"}
 
 func isTier(s string) bool { return slices.Contains(Tiers, s) }
 
@@ -68,7 +75,15 @@ type Axis struct {
 	HasCentre bool    `json:"has_centre,omitempty"`
 	// CentreSource is the provenance of the centre (observed, default…).
 	CentreSource string `json:"centre_source,omitempty"`
+	// Held, for an axis written NAME=model, holds what the axis names at
+	// the model's own values (each edge's or node's): the axis has one
+	// value, "model". A fit holds an axis it finds flat this way when it
+	// searches the other axes again.
+	Held bool `json:"held,omitempty"`
 }
+
+// HeldValue is the value of a held axis: the model's own values.
+const HeldValue = "model"
 
 // Name returns the axis name as the grid specification writes it: the
 // parameter, and ".TARGET" when it has one.
@@ -92,6 +107,9 @@ func (a *Axis) Numeric() bool { return a.Param != ParamTier }
 
 // Format returns value i as text.
 func (a *Axis) Format(i int) string {
+	if a.Held {
+		return HeldValue
+	}
 	if !a.Numeric() {
 		return a.Labels[i]
 	}
@@ -102,6 +120,8 @@ func (a *Axis) Format(i int) string {
 func (a *Axis) spec() string {
 	var vals string
 	switch {
+	case a.Held:
+		vals = HeldValue
 	case !a.Numeric():
 		vals = strings.Join(a.Labels, "|")
 	case a.Step > 0 && len(a.Values) > 1:
@@ -174,7 +194,8 @@ func (g *Grid) Values(idx int) Point {
 // ParseGrid reads a grid specification: axes separated by commas, each
 // NAME=VALUES where NAME is a parameter (tier, p, r, k, theta, fanout),
 // optionally followed by ".TARGET", and VALUES is a range START:STOP:STEP
-// (STOP included) or a list A|B|C:
+// (STOP included), a list A|B|C, or "model" (a numeric axis held at the
+// model's own values, each edge's or node's):
 //
 //	p=0.01:0.5:0.01,r=0:1:0.1,k=0:2:0.5,theta=0.6:1.2:0.2,tier=p50|p95|p99|empirical,fanout=1
 //	p.async=0.1|0.5,p.frontend->route=0:1:0.25,k.mysql=0:4:1
@@ -269,6 +290,11 @@ func (a *Axis) parseValues(s string) error {
 			}
 			a.Labels = append(a.Labels, t)
 		}
+		return nil
+	}
+	if strings.EqualFold(s, HeldValue) {
+		// One value: the model's own, which Apply restores.
+		a.Held, a.Values = true, []float64{0}
 		return nil
 	}
 	if parts := strings.Split(s, ":"); len(parts) == 3 {

@@ -11,7 +11,7 @@ import (
 
 // DefaultGrid returns the grid a fit searches when none is given:
 //
-//	tier=p50|p95|p99|empirical   when nodes have observed tiers
+//	tier=model|p50|p95|p99|empirical   when nodes have observed tiers
 //	p=0.01:0.5:0.01              the seed's range, every edge
 //	r=C-0.2:C+0.2:0.1            around the observed re-activation C
 //	                             (within [0, 1]), when retries exist
@@ -21,7 +21,7 @@ import (
 //
 // C is the call-weighted mean of the model's re-activation probabilities,
 // rounded to 0.1. With edges, tiers and retries the grid has 50 × 5 × 5
-// × 4 × 4 = 20,000 points (12,000 when C is 1 or 0); never fewer than
+// × 5 × 4 = 25,000 points (15,000 when C is 1 or 0); never fewer than
 // 1,000 when the model has edges.
 func DefaultGrid(m *cascade.Model) (*Grid, error) {
 	var parts []string

@@ -63,8 +63,8 @@ func TestDefaultGridSize(t *testing.T) {
 	hot := buildModel(t, hotrodDataset(t), graph.LevelService).Model
 	g, err := fit.DefaultGrid(hot)
 	require.NoError(t, err)
-	require.Equal(t, "tier=p50|p95|p99|empirical,p=0.01:0.5:0.01,r=0.8:1:0.1,k=0:2:0.5,theta=0.6:1.2:0.2,fanout=1", g.String())
-	require.Equal(t, 12000, g.Size())
+	require.Equal(t, "tier=model|p50|p95|p99|empirical,p=0.01:0.5:0.01,r=0.8:1:0.1,k=0:2:0.5,theta=0.6:1.2:0.2,fanout=1", g.String())
+	require.Equal(t, 15000, g.Size())
 
 	bare := &cascade.Model{Version: 1, Entries: []cascade.Entry{{Node: "a", Share: 1}},
 		Nodes: []cascade.Node{{Name: "a", Replicas: 1, Service: cascade.Const(1)}, {Name: "b", Replicas: 1, Service: cascade.Const(1)}},
@@ -78,7 +78,7 @@ func TestDefaultGridSize(t *testing.T) {
 	g, err = fit.DefaultGrid(storm)
 	require.NoError(t, err)
 	require.Contains(t, g.String(), "r=0.2:0.6:0.1", "r is centred on the observed 0.35 (rounded to 0.4)")
-	require.Equal(t, 20000, g.Size())
+	require.Equal(t, 25000, g.Size())
 }
 
 func TestApply(t *testing.T) {

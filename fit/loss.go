@@ -193,7 +193,16 @@ func rate(a, b float64) float64 {
 // point replays grid point idx through every window and returns its loss
 // per window; +Inf for a window whose replay ran away.
 func (ev *evaluator) point(idx int) ([]float64, error) {
-	m := ev.grid.Apply(ev.base, idx)
+	l, err := ev.modelLoss(ev.grid.Apply(ev.base, idx))
+	if err != nil {
+		return nil, fmt.Errorf("point %d, %w", idx, err)
+	}
+	return l, nil
+}
+
+// modelLoss replays model m through every window and returns its loss
+// per window; +Inf for a window whose replay ran away.
+func (ev *evaluator) modelLoss(m *cascade.Model) ([]float64, error) {
 	out := make([]float64, len(ev.windows))
 	for w := range ev.windows {
 		sim, err := ev.simulate(m, w)
@@ -202,11 +211,37 @@ func (ev *evaluator) point(idx int) ([]float64, error) {
 				out[w] = math.Inf(1)
 				continue
 			}
-			return nil, fmt.Errorf("point %d, window %d: %w", idx, ev.windows[w].Index, err)
+			return nil, fmt.Errorf("window %d: %w", ev.windows[w].Index, err)
 		}
 		out[w] = ev.windowLoss(w, sim)
 	}
 	return out, nil
+}
+
+// Loss scores model m as it stands against the observation windows, the
+// way Run scores a grid point: each window replayed with Config.Seeds
+// seeds from Config.Seed at Config.Tick (Run's refined tick is in the
+// report's TickMS), scored by the loss of the package documentation,
+// summed over the windows as Report.Calibrated.Loss is (rounded to six
+// decimals; the largest float when a replay ran away). The calibrated
+// model Run returns scores its Report.Calibrated.Loss exactly.
+func Loss(cfg Config, m *cascade.Model, obs *Observations) (float64, error) {
+	if err := cfg.Validate(); err != nil {
+		return 0, err
+	}
+	cfg = cfg.withDefaults()
+	if err := m.Validate(); err != nil {
+		return 0, fmt.Errorf("model: %w", err)
+	}
+	if obs == nil || len(obs.Windows) == 0 {
+		return 0, ErrNoWindows
+	}
+	ev := newEvaluator(cfg, &Grid{}, m, obs.Windows)
+	l, err := ev.modelLoss(m)
+	if err != nil {
+		return 0, err
+	}
+	return finite(objective(l, -1)), nil
 }
 
 // NodeError compares one node's observed and simulated values, over one

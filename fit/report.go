@@ -1,6 +1,7 @@
 package fit
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -11,9 +12,12 @@ import (
 // the model held, the per-node errors in sample and on held-out windows,
 // and the logistic regression beside the grid's values.
 type Report struct {
-	// Seed and Seeds are the replay seeds every point was scored with.
-	Seed  uint64 `json:"seed"`
-	Seeds int    `json:"seeds"`
+	// Seed and Seeds are the replay seeds every point was scored with,
+	// and TickMS the replay's clock resolution (refined by
+	// Config.TickCheck): with them Loss scores a model as the fit did.
+	Seed   uint64  `json:"seed"`
+	Seeds  int     `json:"seeds"`
+	TickMS float64 `json:"tick_ms"`
 	// Grid is the grid searched (a specification ParseGrid reads back);
 	// Points is its size and Evaluated the points replayed.
 	Grid      string `json:"grid"`
@@ -23,7 +27,7 @@ type Report struct {
 	Search string `json:"search"`
 	// Weights are the loss terms' weights.
 	Weights Weights `json:"weights"`
-	// Windows are the windows fitted, with their loss at the best point.
+	// Windows are the windows fitted, with the calibrated model's loss.
 	Windows []WindowSummary `json:"windows"`
 	// Best is the best point over all tiers; Tiers the best point of
 	// each tier, in the grid's tier order.
@@ -37,11 +41,15 @@ type Report struct {
 	// nil when the grid has fewer than two numeric axes of two or more
 	// values.
 	Plane *LossPlane `json:"plane,omitempty"`
-	// Nodes are the per-node errors at the best point over every window
+	// Calibrated is the point the calibrated model holds, its loss, and
+	// whether the fit kept the model as it came.
+	Calibrated Calibration `json:"calibrated"`
+	// Nodes are the calibrated model's per-node errors over every window
 	// (in sample).
 	Nodes []NodeError `json:"nodes"`
-	// Holdout are the back-tests: each window fitted without it and
-	// predicted; HoldoutNodes sums their per-node errors.
+	// Holdout are the back-tests: each window fitted without it (by the
+	// search that chose the calibrated point) and predicted;
+	// HoldoutNodes sums their per-node errors.
 	Holdout      []HoldoutResult `json:"holdout,omitempty"`
 	HoldoutNodes []NodeError     `json:"holdout_nodes,omitempty"`
 	// Logistic is the regression cross-check; nil when the observations
@@ -62,8 +70,65 @@ type WindowSummary struct {
 	LengthMS float64 `json:"length_ms"`
 	Roots    int     `json:"roots"`
 	Requests int64   `json:"requests"`
-	// Loss is the window's loss at the best point.
+	// Loss is the window's loss under the calibrated model.
 	Loss float64 `json:"loss"`
+}
+
+// Calibration is what the calibrated model holds. Where the surface
+// finds a p or r axis flat, the best point's value on it is a guess and
+// the other axes were chosen jointly with that guess, so the fit holds
+// the flat axes at the model's own values and searches the other axes
+// again (Grid, its points Evaluated): the calibrated model is always a
+// point the fit replayed. The fit then keeps the model as it came
+// (Kept) unless the calibrated point beats it in sample and, with
+// back-tests, predicts the held-out windows no worse.
+type Calibration struct {
+	// Held names the axes held at the model's values; Grid is the grid
+	// searched with them held and Evaluated its points replayed (empty
+	// and 0 when none is held: the best point is the calibrated one).
+	Held      []string `json:"held,omitempty"`
+	Grid      string   `json:"grid,omitempty"`
+	Evaluated int      `json:"evaluated,omitempty"`
+	// Values is the calibrated point ("model" on held axes), whether or
+	// not it was kept.
+	Values Point `json:"values"`
+	// Loss is the loss of the model written, summed over the windows:
+	// Loss(the model) with the report's seeds and tick gives it exactly.
+	// Uncalibrated is the model's as it came.
+	Loss         float64 `json:"loss"`
+	Uncalibrated float64 `json:"uncalibrated_loss"`
+	// Backtest sums the held-out windows' losses at the points fitted
+	// without them; BacktestUncalibrated the model's as it came on the
+	// same windows. Both are 0 without back-tests.
+	Backtest             float64 `json:"backtest_loss,omitempty"`
+	BacktestUncalibrated float64 `json:"backtest_uncalibrated_loss,omitempty"`
+	// Kept, when not empty, says why the calibrated model is the model
+	// as it came ("uncalibrated: …"), with only Model.Fit added.
+	Kept string `json:"kept,omitempty"`
+
+	sumFit, sumUnc float64
+}
+
+// backtest adds a held-out window's losses: at the point fitted without
+// it, and of the uncalibrated model.
+func (c *Calibration) backtest(fitted, unc float64) {
+	c.sumFit += fitted
+	c.sumUnc += unc
+	c.Backtest, c.BacktestUncalibrated = finite(c.sumFit), finite(c.sumUnc)
+}
+
+// keep decides whether the uncalibrated model is kept: when the
+// calibrated point's loss in sample (cal) does not beat the uncalibrated
+// model's (unc), or when back-tests predict the held-out windows worse
+// than the uncalibrated model does.
+func (c *Calibration) keep(cal, unc float64) {
+	c.Uncalibrated = finite(unc)
+	switch {
+	case !(cal < unc):
+		c.Kept = fmt.Sprintf("uncalibrated: no point beat the uncalibrated model in sample (loss %s, uncalibrated %s)", fmtF(finite(cal)), fmtF(finite(unc)))
+	case c.sumFit > c.sumUnc:
+		c.Kept = fmt.Sprintf("uncalibrated: no point beat the uncalibrated model on the holdout (back-test loss %s, uncalibrated %s)", fmtF(c.Backtest), fmtF(c.BacktestUncalibrated))
+	}
 }
 
 // PointResult is a grid point and its loss summed over the windows.
@@ -138,10 +203,12 @@ type HoldoutResult struct {
 	Index  int   `json:"index"`
 	Values Point `json:"values"`
 	// Loss is the held-out window's loss at the point fitted without
-	// it; InSample its loss at the point fitted with every window.
-	Loss     float64     `json:"loss"`
-	InSample float64     `json:"in_sample"`
-	Nodes    []NodeError `json:"nodes"`
+	// it; InSample its loss at the calibrated point (fitted with every
+	// window); Uncalibrated the model's as it came.
+	Loss         float64     `json:"loss"`
+	InSample     float64     `json:"in_sample"`
+	Uncalibrated float64     `json:"uncalibrated"`
+	Nodes        []NodeError `json:"nodes"`
 }
 
 // BaseChange is a node's overload base scaled to its own failures (the
@@ -159,30 +226,33 @@ type BaseChange struct {
 // what the Report's of the same name mean; Windows lists the fitted
 // windows' numbers and Nodes the back-test's per-node errors.
 type Summary struct {
-	Seed      uint64         `json:"seed"`
-	Seeds     int            `json:"seeds"`
-	Grid      string         `json:"grid"`
-	Search    string         `json:"search"`
-	Points    int            `json:"points"`
-	Evaluated int            `json:"evaluated"`
-	Windows   []int          `json:"windows"`
-	Best      PointResult    `json:"best"`
-	Tiers     []PointResult  `json:"tiers,omitempty"`
-	Surface   []SurfaceAxis  `json:"surface"`
-	Holdout   []HoldoutBrief `json:"holdout,omitempty"`
-	Logistic  *LogisticBrief `json:"logistic,omitempty"`
-	Moved     []Move         `json:"moved,omitempty"`
-	Base      []BaseChange   `json:"base,omitempty"`
-	Warnings  []string       `json:"warnings,omitempty"`
-	Weights   Weights        `json:"weights"`
-	Nodes     []NodeErrBrief `json:"holdout_nodes,omitempty"`
+	Seed       uint64         `json:"seed"`
+	Seeds      int            `json:"seeds"`
+	TickMS     float64        `json:"tick_ms"`
+	Grid       string         `json:"grid"`
+	Search     string         `json:"search"`
+	Points     int            `json:"points"`
+	Evaluated  int            `json:"evaluated"`
+	Windows    []int          `json:"windows"`
+	Best       PointResult    `json:"best"`
+	Calibrated Calibration    `json:"calibrated"`
+	Tiers      []PointResult  `json:"tiers,omitempty"`
+	Surface    []SurfaceAxis  `json:"surface"`
+	Holdout    []HoldoutBrief `json:"holdout,omitempty"`
+	Logistic   *LogisticBrief `json:"logistic,omitempty"`
+	Moved      []Move         `json:"moved,omitempty"`
+	Base       []BaseChange   `json:"base,omitempty"`
+	Warnings   []string       `json:"warnings,omitempty"`
+	Weights    Weights        `json:"weights"`
+	Nodes      []NodeErrBrief `json:"holdout_nodes,omitempty"`
 }
 
 // HoldoutBrief is a back-test in the model's fit summary.
 type HoldoutBrief struct {
-	Window   int     `json:"window"`
-	Loss     float64 `json:"loss"`
-	InSample float64 `json:"in_sample"`
+	Window       int     `json:"window"`
+	Loss         float64 `json:"loss"`
+	InSample     float64 `json:"in_sample"`
+	Uncalibrated float64 `json:"uncalibrated"`
 }
 
 // LogisticBrief is the regression in the model's fit summary.
@@ -205,7 +275,7 @@ type NodeErrBrief struct {
 // summary builds the model's fit summary from the report.
 func (r *Report) summary() *Summary {
 	s := &Summary{
-		Seed: r.Seed, Seeds: r.Seeds, Grid: r.Grid, Search: r.Search, Points: r.Points,
+		Seed: r.Seed, Seeds: r.Seeds, TickMS: r.TickMS, Grid: r.Grid, Calibrated: r.Calibrated, Search: r.Search, Points: r.Points,
 		Evaluated: r.Evaluated, Best: r.Best, Tiers: r.Tiers, Surface: r.Surface, Moved: r.Moved,
 		Base: r.Base, Warnings: r.Warnings, Weights: r.Weights,
 	}
@@ -213,7 +283,7 @@ func (r *Report) summary() *Summary {
 		s.Windows = append(s.Windows, w.Index)
 	}
 	for _, h := range r.Holdout {
-		s.Holdout = append(s.Holdout, HoldoutBrief{Window: h.Window, Loss: h.Loss, InSample: h.InSample})
+		s.Holdout = append(s.Holdout, HoldoutBrief{Window: h.Window, Loss: h.Loss, InSample: h.InSample, Uncalibrated: h.Uncalibrated})
 	}
 	for _, n := range r.HoldoutNodes {
 		s.Nodes = append(s.Nodes, NodeErrBrief{Node: n.Node, FailErr: n.FailErr, P50Err: n.P50Err, P99Err: n.P99Err, CallsErr: n.CallsErr})

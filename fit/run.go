@@ -96,37 +96,11 @@ func Run(ctx context.Context, cfg Config, m *cascade.Model, obs *Observations) (
 	if err != nil {
 		return nil, err
 	}
-	// The profiles through the best point (every value of each numeric
-	// axis, the others fixed) describe the surface, and the loss plane
-	// over the two axes whose profiles rise most maps it; where the
-	// search did not look at a profile or plane point that turns out
-	// better, move there. In an exhaustive search every point is known
-	// already; in a refine search the plane adds at most 25 × 25
-	// replays per pass.
-	var best int
-	var bl float64
-	for {
-		best, bl = s.bestOf(pts, -1)
-		prof := profilePoints(g, best)
-		if err := s.eval(ctx, prof); err != nil {
-			return nil, err
-		}
-		pts = union(pts, prof)
-		if nb, _ := s.bestOf(pts, -1); nb != best {
-			continue
-		}
-		if x, y := planeAxes(g, s.surface(best, nil, cfg.FlatTolerance)); x >= 0 {
-			cells := planePoints(g, best, x, y)
-			if err := s.eval(ctx, cells); err != nil {
-				return nil, err
-			}
-			pts = union(pts, cells)
-		}
-		if nb, _ := s.bestOf(pts, -1); nb == best {
-			break
-		}
+	pts, best, err := s.settle(ctx, pts, true)
+	if err != nil {
+		return nil, err
 	}
-	rep.Best = pointResult(g, best, bl)
+	rep.Best = pointResult(g, best, objective(s.cache[best], -1))
 	if ta := tierAxis(g); ta >= 0 {
 		for t := range g.Axes[ta].Labels {
 			var of []int
@@ -145,60 +119,182 @@ func Run(ctx context.Context, cfg Config, m *cascade.Model, obs *Observations) (
 	rep.Moved = moved(g, best)
 	rep.Warnings = edgeWarnings(g, best, rep.Surface)
 	rep.Warnings = append(rep.Warnings, regimeWarnings(obs)...)
-	// In-sample errors at the best point.
-	inModel := func(name string) bool { return base.Node(name) != nil }
-	bm := g.Apply(base, best)
-	var per [][]NodeError
-	for w := range obs.Windows {
-		win := &obs.Windows[w]
-		sim, err := ev.simulate(bm, w)
-		if err != nil {
-			return nil, fmt.Errorf("best point, window %d: %w", win.Index, err)
-		}
-		per = append(per, nodeErrors(win, sim, inModel))
-		var req int64
-		for _, n := range win.Nodes {
-			req += n.Requests
-		}
-		rep.Windows = append(rep.Windows, WindowSummary{
-			Index: win.Index, Start: time.Unix(0, win.StartNS).UTC().Format(time.RFC3339Nano),
-			LengthMS: round6(win.LengthMS), Roots: win.Roots, Requests: req, Loss: finite(s.cache[best][w]),
-		})
+	rep.Evaluated = len(s.cache)
+
+	// The calibrated point: the best point, or where the windows cannot
+	// see p or r, the best point of the grid searched again with those
+	// axes held at the model's values.
+	cs, cbest, err := refit(ctx, cfg, s, best, rep)
+	if err != nil {
+		return nil, err
 	}
-	rep.Nodes = sumNodeErrors(per)
-	// Back-tests.
+	// The model as it came, scored alike: the fit must beat it.
+	unc, err := ev.modelLoss(m)
+	if err != nil {
+		return nil, fmt.Errorf("uncalibrated model: %w", err)
+	}
+	// Back-tests, of the search that chose the calibrated point.
+	inModel := func(name string) bool { return base.Node(name) != nil }
+	cg := cs.ev.grid
 	var held [][]NodeError
 	for _, w := range holdoutWindows(obs.Windows, cfg.Holdout) {
-		hp, err := s.search(ctx, exhaustive, cfg.Starts, w)
+		hp, err := cs.search(ctx, cs.exhaustive(cfg), cfg.Starts, w)
 		if err != nil {
 			return nil, err
 		}
-		hb, _ := s.bestOf(hp, w)
-		sim, err := ev.simulate(g.Apply(base, hb), w)
+		hb, _ := cs.bestOf(hp, w)
+		sim, err := ev.simulate(cg.Apply(base, hb), w)
 		if err != nil {
 			return nil, fmt.Errorf("back-test of window %d: %w", obs.Windows[w].Index, err)
 		}
 		ne := nodeErrors(&obs.Windows[w], sim, inModel)
 		held = append(held, ne)
 		rep.Holdout = append(rep.Holdout, HoldoutResult{
-			Window: obs.Windows[w].Index, Index: hb, Values: g.Values(hb),
-			Loss: finite(s.cache[hb][w]), InSample: finite(s.cache[best][w]), Nodes: ne,
+			Window: obs.Windows[w].Index, Index: hb, Values: cg.Values(hb),
+			Loss: finite(cs.cache[hb][w]), InSample: finite(cs.cache[cbest][w]), Uncalibrated: finite(unc[w]), Nodes: ne,
 		})
+		rep.Calibrated.backtest(cs.cache[hb][w], unc[w])
 	}
 	if len(held) > 0 {
 		rep.HoldoutNodes = sumNodeErrors(held)
 	}
+	if cs != s {
+		rep.Calibrated.Evaluated = len(cs.cache)
+	}
+	rep.Calibrated.keep(objective(cs.cache[cbest], -1), objective(unc, -1))
 	if len(obs.Calls) > 0 {
 		if rep.Logistic, err = FitLogistic(obs.Calls); err != nil {
 			return nil, err
 		}
 	}
-	rep.Evaluated = len(s.cache)
-	cal, err := calibrate(base, g, best, rep)
+	// The model written, and in sample what it replays: its loss is the
+	// one reported, computed from the very model.
+	written := m
+	if rep.Calibrated.Kept == "" {
+		written = cg.Apply(base, cbest)
+	}
+	var per [][]NodeError
+	var loss float64
+	for w := range obs.Windows {
+		win := &obs.Windows[w]
+		sim, err := ev.simulate(written, w)
+		if err != nil {
+			return nil, fmt.Errorf("calibrated model, window %d: %w", win.Index, err)
+		}
+		per = append(per, nodeErrors(win, sim, inModel))
+		l := ev.windowLoss(w, sim)
+		loss += l
+		var req int64
+		for _, n := range win.Nodes {
+			req += n.Requests
+		}
+		rep.Windows = append(rep.Windows, WindowSummary{
+			Index: win.Index, Start: time.Unix(0, win.StartNS).UTC().Format(time.RFC3339Nano),
+			LengthMS: round6(win.LengthMS), Roots: win.Roots, Requests: req, Loss: finite(l),
+		})
+	}
+	rep.Nodes = sumNodeErrors(per)
+	rep.Calibrated.Loss = finite(loss)
+	rep.TickMS = round6(float64(cfg.Tick) / 1e6)
+	var cal *cascade.Model
+	if rep.Calibrated.Kept == "" {
+		cal, err = calibrate(base, cg, cbest, rep)
+	} else {
+		cal, err = uncalibrated(m, rep)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &Result{Report: rep, Model: cal}, nil
+}
+
+// settle makes pts's best point the best of its profiles (every value of
+// each numeric axis, the others fixed), and with plane set of its loss
+// plane (the two axes whose profiles rise most): where the search did
+// not look at a profile or plane point that turns out better, it moves
+// there. In an exhaustive search every point is known already; in a
+// refine search the plane adds at most 25 × 25 replays per pass. It
+// returns the points looked at and the best.
+func (s *searcher) settle(ctx context.Context, pts []int, plane bool) ([]int, int, error) {
+	g := s.ev.grid
+	for {
+		best, _ := s.bestOf(pts, -1)
+		prof := profilePoints(g, best)
+		if err := s.eval(ctx, prof); err != nil {
+			return nil, 0, err
+		}
+		pts = union(pts, prof)
+		if nb, _ := s.bestOf(pts, -1); nb != best {
+			continue
+		}
+		if !plane {
+			return pts, best, nil
+		}
+		if x, y := planeAxes(g, s.surface(best, nil, s.ev.cfg.FlatTolerance)); x >= 0 {
+			cells := planePoints(g, best, x, y)
+			if err := s.eval(ctx, cells); err != nil {
+				return nil, 0, err
+			}
+			pts = union(pts, cells)
+		}
+		if nb, _ := s.bestOf(pts, -1); nb == best {
+			return pts, best, nil
+		}
+	}
+}
+
+// exhaustive reports whether the searcher's grid is searched point by
+// point under cfg.
+func (s *searcher) exhaustive(cfg Config) bool {
+	return cfg.Search == SearchExhaustive || (cfg.Search == SearchAuto && s.ev.grid.Size() <= cfg.Exhaustive)
+}
+
+// refit returns the searcher and point of the calibrated model. Where
+// the surface found p or r axes flat (rep.Surface), the best point's
+// values on them would be guesses, and the other axes' values were
+// chosen jointly with those guesses: the grid is searched again with the
+// flat axes held at the model's own values (NAME=model), so that the
+// calibrated model is a point the fit replayed and scored. Otherwise it
+// returns s and best.
+func refit(ctx context.Context, cfg Config, s *searcher, best int, rep *Report) (*searcher, int, error) {
+	g := s.ev.grid
+	flat := flatAxes(rep.Surface)
+	hg := &Grid{Axes: slices.Clone(g.Axes)}
+	for a := range hg.Axes {
+		ax := &hg.Axes[a]
+		if (ax.Param == ParamP || ax.Param == ParamR) && !ax.Held && flat[ax.Name()] {
+			ax.Held, ax.Values, ax.Step = true, []float64{0}, 0
+			rep.Calibrated.Held = append(rep.Calibrated.Held, ax.Name())
+		}
+	}
+	if len(rep.Calibrated.Held) == 0 {
+		rep.Calibrated.Values = rep.Best.Values
+		return s, best, nil
+	}
+	ev := *s.ev
+	ev.grid = hg
+	hs := newSearcher(&ev, s.parallel, s.progress)
+	hs.done, hs.planned = s.done, s.planned
+	pts, err := hs.search(ctx, hs.exhaustive(cfg), cfg.Starts, -1)
+	if err != nil {
+		return nil, 0, err
+	}
+	_, hb, err := hs.settle(ctx, pts, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	rep.Calibrated.Grid = hg.String()
+	rep.Calibrated.Values = hg.Values(hb)
+	return hs, hb, nil
+}
+
+// flatAxes returns the axes the surface found not identifiable.
+func flatAxes(surf []SurfaceAxis) map[string]bool {
+	flat := map[string]bool{}
+	for _, s := range surf {
+		flat[s.Axis] = !s.Identifiable && (s.Minus != nil || s.Plus != nil || s.Gap != nil)
+	}
+	return flat
 }
 
 func pointResult(g *Grid, idx int, loss float64) PointResult {
@@ -444,7 +540,8 @@ func edgeWarnings(g *Grid, best int, surf []SurfaceAxis) []string {
 }
 
 // calibrate returns base with point best's values, provenance "fit" on
-// what the grid set, and the report's summary in Model.Fit.
+// what the grid set (not on what a held axis keeps), and the report's
+// summary in Model.Fit.
 func calibrate(base *cascade.Model, g *Grid, best int, rep *Report) (*cascade.Model, error) {
 	out := g.Apply(base, best)
 	for i := range out.Nodes {
@@ -459,56 +556,42 @@ func calibrate(base *cascade.Model, g *Grid, best int, rep *Report) (*cascade.Mo
 		}
 		(*p)[key] = cascade.Fitted
 	}
-	flat := map[string]bool{}
-	for _, s := range rep.Surface {
-		flat[s.Axis] = !s.Identifiable && (s.Minus != nil || s.Plus != nil || s.Gap != nil)
-	}
 	c := g.Coords(best)
 	for a := range g.Axes {
 		ax := &g.Axes[a]
-		switch ax.Param {
-		case ParamTier:
+		switch {
+		case ax.Held:
+			// The model keeps its own values, and their provenance.
+		case ax.Param == ParamTier:
+			if ax.Labels[c[a]] == TierModel {
+				continue
+			}
 			for i := range out.Nodes {
 				if out.Nodes[i].Tiers != nil {
 					set(&out.Nodes[i].Provenance, "service_ms")
 				}
 			}
-		case ParamP, ParamR, ParamFanOut:
+		case ax.Param == ParamP || ax.Param == ParamR || ax.Param == ParamFanOut:
 			if ax.Param == ParamFanOut && ax.Values[c[a]] == 1 {
-				continue
-			}
-			if ax.Param != ParamFanOut && flat[ax.Name()] {
-				// The windows cannot see this parameter: whatever the
-				// grid's value, it would be a guess, so the model keeps
-				// what graph observed (or its default).
-				for i := range out.Edges {
-					e := &out.Edges[i]
-					if !edgeMatches(out, e, ax.Target) {
-						continue
-					}
-					if ax.Param == ParamP {
-						e.Propagation = base.Edges[i].Propagation
-					} else if e.Retry != nil && base.Edges[i].Retry != nil {
-						e.Retry.Reactivation = base.Edges[i].Retry.Reactivation
-					}
-				}
 				continue
 			}
 			key := map[string]string{ParamP: "propagation", ParamR: "retry.reactivation", ParamFanOut: "fan_out"}[ax.Param]
 			for i := range out.Edges {
 				e := &out.Edges[i]
-				if edgeMatches(out, e, ax.Target) && (ax.Param != ParamR || e.Retry != nil) {
+				owner := g.owner(ax.Param, func(t string) bool { return edgeMatches(out, e, t) })
+				if owner == a && (ax.Param != ParamR || e.Retry != nil) {
 					set(&e.Provenance, key)
 				}
 			}
-		case ParamK, ParamTheta:
+		case ax.Param == ParamK || ax.Param == ParamTheta:
 			key := "overload.slope"
 			if ax.Param == ParamTheta {
 				key = "overload.threshold"
 			}
 			for i := range out.Nodes {
-				if ax.Target == "" || out.Nodes[i].Name == ax.Target {
-					set(&out.Nodes[i].Provenance, key)
+				n := &out.Nodes[i]
+				if g.owner(ax.Param, func(t string) bool { return t == "" || t == n.Name }) == a {
+					set(&n.Provenance, key)
 				}
 			}
 		}
@@ -520,6 +603,36 @@ func calibrate(base *cascade.Model, g *Grid, best int, rep *Report) (*cascade.Mo
 	out.Fit = b
 	out.Sort()
 	return out, nil
+}
+
+// uncalibrated returns model m unchanged but for the report's summary in
+// Model.Fit: the fit kept it (Calibration.Kept says why).
+func uncalibrated(m *cascade.Model, rep *Report) (*cascade.Model, error) {
+	out := *m
+	out.Nodes, out.Edges, out.Entries = slices.Clone(m.Nodes), slices.Clone(m.Edges), slices.Clone(m.Entries)
+	b, err := json.Marshal(rep.summary())
+	if err != nil {
+		return nil, err
+	}
+	out.Fit = b
+	return &out, nil
+}
+
+// owner returns the axis of param whose value Apply leaves on what match
+// accepts (the most specific matching target, the last of equals), or
+// -1.
+func (g *Grid) owner(param string, match func(target string) bool) int {
+	own := -1
+	for a := range g.Axes {
+		ax := &g.Axes[a]
+		if ax.Param != param || !match(ax.Target) {
+			continue
+		}
+		if own < 0 || edgeRank(ax.Target) >= edgeRank(g.Axes[own].Target) {
+			own = a
+		}
+	}
+	return own
 }
 
 // fmtF formats a float for tables.

@@ -12,6 +12,7 @@ import (
 	"cascade"
 	"cascade/fit"
 	"cascade/graph"
+	"cascade/replay"
 )
 
 // chainFit returns the chain model's synthetic observations (two short
@@ -116,14 +117,24 @@ func TestRunReport(t *testing.T) {
 // only its own share as overload base.
 func TestRunOwnBase(t *testing.T) {
 	m := twoNodeModel()
+	// a fails 1 − (1 − base_a)(1 − base_b) of its requests through p = 1:
+	// 75% with a's whole rate, 56% with its own share, as observed.
+	var arr []replay.Arrival
+	for i := range 100 {
+		arr = append(arr, replay.Arrival{AtMS: float64(10 * i)})
+	}
 	obs := &fit.Observations{
-		Windows: []fit.Window{{LengthMS: 1000, Nodes: []fit.NodeObs{{Name: "a", Requests: 10}}}},
-		Own:     []fit.OwnFailures{{Node: "a", Failed: 4, Own: 1}, {Node: "b", Failed: 3, Own: 3}},
+		Windows: []fit.Window{{LengthMS: 1000, Arrivals: arr, Roots: len(arr), Nodes: []fit.NodeObs{
+			{Name: "a", Requests: 100, Failures: 56, P50MS: 2, P95MS: 2, P99MS: 2},
+			{Name: "b", Requests: 100, Failures: 50, P50MS: 1, P95MS: 1, P99MS: 1},
+		}}},
+		Own: []fit.OwnFailures{{Node: "a", Failed: 4, Own: 1}, {Node: "b", Failed: 3, Own: 3}},
 	}
 	cfg := fit.DefaultConfig()
 	cfg.Grid = "k=0"
 	res, err := fit.Run(context.Background(), cfg, m, obs)
 	require.NoError(t, err)
+	require.Empty(t, res.Report.Calibrated.Kept, "the own share fits better")
 	require.Equal(t, []fit.BaseChange{{Node: "a", From: 0.5, To: 0.125, Share: 0.25}}, res.Report.Base)
 	require.Equal(t, 0.125, res.Model.Node("a").Overload.Base)
 	require.Equal(t, cascade.Fitted, res.Model.Node("a").Provenance["overload.base"])

@@ -73,6 +73,7 @@ func TestShapesFit(t *testing.T) {
 			fr, err := fit.Run(context.Background(), cfg, m, obs)
 			require.NoError(t, err)
 			rep := fr.Report
+			require.Equal(t, rep.Calibrated.Loss, writtenLoss(t, cfg, fr, obs), "the written model scores the reported loss (seed %d)", rep.Seed)
 			got, err := strconv.ParseFloat(rep.Best.Value(axis), 64)
 			require.NoError(t, err)
 			t.Logf("seed %d, %d windows: %s %.1f (truth %.2f, scrambled to %.1f), loss %.4g",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -20,6 +21,17 @@ func WriteTable(w io.Writer, r *Report) error {
 	fmt.Fprintf(tw, "best\t%s  loss %s\n", r.Best.Values.String(), fmtF(r.Best.Loss))
 	for _, t := range r.Tiers {
 		fmt.Fprintf(tw, "  tier %s\t%s  loss %s\n", t.Value(ParamTier), t.Values.String(), fmtF(t.Loss))
+	}
+	c := &r.Calibrated
+	if len(c.Held) > 0 {
+		fmt.Fprintf(tw, "held\t%s at the model's values (flat), the rest searched again: %d points of %s replayed\n",
+			strings.Join(c.Held, ", "), c.Evaluated, c.Grid)
+	}
+	if c.Kept == "" {
+		fmt.Fprintf(tw, "calibrated\t%s  loss %s (uncalibrated %s)\n", c.Values.String(), fmtF(c.Loss), fmtF(c.Uncalibrated))
+	} else {
+		fmt.Fprintf(tw, "calibrated\t%s  not written\n", c.Values.String())
+		fmt.Fprintf(tw, "kept\t%s; the model is written as it came, loss %s\n", c.Kept, fmtF(c.Loss))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -80,17 +92,18 @@ func WriteTable(w io.Writer, r *Report) error {
 	}
 
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "in sample, at the best point (all windows):")
+	fmt.Fprintln(w, "in sample, the calibrated model (all windows):")
 	if err := nodeTable(w, r.Nodes); err != nil {
 		return err
 	}
 	if len(r.Holdout) > 0 {
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "HELD OUT\tFITTED WITHOUT IT\tLOSS\tIN-SAMPLE LOSS")
+		fmt.Fprintln(tw, "HELD OUT\tFITTED WITHOUT IT\tLOSS\tIN-SAMPLE LOSS\tUNCALIBRATED LOSS")
 		for _, h := range r.Holdout {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", h.Window, h.Values.String(), fmtF(h.Loss), fmtF(h.InSample))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", h.Window, h.Values.String(), fmtF(h.Loss), fmtF(h.InSample), fmtF(h.Uncalibrated))
 		}
+		fmt.Fprintf(tw, "sum\t\t%s\t\t%s\n", fmtF(c.Backtest), fmtF(c.BacktestUncalibrated))
 		if err := tw.Flush(); err != nil {
 			return err
 		}

@@ -228,8 +228,13 @@ func TestBuild(t *testing.T) {
 			require.Equal(t, int64(1), o.Retries)
 			require.Equal(t, 1.5, o.AttemptsPerCall)
 			require.Equal(t, cascade.Const(2), ab.FanOut)
-			require.Equal(t, &cascade.Retry{Reactivation: 1, MaxAttempts: 2,
+			// The retry succeeded: the limit is unknown, at least the 2
+			// attempts seen, replayed at the default.
+			require.Equal(t, &cascade.Retry{Reactivation: 1, MaxAttempts: graph.DefaultMaxAttempts,
 				Backoff: cascade.Backoff{Kind: cascade.BackoffFixed, BaseMS: 5}}, ab.Retry)
+			require.Equal(t, 2, o.MaxAttemptsSeen)
+			require.Equal(t, cascade.RetryLimitUnknown, o.RetryLimit)
+			require.Equal(t, cascade.Default, ab.Provenance["retry.max_attempts"])
 			require.Equal(t, []float64{5}, o.BackoffGapsMS)
 			require.Equal(t, cascade.Inferred, ab.Provenance["retry"])
 			require.Equal(t, 1, ab.Parallelism)
@@ -268,13 +273,31 @@ func TestBuild(t *testing.T) {
 			require.Equal(t, 3, ab.Retry.MaxAttempts)
 			require.Equal(t, 3.0, ab.Observed.AttemptsPerCall)
 			require.Equal(t, cascade.Observed, ab.Provenance["retry"])
+			// No attempt failed: 3 is the most seen, not a proven limit.
+			require.Equal(t, cascade.RetryLimitUnknown, ab.Observed.RetryLimit)
+			require.Equal(t, cascade.ObservedPeak, ab.Provenance["retry.max_attempts"])
 		},
 	}, {
-		name: "timeouts from the error type and the status code",
+		name: "a chain that fails at its last attempt shows the limit",
 		spans: concat(
-			callsTo("t1", [][2]float64{{10, 40}}, []func(*cascade.Span){failed("DEADLINE_EXCEEDED")}),
-			callsTo("t2", [][2]float64{{10, 35}}, []func(*cascade.Span){failed("upstream"), code(504)}),
-			callsTo("t3", [][2]float64{{10, 15}}, []func(*cascade.Span){failed("refused")})),
+			callsTo("t1", [][2]float64{{10, 20}, {21, 30}},
+				[]func(*cascade.Span){failed("boom")}, []func(*cascade.Span){failed("boom")}),
+			callsTo("t2", [][2]float64{{10, 20}, {21, 30}},
+				[]func(*cascade.Span){failed("boom")})),
+		check: func(t *testing.T, res *graph.Result) {
+			ab := edge(t, res.Model, "a", "b")
+			require.Equal(t, 2, ab.Retry.MaxAttempts)
+			require.Equal(t, 2, ab.Observed.MaxAttemptsSeen)
+			require.Equal(t, cascade.RetryLimitObserved, ab.Observed.RetryLimit)
+			require.Equal(t, cascade.Inferred, ab.Provenance["retry.max_attempts"])
+		},
+	}, {
+		name: "timeouts from the caller's own error type and gRPC status",
+		spans: concat(
+			callsTo("t1", [][2]float64{{10, 40}}, []func(*cascade.Span){failed("context deadline exceeded")}),
+			callsTo("t2", [][2]float64{{10, 35}}, []func(*cascade.Span){failed("upstream"), code(4)}),
+			callsTo("t3", [][2]float64{{10, 15}}, []func(*cascade.Span){failed("refused")}),
+			callsTo("t4", [][2]float64{{10, 30}})),
 		check: func(t *testing.T, res *graph.Result) {
 			ab := edge(t, res.Model, "a", "b")
 			require.Equal(t, int64(2), ab.Observed.Timeouts)
@@ -282,6 +305,42 @@ func TestBuild(t *testing.T) {
 			require.Equal(t, 27.5, ab.TimeoutMS)
 			require.Equal(t, graph.EvidenceErrType, ab.Observed.TimeoutEvidence)
 			require.Equal(t, cascade.Inferred, ab.Provenance["timeout_ms"])
+		},
+	}, {
+		name: "no caller timeout from what the callee answered or its own span",
+		spans: concat(
+			// The callee failed and its caller's client span repeats its
+			// message, as a gRPC status passes it up (HotROD's "redis
+			// timeout").
+			[]cascade.Span{span("t2", "1", "", "a", "/a", server, 0, 100),
+				span("t2", "2", "1", "a", "get", client, 10, 30, failed("redis timeout")),
+				span("t2", "3", "2", "b", "/get", server, 10.5, 29, failed("redis timeout"))},
+			// HTTP 504 and 408 are answers from the server or a gateway.
+			callsTo("t3", [][2]float64{{10, 40}}, []func(*cascade.Span){failed("upstream"), code(504)}),
+			callsTo("t4", [][2]float64{{10, 40}}, []func(*cascade.Span){failed("slow"), code(408)}),
+			// A callee that reports its own work as client spans: its
+			// "timeout" is its own.
+			[]cascade.Span{span("t5", "1", "", "a", "/a", server, 0, 100),
+				span("t5", "2", "1", "c", "GetDriver", client, 10, 30, failed("redis timeout"))}),
+		check: func(t *testing.T, res *graph.Result) {
+			for _, to := range []string{"b", "c"} {
+				e := edge(t, res.Model, "a", to)
+				require.Zero(t, e.TimeoutMS, to)
+				require.Zero(t, e.Observed.Timeouts, to)
+				require.Equal(t, graph.EvidenceNone, e.Observed.TimeoutEvidence, to)
+				require.Equal(t, cascade.Default, e.Provenance["timeout_ms"], to)
+			}
+		},
+	}, {
+		name: "a deadline shorter than the successful calls is none",
+		spans: concat(
+			callsTo("t1", [][2]float64{{10, 20}}, []func(*cascade.Span){failed("context deadline exceeded")}),
+			callsTo("t2", [][2]float64{{10, 40}}),
+			callsTo("t3", [][2]float64{{10, 45}})),
+		check: func(t *testing.T, res *graph.Result) {
+			ab := edge(t, res.Model, "a", "b")
+			require.Zero(t, ab.TimeoutMS)
+			require.Equal(t, graph.EvidenceNone, ab.Observed.TimeoutEvidence)
 		},
 	}, {
 		name:  "no failures: default timeout and propagation",
@@ -510,7 +569,9 @@ func TestSynthetic(t *testing.T) {
 	require.InDelta(t, 1.0, redis.Retry.Reactivation, 0.02) // a third failure is not re-sent
 	require.Equal(t, cascade.BackoffFixed, redis.Retry.Backoff.Kind)
 	require.InDelta(t, 1, redis.Retry.Backoff.BaseMS, 0.01)
-	require.Positive(t, redis.TimeoutMS)
+	// The client's own "i/o timeout", at its 5 ms deadline.
+	require.Equal(t, 5.0, redis.TimeoutMS)
+	require.Equal(t, graph.EvidenceErrType, redis.Observed.TimeoutEvidence)
 	require.Equal(t, 3, m.Node("gateway").Replicas)
 	db := edge(t, m, "items", "postgres")
 	require.Equal(t, 5.0, db.Observed.FanOutMax)

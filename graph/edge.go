@@ -23,9 +23,10 @@ type edgeAcc struct {
 	// cut are the caller's waits on attempts it abandoned while the
 	// callee still worked.
 	cut reservoir
-	// failedOther are the durations of the other failed attempts whose
-	// callee did not see a call of its own fail: they may still be
-	// timeouts, if they end at a common duration.
+	// failedOther are the durations of the other failed attempts timed
+	// by the caller's own span whose callee neither failed nor saw a
+	// call of its own fail: they may still be timeouts, if they end at a
+	// common duration.
 	failedOther reservoir
 	// net are half the difference between the client span's duration
 	// and the callee's request span's, for calls timed by a client span
@@ -93,7 +94,9 @@ func (e *edgeAcc) addGroup(b *Builder, sp []tspan, req int32, calls []call) {
 				e.explicit.add(b.rng, k, ms)
 			case c.cut:
 				e.cut.add(b.rng, k, ms)
-			case c.callee < 0 || !sp[c.callee].childFailed:
+			case c.span != c.callee && (c.callee < 0 || !sp[c.callee].failed && !sp[c.callee].childFailed):
+				// The caller's span failed while the callee had no
+				// failure to answer with: the caller's doing.
 				e.failedOther.add(b.rng, k, ms)
 			}
 		} else {
@@ -309,6 +312,33 @@ func (e *edgeAcc) retryChains(b *Builder, r *tspan, calls []call, lo, hi int, re
 	return chains
 }
 
+// DefaultMaxAttempts is the retry limit (attempts, the first included)
+// graph gives an edge whose retries never ran out in the capture: every
+// chain of attempts ended in a success, so the longest chain seen is only
+// a lower bound of the client's limit. It is 3, the most common default
+// among retrying clients: the AWS SDKs' standard mode, Spring Retry's
+// SimpleRetryPolicy, resilience4j's Retry and HotROD's own GetDriver loop
+// all make at most 3 attempts (Envoy's one retry, 2 attempts, is the
+// lower outlier; gRPC's retry policy has no default and caps at 5). An
+// edge that showed more attempts keeps the most it showed.
+const DefaultMaxAttempts = 3
+
+// retryLimit returns the max attempts of an edge that retries and what
+// the capture shows of its limit (cascade.RetryLimitObserved or
+// RetryLimitUnknown). The limit is observed when some logical call
+// failed at its last attempt after the most attempts seen: it ran out,
+// so the policy stopped it there. When none did, every chain ended in a
+// success before reaching the limit, which is then unknown: at least the
+// most attempts seen, and DefaultMaxAttempts unless the capture showed
+// more.
+func (e *edgeAcc) retryLimit() (int, string) {
+	seen := int(e.maxAttempts)
+	if e.failedAt[min(seen, len(e.failedAt)-1)] > 0 {
+		return seen, cascade.RetryLimitObserved
+	}
+	return max(seen, DefaultMaxAttempts), cascade.RetryLimitUnknown
+}
+
 // minNetCalls is the fewest paired calls from which an edge's network
 // delay is read: enough for a 95% quantile.
 const minNetCalls = 20
@@ -325,15 +355,18 @@ const (
 	EvidenceSlow     = "slow failures"
 )
 
-// timeout reads the edge's own deadline from its own attempts, by the
-// strongest evidence it holds, and returns the attempts that ran into it,
-// the deadline (0 when unknown) and the evidence:
+// timeout reads the caller's deadline on the edge from the caller's own
+// record of its attempts, by the strongest evidence it holds, and
+// returns the attempts that ran into it, the deadline (0 when unknown)
+// and the evidence:
 //
-//   - timeout errors: the median duration of failed attempts whose error
-//     names a timeout (the cut and slow attempts are counted too);
-//   - cut-off durations: failed attempts slower than 99% of the
-//     successful ones (at least 20), whose callee saw no failure of its
-//     own calls (else the failure came from below), at least 3 of them
+//   - timeout errors: the median duration of failed attempts whose
+//     caller's span says its deadline ran out (callerTimeout: gRPC
+//     DEADLINE_EXCEEDED, or its own error naming a timeout while the
+//     callee answered no failure);
+//   - cut-off durations: failed attempts of the caller's span whose
+//     callee neither failed nor saw a call of its own fail, slower than
+//     99% of the successful ones (at least 20), at least 3 of them
 //     ending at a common duration (their 10%–90% spread within 10% of
 //     their median): the deadline is their median;
 //   - callee outlived caller: the median wait of the attempts the caller
@@ -342,14 +375,22 @@ const (
 //     common duration; the deadline is the longest of them, the weakest
 //     reading.
 //
-// Without any of these the deadline is unknown.
+// A deadline shorter than the edge's successful attempts cannot be one
+// (a call that outlasts its deadline does not succeed): a reading below
+// the 99% quantile of the successes is passed over for the next. Without
+// any left the deadline is unknown. An error the callee answered with,
+// and the duration of an attempt timed by the callee's own span, are the
+// callee's doing, not the caller's, and are no evidence.
 func (e *edgeAcc) timeout(ok []float64) (n int64, ms float64, evidence string) {
 	var slow []float64
 	var slowN int64
+	okP99 := 0.0
+	if len(ok) > 0 {
+		okP99 = quantile(ok, 0.99)
+	}
 	if e.failedOther.n > 0 && e.okLatency.n >= 20 {
-		p99 := quantile(ok, 0.99)
 		for _, v := range e.failedOther.sorted() {
-			if v > p99 {
+			if v > okP99 {
 				slow = append(slow, v)
 			}
 		}
@@ -358,18 +399,44 @@ func (e *edgeAcc) timeout(ok []float64) (n int64, ms float64, evidence string) {
 		}
 	}
 	common := len(slow) >= 3 && quantile(slow, 0.9)-quantile(slow, 0.1) <= 0.1*quantile(slow, 0.5)
-	n = e.explicit.n + e.cut.n + slowN
-	switch {
-	case e.explicit.n > 0:
-		return n, roundMS(quantile(e.explicit.sorted(), 0.5)), EvidenceErrType
-	case common:
-		return n, roundMS(quantile(slow, 0.5)), EvidenceCutOff
-	case e.cut.n > 0:
-		return n, roundMS(quantile(e.cut.sorted(), 0.5)), EvidenceOutlived
-	case slowN > 0:
-		return n, roundMS(slow[len(slow)-1]), EvidenceSlow
+	type reading struct {
+		n        int64 // attempts that show it
+		ms       float64
+		evidence string
 	}
-	return 0, 0, EvidenceNone
+	readings := []reading{
+		{e.explicit.n, quantile(e.explicit.sorted(), 0.5), EvidenceErrType},
+		{0, quantile(slow, 0.5), EvidenceCutOff},
+		{e.cut.n, quantile(e.cut.sorted(), 0.5), EvidenceOutlived},
+		{0, lastOf(slow), EvidenceSlow},
+	}
+	if common {
+		readings[1].n = slowN
+	} else {
+		readings[3].n = slowN
+	}
+	// The attempts of every reading that stands are timeouts; the
+	// strongest names the deadline.
+	for _, r := range readings {
+		if r.n > 0 && r.ms >= okP99 {
+			n += r.n
+			if evidence == "" {
+				ms, evidence = roundMS(r.ms), r.evidence
+			}
+		}
+	}
+	if evidence == "" {
+		return 0, 0, EvidenceNone
+	}
+	return n, ms, evidence
+}
+
+// lastOf returns the last value of a sorted sample, 0 when empty.
+func lastOf(sorted []float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[len(sorted)-1]
 }
 
 // edgeFacts is what finish derives for the table and the stage ordering.
@@ -493,9 +560,10 @@ func (e *edgeAcc) finish(b *Builder, callerRequests, callerOwn int64) (cascade.E
 		}
 		edge.Retry = &cascade.Retry{
 			Reactivation: round6(re),
-			MaxAttempts:  int(e.maxAttempts),
 			Backoff:      backoffOf(gaps, e.gaps1.sorted(), e.gaps2.sorted()),
 		}
+		obs.MaxAttemptsSeen = int(e.maxAttempts)
+		edge.Retry.MaxAttempts, obs.RetryLimit = e.retryLimit()
 		switch e.resendRetries {
 		case e.retries:
 			prov["retry"] = cascade.Observed
@@ -506,6 +574,16 @@ func (e *edgeAcc) finish(b *Builder, callerRequests, callerOwn int64) (cascade.E
 		default:
 			prov["retry"] = cascade.Inferred
 			obs.RetryEvidence = EvidenceResend + " + " + EvidenceSiblings
+		}
+		// The limit is as sure as the chains when some ran out; else a
+		// default, or the most seen when that is more.
+		switch {
+		case obs.RetryLimit == cascade.RetryLimitObserved:
+			prov["retry.max_attempts"] = prov["retry"]
+		case edge.Retry.MaxAttempts == obs.MaxAttemptsSeen:
+			prov["retry.max_attempts"] = cascade.ObservedPeak
+		default:
+			prov["retry.max_attempts"] = cascade.Default
 		}
 	case e.failed > 0:
 		prov["retry"] = cascade.Observed // failures seen, none re-sent

@@ -13,10 +13,11 @@ import (
 )
 
 // TestShapes builds the model of every fixture shape and holds each edge
-// and node to the generator's truth: fan-out mean within 5%, max attempts
-// exact, retry share within 2 points, the timeout within 10% (unknown
-// where the capture holds no cut attempt), how retries and timeouts were
-// found, and whether each node's capacity is proven.
+// and node to the generator's truth: fan-out mean within 5%, the most
+// attempts seen exact and the retry limit observed only where a chain
+// ran out of attempts, retry share within 2 points, the timeout within
+// 10% (unknown where the capture holds no cut attempt), how retries and
+// timeouts were found, and whether each node's capacity is proven.
 func TestShapes(t *testing.T) {
 	for _, format := range []string{shapes.OTLP, shapes.ZipkinBrave, shapes.Jaeger, shapes.NezhaCSV} {
 		for _, name := range shapes.Names() {
@@ -30,7 +31,62 @@ func TestShapes(t *testing.T) {
 	}
 }
 
-func testShape(t *testing.T, cfg shapes.Config) {
+// TestShapesEvidence holds captures made to mislead to the truth (with
+// testShape): retry limits higher than any chain reached, or reached; a
+// callee's "timeout" message passed up to its callers, which is no
+// deadline of theirs; a caller's own deadline error, which is.
+func TestShapesEvidence(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  shapes.Config
+		// check holds what testShape does not.
+		check func(t *testing.T, m *cascade.Model, truth *shapes.Truth)
+	}{{
+		name: "retries never ran out: limit unknown",
+		cfg:  shapes.Config{Shape: "client-only", Attempts: 6},
+		check: func(t *testing.T, m *cascade.Model, truth *shapes.Truth) {
+			e := edge(t, m, "stock", "ledger")
+			require.Equal(t, cascade.RetryLimitUnknown, e.Observed.RetryLimit)
+			require.Less(t, e.Observed.MaxAttemptsSeen, 6)
+		},
+	}, {
+		name: "retries ran out: limit observed",
+		cfg:  shapes.Config{Shape: "client-only", Attempts: 2},
+		check: func(t *testing.T, m *cascade.Model, truth *shapes.Truth) {
+			e := edge(t, m, "stock", "ledger")
+			require.Equal(t, cascade.RetryLimitObserved, e.Observed.RetryLimit)
+			require.Equal(t, 2, e.Retry.MaxAttempts)
+		},
+	}, {
+		name: "a callee's timeout message passed up is no caller's deadline",
+		cfg:  shapes.Config{Shape: "pairs", ErrorMessage: "redis timeout"},
+	}, {
+		name: "a callee's own span's timeout message is no caller's deadline",
+		cfg:  shapes.Config{Shape: "client-only", ErrorMessage: "redis timeout"},
+	}, {
+		name: "a caller's own deadline error is its timeout",
+		cfg:  shapes.Config{Shape: "staggered-retries", DeadlineMessage: "context deadline exceeded"},
+		check: func(t *testing.T, m *cascade.Model, truth *shapes.Truth) {
+			e := edge(t, m, "orders", "stock")
+			require.Equal(t, graph.EvidenceErrType, e.Observed.TimeoutEvidence)
+			require.InEpsilon(t, 80, e.TimeoutMS, 0.05)
+		},
+	}}
+	for _, format := range []string{shapes.OTLP, shapes.ZipkinBrave, shapes.Jaeger} {
+		for _, tc := range tests {
+			t.Run(format+"/"+tc.name, func(t *testing.T) {
+				cfg := tc.cfg
+				cfg.Format = format
+				m, truth := testShape(t, cfg)
+				if tc.check != nil {
+					tc.check(t, m, truth)
+				}
+			})
+		}
+	}
+}
+
+func testShape(t *testing.T, cfg shapes.Config) (*cascade.Model, *shapes.Truth) {
 	{
 		{
 			dir, truth := testutil.ShapeDataset(t, cfg)
@@ -43,7 +99,7 @@ func testShape(t *testing.T, cfg shapes.Config) {
 				what := want.From + " → " + want.To
 				attempts := 1
 				if e.Retry != nil {
-					attempts = e.Retry.MaxAttempts
+					attempts = o.MaxAttemptsSeen
 				}
 				t.Logf("%-16s fan-out %.3f (truth %.3f)  attempts %d (%d)  retry share %.4f (%.4f) by %s  timeout %g ms (%g, seen %v) by %s",
 					what, o.FanOutMean, want.FanOutMean, attempts, want.MaxAttempts, o.RetryShare, want.RetryShare,
@@ -51,6 +107,21 @@ func testShape(t *testing.T, cfg shapes.Config) {
 				require.InEpsilon(t, want.FanOutMean, o.FanOutMean, 0.05, "%s fan-out", what)
 				require.Equal(t, want.MaxAttempts, attempts, "%s max attempts", what)
 				require.InDelta(t, want.RetryShare, o.RetryShare, 0.02, "%s retry share", what)
+				if e.Retry != nil {
+					// The limit shows only where some call ran out of
+					// attempts; else the most seen is a lower bound and
+					// the model replays the default.
+					t.Logf("%-16s limit %s, replayed %d (truth %d, %d calls ran out)", what, o.RetryLimit,
+						e.Retry.MaxAttempts, want.Limit, want.Exhausted)
+					if want.Exhausted > 0 {
+						require.Equal(t, cascade.RetryLimitObserved, o.RetryLimit, what)
+						require.Equal(t, want.Limit, e.Retry.MaxAttempts, what)
+					} else {
+						require.Equal(t, cascade.RetryLimitUnknown, o.RetryLimit, what)
+						require.Equal(t, max(want.MaxAttempts, graph.DefaultMaxAttempts), e.Retry.MaxAttempts, what)
+						require.NotEqual(t, cascade.Observed, e.Provenance["retry.max_attempts"], what)
+					}
+				}
 				if want.RetryShare > 0 {
 					require.NotNil(t, e.Retry, what)
 					require.InDelta(t, want.Reactivation, e.Retry.Reactivation, 0.05, "%s re-activation", what)
@@ -88,6 +159,7 @@ func testShape(t *testing.T, cfg shapes.Config) {
 					require.GreaterOrEqual(t, n.Observed.PeakInFlight, 1, want.Name)
 				}
 			}
+			return m, truth
 		}
 	}
 }

@@ -106,13 +106,17 @@ func (g *synth) trace() {
 		sIdx, sID := len(g.spans)-1, s.SpanID
 		tt := g.spans[sIdx].Start + g.ms(0.5)
 		for attempt := 0; attempt < 3; attempt++ {
-			d := g.ms(1)
+			// The client's deadline is 5 ms: an attempt that runs into
+			// it fails then, with the client's own "i/o timeout".
+			d := min(g.ms(1), 5e6)
 			r := g.span(tid, sID, "pricing", "GET", cascade.KindClient, tt, d)
 			r.Peer = "redis"
-			tt += d
 			if g.rng.Float64() >= 0.1 {
+				tt += d
 				break
 			}
+			r.Duration = 5e6
+			tt += r.Duration
 			r.Status, r.ErrorType = cascade.StatusError, "redis: i/o timeout"
 			tt += 1e6
 		}

@@ -164,6 +164,9 @@ func writeTable(tw tableWriter, res *Result) error {
 		react, attempts, backoff := "-", "1", "-"
 		if r := e.Retry; r != nil {
 			react, attempts = num(r.Reactivation), strconv.Itoa(r.MaxAttempts)
+			if o.RetryLimit == cascade.RetryLimitUnknown {
+				attempts += fmt.Sprintf(" (limit unknown: ≥%d seen)", o.MaxAttemptsSeen)
+			}
 			backoff = r.Backoff.Kind
 			if r.Backoff.BaseMS > 0 {
 				backoff += " " + num(r.Backoff.BaseMS) + "ms"

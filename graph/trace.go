@@ -67,7 +67,9 @@ type call struct {
 	op         int32 // operation matched when looking for retries
 	start, end int64 // end: when the caller stopped waiting
 	failed     bool  // failed in the caller's eyes (cut calls included)
-	timeout    bool  // the error names a timeout (type or status code)
+	// timeout: the caller's own record of the call says its deadline ran
+	// out (see callerTimeout).
+	timeout bool
 	// cut marks a call the caller abandoned while the callee still
 	// worked: the callee's span ended after the caller's client span, or
 	// after the caller's own request. zombie is the callee's time past
@@ -95,9 +97,29 @@ type traceWork struct {
 
 func newTraceWork() traceWork { return traceWork{idx: map[uint64]int32{}} }
 
-// statusTimeout reports whether an HTTP or gRPC status code means a
-// timeout: HTTP 408 and 504, gRPC 4 (DEADLINE_EXCEEDED).
-func statusTimeout(code int32) bool { return code == 408 || code == 504 || code == 4 }
+// grpcDeadlineExceeded is gRPC's status code DEADLINE_EXCEEDED.
+const grpcDeadlineExceeded = 4
+
+// callerTimeout reports whether a failed call timed by span callSpan ran
+// into its caller's deadline, by the caller's own record of it: the span
+// is the caller's (not the callee's own span, whose error is the
+// callee's), and either its status code is gRPC's DEADLINE_EXCEEDED, which
+// the client library sets when its deadline passes, or its error type
+// names a timeout ("context deadline exceeded", "Read timed out") while
+// the callee answered no failure of its own. An error the callee answered
+// with ("redis timeout" in HotROD, passed up the chain as a gRPC status
+// message) names the callee's trouble, not the caller's deadline; HTTP
+// 408 and 504 are answers from the server or a gateway, likewise.
+func (b *Builder) callerTimeout(sp []tspan, callee, callSpan int32) bool {
+	c := &sp[callSpan]
+	if !c.failed || callSpan == callee {
+		return false
+	}
+	if c.code == grpcDeadlineExceeded {
+		return true
+	}
+	return b.syms.isTimeout(c.errT) && (callee < 0 || !sp[callee].failed)
+}
 
 // flushTrace analyses the trace in b.tr and forgets it.
 func (b *Builder) flushTrace() {
@@ -287,7 +309,7 @@ func (b *Builder) addCall(sp []tspan, req, to, callee, callSpan int32, async boo
 		start:   c.start,
 		end:     c.end,
 		failed:  c.failed,
-		timeout: c.failed && (b.syms.isTimeout(c.errT) || statusTimeout(c.code)),
+		timeout: b.callerTimeout(sp, callee, callSpan),
 		resend:  c.resend,
 		async:   async,
 	}

@@ -3,6 +3,7 @@ package incident
 import (
 	"math"
 	"sort"
+	"strings"
 )
 
 // magnitudeAt measures a node's change in window w (see analyse).
@@ -48,7 +49,7 @@ func magnitudeAt(acc *spanAcc, edgeNormals map[[2]string]normal, nb normal, name
 func accounts(acc *spanAcc, edgeNormals map[[2]string]normal, served bool, nb normal, st, cs *nodeState, w int64, minCount, pool int) bool {
 	callee := cs.name
 	j := st.js[st.change]
-	if j.metric == "error_rate" || j.metric == "call_error_rate" {
+	if j.metric == "error_rate" || j.metric == "call_error_rate" || strings.HasPrefix(j.metric, "log_") {
 		return true
 	}
 	if m := cs.js[cs.change].metric; m == "error_rate" || m == "call_error_rate" {

@@ -12,7 +12,7 @@
 //
 // # Method
 //
-// RootCause (Investigate, with metric samples) reads spans grouped by
+// RootCause (Investigate, with metric samples and logs) reads spans grouped by
 // trace. A request starts where a span
 // has no parent, is a server or consumer span, or belongs to another
 // service than its parent. Per node and window (Config.Window)
@@ -137,6 +137,43 @@
 // keeps, per window, the loudest of its span, call and metric
 // judgements, and changes at the first out-of-range window followed by
 // Persist − 1 more (2 in all).
+//
+// Log records beside the spans (Investigate's Logs, and ReferenceLogs
+// for a reference; `cascade analyze` and `cascade rank --incident` pass
+// a dataset's logs.parquet) add three count-based signals per service,
+// joined by service name. Their normal range is the reference's logs (a
+// reference without logs leaves them unjudged) or the first
+// BaselineWindows windows'. Every count is of requests (distinct trace
+// ids; a record without one counts alone), not records: one request's
+// records (a line in a loop, an exception and its stack) are not
+// independent. log_errors counts the requests with an ERROR or FATAL
+// record or an exception's stack line against the service's requests in
+// the spans times their normal share; log_new and log_risen count the
+// requests with each template against the service's requests that
+// logged, times its normal share (a template absent from the normal
+// range has a share of half a request); log_stopped watches each
+// template that appeared in every normal window (with any lines).
+// A rise's onset is the first window, from the judged ones on, whose
+// own count is at least twice what the normal share brings and whose
+// count pooled with the next window's is too, holds at least 5 events
+// and has a Poisson tail below 10⁻⁶ (and, for errors, a share of
+// requests 5 points above normal); from the onset on, each window
+// pooled with the one before it is judged when it holds 2 events and
+// out by the same tests at 10⁻². A stop's onset is the first window of
+// a run of windows without the template whose logging requests should
+// have brought 8 with it (P = e⁻⁸ = 3.4·10⁻⁴); every window of the run
+// is out. Counting against the service's own requests makes the signals
+// independent of traffic, and a service that falls silent stops no
+// template. The loudest change of each kind (new, risen, stopped; the
+// earliest, then the least probable) joins the node's judgements as the
+// gap's do, its size (the excess requests with it, or the missing ones,
+// per request from the onset on, at most 1) joins its score, and its
+// evidence names the template, the count from the onset and the count
+// the normal share brings there. A change carried by the logs is an
+// error change: any changed callee accounts for it (the caller that
+// logs the error its callee's exception sent back is explained by the
+// callee), so the deepest service whose logs changed unexplained is the
+// origin.
 //
 // Degradation propagates upstream, from callee to caller. A changed node
 // is explained by a changed direct callee that changed no more than Slack

@@ -186,6 +186,13 @@ type ChangeEvidence struct {
 	Calls     int     `json:"calls,omitempty"`
 	ValueLow  float64 `json:"value_low,omitempty"`
 	ValueHigh float64 `json:"value_high,omitempty"`
+	// For the log signals (log_errors: requests with an ERROR or FATAL
+	// record or a stack line; log_new and log_risen: a template's
+	// records; log_stopped: a steady template absent), counted from the
+	// onset on: Value is the count, Normal what the normal share brings
+	// there, NormalHigh the least count out of range, Calls the count,
+	// and Template the template (empty for log_errors).
+	Template string `json:"template,omitempty"`
 }
 
 // WindowStat is one node's window.
@@ -245,6 +252,11 @@ type Input struct {
 	// depth, …) joined to the nodes by service; their normal range is
 	// the points before the judged windows.
 	Samples graph.SampleSource
+	// Logs, when not nil, are the capture's log records (each with its
+	// service, severity, trace id and template); ReferenceLogs the
+	// reference capture's. Without ReferenceLogs, a Reference gives the
+	// logs no normal range and they are not judged.
+	Logs, ReferenceLogs LogSource
 	// Model, when not nil, adds its edges to the calls seen, marks its
 	// serialised nodes, and drives the infectability replays.
 	Model *cascade.Model
@@ -292,7 +304,11 @@ func Investigate(ctx context.Context, in Input, cfg Config) (*Incident, error) {
 			return verifyOrder(ctx, acc, ref, m, cfg, changes, order, groups)
 		}
 	}
-	inc, err := analyse(acc, ref, m, in.Samples, cfg, check)
+	logs, err := readLogInput(ctx, in, width)
+	if err != nil {
+		return nil, err
+	}
+	inc, err := analyse(acc, ref, m, in.Samples, logs, cfg, check)
 	if err != nil {
 		return nil, err
 	}

@@ -70,6 +70,18 @@ func traceFile(dir, m string) string {
 	return ""
 }
 
+// logFile returns minute m's log file under dir (log/M_log.csv, plain
+// or gzipped) as a one-element list, or nil when there is none.
+func logFile(dir, m string) []string {
+	for _, ext := range []string{".csv", ".csv.gz"} {
+		p := filepath.Join(dir, "log", m+"_log"+ext)
+		if _, err := os.Stat(p); err == nil {
+			return []string{p}
+		}
+	}
+	return nil
+}
+
 // podService strips a Kubernetes pod's "-<rs-hash>-<pod-hash>" suffix.
 func podService(pod string) string {
 	parts := strings.Split(pod, "-")
@@ -112,6 +124,8 @@ func TestNezhaDay(t *testing.T) {
 	require.NotEmpty(t, faults)
 	cfg := DefaultConfig()
 	cfg.Slowdown = 0
+	// CASCADE_NEZHA_LOGS=0 leaves the logs out (the figures before them).
+	withLogs := os.Getenv("CASCADE_NEZHA_LOGS") != "0"
 	var b strings.Builder
 	for _, metrics := range []bool{false, true} {
 		for _, ref := range []bool{false, true} {
@@ -122,27 +136,39 @@ func TestNezhaDay(t *testing.T) {
 			if metrics {
 				mode += " + metrics"
 			}
+			if withLogs {
+				mode += " + logs"
+			}
 			fmt.Fprintf(&b, "\n### %s\n\n| fault (UTC) | service | type | top 3 | confidence | rank |\n|---|---|---|---|---|---|\n", mode)
 			ranks := make([]int, len(faults))
 			tops := make([][]string, len(faults))
+			logChanges := make([][]string, len(faults))
 			for i, f := range faults {
 				dir := filepath.Join(root, f.system)
-				var files []string
+				var files, logs []string
 				for _, m := range f.minutes {
 					files = append(files, traceFile(filepath.Join(dir, "rca_data", f.day), m))
+					if withLogs {
+						logs = append(logs, logFile(filepath.Join(dir, "rca_data", f.day), m)...)
+					}
 				}
 				var mdirs []string
 				if metrics {
 					mdirs = []string{filepath.Join(dir, "rca_data", f.day, "metric")}
 				}
-				d := nezhaIngest(t, files, mdirs)
-				in := Input{Spans: d.spans, Samples: d.samples, Model: d.model}
+				d := nezhaIngestLogs(t, files, mdirs, logs)
+				in := Input{Spans: d.spans, Samples: d.samples, Model: d.model, Logs: d.logs}
 				if ref {
 					rf := filepath.Join(dir, "construct_data", f.ref+"_trace.csv")
 					if _, err := os.Stat(rf); err != nil {
 						rf += ".gz"
 					}
-					in.Reference = nezhaIngest(t, []string{rf}, nil).spans
+					var rlogs []string
+					if withLogs {
+						rlogs = logFile(filepath.Join(dir, "construct_data", filepath.Dir(filepath.Dir(f.ref))), filepath.Base(f.ref))
+					}
+					rd := nezhaIngestLogs(t, []string{rf}, nil, rlogs)
+					in.Reference, in.ReferenceLogs = rd.spans, rd.logs
 				}
 				inc, err := Investigate(context.Background(), in, cfg)
 				require.NoError(t, err, f.at)
@@ -150,6 +176,13 @@ func TestNezhaDay(t *testing.T) {
 				for _, n := range inc.Nodes {
 					if n.Changed && len(tops[i]) < 3 {
 						tops[i] = append(tops[i], n.Node)
+					}
+				}
+				for _, n := range inc.Nodes {
+					for _, ev := range n.Evidence {
+						if strings.HasPrefix(ev.Metric, "log_") {
+							logChanges[i] = append(logChanges[i], n.Node+" "+ev.Metric)
+						}
 					}
 				}
 				rk := "—"
@@ -160,9 +193,34 @@ func TestNezhaDay(t *testing.T) {
 			}
 			fmt.Fprintf(&b, "\n%s", hitTable(faults, ranks))
 			fmt.Fprintf(&b, "\n%s", aggregatorCount(faults, tops))
+			if withLogs {
+				fmt.Fprintf(&b, "\n%s", logCount(faults, logChanges))
+			}
 		}
 	}
 	t.Log(b.String())
+}
+
+// logCount lists, per fault, the changed nodes whose evidence holds a
+// log signal, and counts those at the injected service and elsewhere.
+func logCount(faults []nezhaFault, changes [][]string) string {
+	var b strings.Builder
+	var at, elsewhere int
+	for i, f := range faults {
+		if len(changes[i]) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "%s (%s): %s\n", f.at, f.service, strings.Join(changes[i], ", "))
+		for _, c := range changes[i] {
+			if strings.HasPrefix(c, f.service+" ") {
+				at++
+			} else {
+				elsewhere++
+			}
+		}
+	}
+	fmt.Fprintf(&b, "log evidence: %d at the injected service, %d elsewhere\n", at, elsewhere)
+	return b.String()
 }
 
 // hitTable tallies hit@1 and hit@3 per fault type and in all.

@@ -64,21 +64,33 @@ type nezhaData struct {
 	spans   graph.SpanSource
 	samples graph.SampleSource
 	model   *cascade.Model
+	logs    LogSource
 }
 
 // nezhaIngest ingests trace files and metric files (or directories)
 // into one dataset, as `cascade analyze` does, and builds its model.
 func nezhaIngest(t *testing.T, files, metrics []string) nezhaData {
 	t.Helper()
+	return nezhaIngestLogs(t, files, metrics, nil)
+}
+
+// nezhaIngestLogs is nezhaIngest with log files, into the dataset's
+// logs.parquet.
+func nezhaIngestLogs(t *testing.T, files, metrics, logs []string) nezhaData {
+	t.Helper()
 	cfg := ingest.DefaultConfig()
 	cfg.Traces = files
 	cfg.Metrics = metrics
+	cfg.Logs = logs
 	cfg.Out = filepath.Join(t.TempDir(), "dataset")
 	_, err := ingest.Run(context.Background(), cfg)
 	require.NoError(t, err, "ingest %v %v", files, metrics)
 	d := nezhaData{spans: func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(cfg.Out, fn) }}
 	if len(metrics) > 0 {
 		d.samples = func(fn func(*cascade.Sample) error) error { return ingest.ReadSamples(cfg.Out, fn) }
+	}
+	if len(logs) > 0 {
+		d.logs = func(fn func(*cascade.LogRecord) error) error { return ingest.ReadLogs(cfg.Out, fn) }
 	}
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), d.spans, d.samples)
 	require.NoError(t, err, "graph %v", files)

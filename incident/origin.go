@@ -22,7 +22,7 @@ type nodeState struct {
 // traces the path. check, when not nil, may re-order the nodes (by index
 // into changes; groups are their onset groups) before the origins are
 // named: the replay check.
-func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Config, check originCheck) (*Incident, error) {
+func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, logs logInput, cfg Config, check originCheck) (*Incident, error) {
 	lo, hi := acc.windowRange()
 	width := acc.width
 	nw := int(hi - lo + 1)
@@ -192,6 +192,8 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Conf
 	if err != nil {
 		return nil, fmt.Errorf("read metrics: %w", err)
 	}
+	// The logs, count-based: their changes join the judgements.
+	ljs := judgeLogs(logs, acc, ref, states, names, lo, nw, scan, cfg)
 	for i, st := range states {
 		nc := &changes[i]
 		for k, j := range mjs[st.name] {
@@ -327,9 +329,11 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, cfg Conf
 			if o := fanOwned[st.name]; o != nil {
 				gapSize += o.change.size
 			}
-			scores[i] = numfmt.Round3(persistence(st.js, st.change) * (mags[i] + metricRise(mjs[st.name], st.change) + silence(st.js, st.change) + gapSize))
+			scores[i] = numfmt.Round3(persistence(st.js, st.change) * (mags[i] + metricRise(mjs[st.name], st.change) + silence(st.js, st.change) + gapSize +
+				logSize(ljs[st.name], st.change)))
 			changes[i].Score = scores[i]
 			changes[i].Evidence = evidenceOf(st.js, st.change, lo, width, cfg.Threshold)
+			logEvidence(changes[i].Evidence, ljs[st.name])
 			if ch := gapOwned[st.name]; ch != nil {
 				for e := range changes[i].Evidence {
 					if ev := &changes[i].Evidence[e]; ev.Metric == ch.metric {

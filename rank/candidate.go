@@ -80,6 +80,12 @@ type Evidence struct {
 	// KneePerSec is the offered root rate at the capacity knee; 0 means
 	// unknown (no rate-limit candidate).
 	KneePerSec float64
+	// QueueFull names the nodes whose queue reached its cap and
+	// BreakerOpened those whose breaker opened, in some baseline replay;
+	// RateLimited reports that an entry's rate limit turned requests away
+	// (the replay counts them over all entries).
+	QueueFull, BreakerOpened map[string]bool
+	RateLimited              bool
 }
 
 // saw reports whether the evidence shows what pick selects for node name
@@ -115,6 +121,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 		retryCandidates(en.Retry, "client→"+en.Node, "entry "+en.Node, func(p map[string]any) *cascade.Scenario {
 			return &cascade.Scenario{Entries: nodePatch(en.Node, p)}
 		}, add)
+		entryLimits(ev, en, add)
 	}
 	for i := range m.Edges {
 		e := &m.Edges[i]
@@ -124,10 +131,15 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 			return &cascade.Scenario{Edges: map[string]json.RawMessage{key: raw(p)}}
 		}, add)
 		fanOutCandidates(m, e, key, label, callers[e.To], add)
+		edgeLimits(m, ev, e, key, label, add)
 		edgeRemedies(m, ev, e, key, label, add)
 	}
 
 	// Per node.
+	bneck := ""
+	if b := bottleneck(m, ev); b != nil && poolBinds(ev, b.Name) {
+		bneck = b.Name
+	}
 	nodes := make([]*cascade.Node, len(m.Nodes))
 	for i := range m.Nodes {
 		nodes[i] = &m.Nodes[i]
@@ -162,6 +174,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 			})
 		}
 		nodeRemedies(m, ev, n, latencyTargetMS, add)
+		nodeLimits(m, ev, n, bneck, add)
 		if n.Replicas > 1 {
 			cur := n.LoadBalancer
 			if cur == "" {
@@ -209,8 +222,8 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 		}
 	}
 
-	// Capacity on the bottleneck: the busiest node.
-	if b := bottleneck(m, ev); b != nil {
+	// Capacity on the bottleneck: the busiest node, where its pool binds.
+	if b := bottleneck(m, ev); b != nil && poolBinds(ev, b.Name) {
 		u := ev.Utilisation[b.Name]
 		pool := poolCandidate(m, b)
 		if b.Replicas == 1 {
@@ -318,26 +331,17 @@ func fanOutCandidates(m *cascade.Model, e *cascade.Edge, key, label string, call
 	if mean <= 1 || e.Async {
 		return
 	}
-	// Concurrency cap: half the parallelism seen (at least 1).
-	par := float64(e.Parallelism)
-	if e.Parallelism == 0 {
-		par = mean
-		if e.Observed != nil && e.Observed.ObservedParallel > 0 {
-			par = e.Observed.ObservedParallel
-		}
+	// Concurrency cap where there is none: half the parallelism seen (at
+	// least 1). An edge with a pool has its cut among the limits
+	// (edgeLimits), where it binds.
+	par := mean
+	if e.Observed != nil && e.Observed.ObservedParallel > 0 {
+		par = e.Observed.ObservedParallel
 	}
-	if cap := max(1, int(math.Floor(par/2))); float64(cap) < par && (e.Parallelism == 0 || cap < e.Parallelism) {
-		was := "all at once"
-		if e.Parallelism > 0 {
-			was = fmt.Sprint(e.Parallelism)
-		}
-		scope := "per request"
-		if e.SharedPool {
-			scope = "in the shared pool"
-		}
+	if cap := max(1, int(math.Floor(par/2))); e.Parallelism == 0 && float64(cap) < par {
 		add(Candidate{
 			Name:        fmt.Sprintf("cap=%d %s", cap, key),
-			Description: fmt.Sprintf("%s: at most %d calls at once %s (was %s)", label, cap, scope, was),
+			Description: fmt.Sprintf("%s: at most %d calls at once per request (was all at once)", label, cap),
 			Kind:        KindCap,
 			Scenario:    &cascade.Scenario{Edges: map[string]json.RawMessage{key: raw(map[string]any{"parallelism": cap})}},
 		})

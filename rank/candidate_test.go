@@ -61,6 +61,7 @@ func TestDeriveHandModel(t *testing.T) {
 		// Little: 100/s over 2 replicas = 50/s, W = 2 × 50 ms: L = 5, minus 4 slots.
 		{"queue=1 db", "db: bounded queue of 1 per replica (Little: 50/s × 100 ms (2× p99) = 5 in system − 4 slots)", KindQueue},
 		{"breaker db", "db: circuit breaker (opens at 50% errors over 20 calls, open 5 s, 3 probes)", KindBreaker},
+		{"pool÷2 db", "db: pool 4→2 slots per replica (calls queued, 70% busy)", KindPool},
 		{"lb=random db", "db: load balancing random (was round-robin)", KindBalancer},
 		{"lb=least-loaded db", "db: load balancing least-loaded (was round-robin)", KindBalancer},
 		{"lb=p2c db", "db: load balancing p2c (was round-robin)", KindBalancer},
@@ -149,8 +150,10 @@ func TestDeriveSensible(t *testing.T) {
 	}
 	require.Len(t, byKind[KindBatching], 1, "front->route's 10 calls can batch")
 	require.Empty(t, byKind[KindReplicas], "one replica: replicas+1 is the pool candidate's twin")
-	require.Len(t, byKind[KindPool], 1)
-	p := byKind[KindPool][0]
+	// The bottleneck's raise, the cut of its pool and the raise and cut
+	// of front→route's shared pool (10 calls per request outnumber it).
+	require.Len(t, byKind[KindPool], 4)
+	p := byKind[KindPool][3]
 	require.Equal(t, "route (bottleneck, 90% busy): 3→6 slots (pool 3→6; a second replica is the same capacity), and front→route's shared pool 3→6", p.Description)
 	out, _, err := replay.Apply(m, p.Scenario)
 	require.NoError(t, err)

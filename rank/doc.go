@@ -20,9 +20,27 @@
 //     the timeouts callers usually set); a retry budget of 0.1 retries per
 //     first attempt, the token ratio of gRPC's retry throttling examples
 //     and half Finagle's default 20%, with no per-second floor;
-//   - each synchronous edge whose mean fan-out exceeds 1: a concurrency cap
-//     of half the parallelism seen (at least 1; per request, or in the
-//     shared pool when the edge has one); and, when the edge is its
+//   - each limit of the model where the baseline shows it binds: a
+//     raise (twice the limit) and a cut (half of it, at least 1; a limit
+//     of 1 has no cut), each stated in the knob's own words
+//     ("frontend→route: shared worker pool 3→6", "mysql: pool 4→2 slots
+//     per replica", "orders: queue cap 100→50 per replica", "api: rate
+//     limit 10/s→20/s", "db: breaker opens at 50%→75% errors"; a
+//     breaker's raise opens halfway from its error rate to 100%, its cut
+//     at half of it). A node's pool binds where calls queued at it or
+//     its slots were 90% busy or more; an edge's pool (per request, or
+//     shared by the caller's requests, as HotROD's route workers) where
+//     one request's calls outnumber it (they wait their turn), or, shared,
+//     where Little's law fills 80% of it (the edge's calls per second per
+//     caller replica times the callee's mean time per call, the network
+//     both ways included); a queue cap where the queue reached it; a rate
+//     limit where it turned requests away (the replay counts those over
+//     all entries); a breaker where it opened. A limit that never binds
+//     gets no candidate: moved, it changes nothing. The busiest node's
+//     raise is its capacity candidate below;
+//   - each synchronous edge without a limit whose mean fan-out exceeds 1:
+//     a concurrency cap of half the parallelism seen (at least 1, per
+//     request); and, when the edge is its
 //     callee's only caller, batching: up to 10 calls become one, the
 //     fan-out falls to ⌈fan-out / k⌉ and the callee's service time (and
 //     the edge's timeout) grow to 1 + 0.5·(k − 1) times, as if every item
@@ -64,8 +82,9 @@
 //   - each entry: a rate limit at the capacity knee (the highest swept load
 //     still before it, split by share, with a burst of 100 ms of it rounded
 //     up);
-//   - the busiest node (highest utilisation): one more replica, and twice
-//     the slots per replica.
+//   - the busiest node (highest utilisation), where its pool binds: one
+//     more replica, and twice the slots per replica (with a caller's
+//     shared pool into it that holds the same limit).
 //
 // Config.Scenarios add the user's own. Each candidate is a
 // cascade.Scenario of merge patches, named in the user's words
@@ -123,6 +142,15 @@
 //
 // Each row says what it costs (calls rejected beyond the baseline's,
 // latency added, success lost where its interval excludes zero) and why
+// it works. Success lost is explained, in the traffic where it falls
+// most: the node whose failures per root request rose most, followed
+// down to the callee whose rise is at least half its caller's (a failure
+// that propagates counts at every caller on its way up), with its failed
+// share of calls before and after and why it rose: calls turned away by
+// an open breaker or a full queue, callers that time out, more load past
+// its overload curve's threshold, or, for a node that does not fail on
+// its own, a failing callee whose failures its retries no longer save,
+// with what reaches it more (more calls, or more at once). As for why
 // it works: the per-node quantity that changes most relative to its
 // baseline, among calls per root request, queue maximum, failures per
 // root, p99 and infected time (and the zombie share), in the traffic

@@ -36,6 +36,8 @@ func ExampleDerive() {
 	// api: deadline propagation (drop work whose caller gave up)
 	// db: circuit breaker (opens at 50% errors over 20 calls, open 5 s, 3 probes)
 	// db: deadline propagation (drop work whose caller gave up)
+	// db: pool 4→8 slots per replica (without a baseline replay to show where it binds)
+	// db: pool 4→2 slots per replica (without a baseline replay to show where it binds)
 }
 
 func ExampleRun() {

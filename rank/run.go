@@ -153,7 +153,7 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 			return nil, err
 		}
 	}
-	ev := evidence(bres, rep.Capacity, low, totalRate(base, cfg))
+	ev := evidence(base, bres, rep.Capacity, low, totalRate(base, cfg))
 	var cands []Candidate
 	if cfg.Derive {
 		cands = Derive(base, ev, cfg.LatencyTargetMS)
@@ -242,7 +242,7 @@ func score(m *cascade.Model, o Objective, floor float64, regimes []Regime, c Can
 	row.Objective = tInterval(objectiveDiffs(o, base, cand))
 	row.Verdict, row.Gain = judge(o, row.Objective, floor)
 	row.Effects = effects(regimes, base, cand)
-	row.Cost = costOf(row.Effects)
+	row.Cost = costOf(m, regimes, row.Effects, base, cand)
 	row.Why = mechanism(m, o, row.Verdict, regimes, base, cand)
 	if len(regimes) > 1 {
 		row.Recovered = recovered(cand[1])
@@ -345,15 +345,16 @@ func totalRate(m *cascade.Model, cfg Config) float64 {
 // latencies come from the lowest load of the capacity sweep when there is
 // one (a healthy system, rates scaled to the normal root rate), else from
 // the normal traffic.
-func evidence(bres [][]*replay.Result, curve *CapacityCurve, low []*replay.Result, rate float64) *Evidence {
+func evidence(m *cascade.Model, bres [][]*replay.Result, curve *CapacityCurve, low []*replay.Result, rate float64) *Evidence {
 	ev := &Evidence{
 		Queued: map[string]bool{}, Failing: map[string]bool{}, Zombies: map[string]bool{},
 		Utilisation: map[string]float64{}, RatePerSec: map[string]float64{}, P99MS: map[string]float64{},
-		LatencyMS: map[string]float64{},
+		LatencyMS: map[string]float64{}, QueueFull: map[string]bool{}, BreakerOpened: map[string]bool{},
 	}
 	for r, rs := range bres {
 		for _, res := range rs {
 			k := float64(len(rs))
+			ev.RateLimited = ev.RateLimited || res.Counts.RejectedLimit > 0
 			for i := range res.Nodes {
 				n := &res.Nodes[i]
 				ev.Queued[n.Name] = ev.Queued[n.Name] || n.QueueMax > 0
@@ -367,6 +368,10 @@ func evidence(bres [][]*replay.Result, curve *CapacityCurve, low []*replay.Resul
 			for i := range res.NodeCounts {
 				nc := &res.NodeCounts[i]
 				ev.Zombies[nc.Name] = ev.Zombies[nc.Name] || nc.Zombies > 0
+				ev.BreakerOpened[nc.Name] = ev.BreakerOpened[nc.Name] || nc.BreakerOpened > 0
+				if n := m.Node(nc.Name); n != nil && n.QueueCap > 0 && nc.QueueMaxReplica >= n.QueueCap {
+					ev.QueueFull[nc.Name] = true
+				}
 				if r == 0 {
 					ev.LatencyMS[nc.Name] += nc.LatencyMeanMS / k
 				}

@@ -3,6 +3,7 @@ package rank
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"cascade"
@@ -22,14 +23,48 @@ type Cost struct {
 	// SuccessDrop is the largest mean fall of the success rate, when its
 	// interval excludes zero.
 	SuccessDrop float64 `json:"success_drop"`
+	// Failures says where the success it costs was lost, when it costs
+	// success: the node whose own failures rose and why.
+	Failures *FailureRise `json:"failures,omitempty"`
 	// Text says it in words ("sheds 3.1% of calls; +12 ms p50"), or
 	// "none".
 	Text string `json:"text"`
 }
 
-// costOf reads a candidate's cost from its effects.
-func costOf(effs []Effect) Cost {
+// FailureRise is the node whose failures rose under a candidate that
+// costs success, in the traffic where success falls most.
+type FailureRise struct {
+	// Node is where the failures begin: the node of the largest rise of
+	// failures per root request, followed down to the callee whose rise
+	// accounts for it.
+	Node string `json:"node"`
+	// Baseline and Candidate are its failed calls over its calls.
+	Baseline  float64 `json:"baseline"`
+	Candidate float64 `json:"candidate"`
+	// Mechanism says why they rose ("its queue fills and turns calls
+	// away").
+	Mechanism string `json:"mechanism"`
+	// Regime is the traffic.
+	Regime string `json:"regime"`
+}
+
+// costOf reads a candidate's cost from its effects, and where it costs
+// success, finds the node whose failures rose in its replays.
+func costOf(m *cascade.Model, regimes []Regime, effs []Effect, base, cand [][]*replay.Result) Cost {
 	var c Cost
+	worst, wr := 0.0, -1
+	for _, e := range effs {
+		if e.Metric == MetricSuccess && e.Delta.High < 0 && e.Delta.Mean < worst {
+			worst = e.Delta.Mean
+			wr = slices.IndexFunc(regimes, func(r Regime) bool { return r.Name == e.Regime })
+		}
+	}
+	if wr >= 0 && wr < len(base) && wr < len(cand) {
+		c.Failures = failureRise(m, base[wr], cand[wr])
+		if c.Failures != nil {
+			c.Failures.Regime = regimes[wr].Name
+		}
+	}
 	for _, e := range effs {
 		switch e.Metric {
 		case MetricRejected:
@@ -55,6 +90,13 @@ func costOf(effs []Effect) Cost {
 			// clients, who ask again after each answer, success falls
 			// far more than goodput.
 			s += " (shed requests count as failures)"
+		}
+		if f := c.Failures; f != nil && f.Candidate-f.Baseline >= 0.005 {
+			s += fmt.Sprintf(" (%s's failures %s → %s of its calls: %s)", f.Node, pct(f.Baseline), pct(f.Candidate), f.Mechanism)
+		} else if f != nil {
+			// No node fails a larger share of its calls: the failures
+			// grew with the calls, not with a node's trouble.
+			s += fmt.Sprintf(" (no node fails a larger share of its calls: %s still fails %s of them, and %s)", f.Node, pct(f.Candidate), f.Mechanism)
 		}
 		parts = append(parts, s)
 	}
@@ -188,4 +230,153 @@ func nodeMeans(rs []*replay.Result) nodeStats {
 		}
 	}
 	return s
+}
+
+// nodeLoad is a node's totals over seeds, per root request where it
+// counts calls.
+type nodeLoad struct {
+	calls, fails, rejected, timeouts, breakerOpened float64
+	inFlightMax, meanLoad                           float64
+}
+
+func nodeLoads(rs []*replay.Result) map[string]nodeLoad {
+	out := map[string]nodeLoad{}
+	k := float64(len(rs))
+	for _, r := range rs {
+		roots := math.Max(1, float64(r.Roots))
+		for i := range r.Nodes {
+			n := &r.Nodes[i]
+			l := out[n.Name]
+			l.calls += float64(n.Calls) / roots / k
+			l.fails += float64(n.Failures) / roots / k
+			l.rejected += float64(n.Rejected) / roots / k
+			out[n.Name] = l
+		}
+		for i := range r.NodeCounts {
+			nc := &r.NodeCounts[i]
+			l := out[nc.Name]
+			l.timeouts += float64(nc.Timeouts) / roots / k
+			l.breakerOpened += float64(nc.BreakerOpened) / k
+			l.inFlightMax += float64(nc.InFlightMax) / k
+			l.meanLoad += nc.MeanLoad / k
+			out[nc.Name] = l
+		}
+	}
+	return out
+}
+
+// failureRise finds where a candidate's lost success begins: the node
+// whose failures per root request rose most, followed down, callee by
+// callee, to the one whose rise accounts for at least half of its
+// caller's (a failure that propagates counts at every caller on its way
+// up), and says why its failures rose. Nil when no node's failures rose.
+func failureRise(m *cascade.Model, base, cand []*replay.Result) *FailureRise {
+	bl, cl := nodeLoads(base), nodeLoads(cand)
+	rise := func(n string) float64 { return cl[n].fails - bl[n].fails }
+	names := make([]string, 0, len(cl))
+	for n := range cl {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	top := ""
+	for _, n := range names {
+		if rise(n) > 0 && (top == "" || rise(n) > rise(top)) {
+			top = n
+		}
+	}
+	if top == "" {
+		return nil
+	}
+	seen := map[string]bool{top: true}
+	for {
+		next := ""
+		for i := range m.Edges {
+			e := &m.Edges[i]
+			if e.From != top || seen[e.To] || rise(e.To) < rise(top)/2 {
+				continue
+			}
+			if next == "" || rise(e.To) > rise(next) || rise(e.To) == rise(next) && e.To < next {
+				next = e.To
+			}
+		}
+		if next == "" {
+			break
+		}
+		top = next
+		seen[top] = true
+	}
+	b, c := bl[top], cl[top]
+	share := func(l nodeLoad) float64 {
+		if l.calls <= 0 {
+			return 0
+		}
+		return l.fails / l.calls
+	}
+	f := &FailureRise{Node: top, Baseline: share(b), Candidate: share(c), Mechanism: failureMechanism(m, top, bl, cl)}
+	return f
+}
+
+// failureMechanism says why node name's failures rose from b to c (bl
+// and cl hold every node's): calls turned away (an open breaker, a full
+// queue), callers that time out, load past its overload curve's
+// threshold; else, for a node that does not fail on its own, the calls
+// to a failing callee that now fail it, and what reaches it more (more
+// calls, or more at once).
+func failureMechanism(m *cascade.Model, name string, bl, cl map[string]nodeLoad) string {
+	n, b, c := m.Node(name), bl[name], cl[name]
+	d := c.fails - b.fails
+	more := func(x, y float64) bool { return y > 1.05*x && y-x > 1e-9 }
+	switch {
+	case c.rejected-b.rejected >= d/2 && c.breakerOpened > b.breakerOpened:
+		return fmt.Sprintf("%s's breaker opens more often (%s → %s times a run) and turns calls away", name, num(round3(b.breakerOpened)), num(round3(c.breakerOpened)))
+	case c.rejected-b.rejected >= d/2:
+		return fmt.Sprintf("%s's queue fills and turns calls away", name)
+	case c.timeouts-b.timeouts >= d/2:
+		return fmt.Sprintf("its callers give up on %s more often (timeouts %s → %s per root request)", name, num(round3(b.timeouts)), num(round3(c.timeouts)))
+	case n != nil && n.Overload.Slope > 0 && more(b.meanLoad, c.meanLoad):
+		return fmt.Sprintf("more concurrency reaches %s (mean load %s → %s), which fails under load (its overload curve)", name, num(round3(b.meanLoad)), num(round3(c.meanLoad)))
+	}
+	var parts []string
+	switch {
+	case more(b.calls, c.calls):
+		parts = append(parts, fmt.Sprintf("more calls reach %s (%s → %s per root request)", name, num(round3(b.calls)), num(round3(c.calls))))
+	case more(b.inFlightMax, c.inFlightMax):
+		parts = append(parts, fmt.Sprintf("more calls reach %s at once (at most %s → %s in flight)", name, num(round3(b.inFlightMax)), num(round3(c.inFlightMax))))
+	}
+	// A node that does not fail on its own fails when its calls do: name
+	// the callee that fails most, and the retries that no longer save
+	// its failures.
+	if n != nil && n.Overload.Base <= 0 && n.Overload.Slope <= 0 {
+		var callee *cascade.Edge
+		for i := range m.Edges {
+			e := &m.Edges[i]
+			if e.From == name && !e.Async && cl[e.To].fails > 0 && (callee == nil || cl[e.To].fails > cl[callee.To].fails) {
+				callee = e
+			}
+		}
+		if callee != nil {
+			share := func(l nodeLoad) string { return pct(l.fails / math.Max(l.calls, 1e-12)) }
+			was, now := share(bl[callee.To]), share(cl[callee.To])
+			s := fmt.Sprintf("its calls to %s fail it more often (%s fails %s → %s of its calls", callee.To, callee.To, was, now)
+			if was == now {
+				s = fmt.Sprintf("its calls to %s fail it more often (%s fails %s of its calls either way", callee.To, callee.To, now)
+			}
+			if r := callee.Retry; r != nil && r.MaxAttempts > 1 {
+				s += fmt.Sprintf("; %s's retries save fewer of them", name)
+			}
+			parts = append(parts, s+")")
+		}
+	}
+	if len(parts) == 0 {
+		return name + " fails a larger share of its calls"
+	}
+	return strings.Join(parts, ", and ")
+}
+
+// pct formats a share as a percentage, with a decimal below 10%.
+func pct(x float64) string {
+	if x < 0.1 {
+		return fmt.Sprintf("%.1f%%", 100*x)
+	}
+	return fmt.Sprintf("%.0f%%", 100*x)
 }

@@ -35,6 +35,13 @@ type Analysis struct {
 	Incident *incident.Incident `json:"incident,omitempty"`
 	// Timeline replays the baseline and the best change side by side.
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Sensitivity replays the baseline again with each model value the
+	// capture does not show (an edge's retry limit no chain reached) at
+	// the value it does show; nil when every value is shown.
+	Sensitivity []Sensitivity `json:"sensitivity,omitempty"`
+	// Observed sets what the capture measured beside the model's replay
+	// of it; nil when the ranking did not run.
+	Observed *Observed `json:"observed,omitempty"`
 	// Examples name traces to open in a trace viewer (Jaeger, by trace
 	// id): the slowest requests, the failed ones and, when the incident
 	// has an origin, those through it since it changed; nil when the

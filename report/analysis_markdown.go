@@ -10,8 +10,9 @@ import (
 // postmortem: a paragraph in plain words (what happened, where it began,
 // what amplified it, what to change first and how sure that is) and a
 // few traces to open by id; then what to change first (the ranking, the capacity curve and
-// metastability), then the incident, the timeline, the fit and what was
-// read.
+// metastability), then the incident, how the answer moves with what the
+// capture does not show (Sensitivity), the timeline, the fit and what
+// was read.
 func AnalysisMarkdown(w io.Writer, a *Analysis) error {
 	var b strings.Builder
 	if err := rankMarkdown(&b, &RankDocument{Model: "calibrated.json", Incident: a.Incident, Rank: a.Rank}); err != nil {
@@ -26,6 +27,8 @@ func AnalysisMarkdown(w io.Writer, a *Analysis) error {
 	}
 	examplesMarkdown(&b, a.Examples)
 	b.WriteString(rest)
+	sensitivityMarkdown(&b, a.Sensitivity)
+	observedMarkdown(&b, a.Observed)
 	if tl := a.Timeline; tl != nil {
 		fmt.Fprintf(&b, "\n## Over time: the baseline against the best change\n\n")
 		fmt.Fprintf(&b, "One replay each, seed %d, under %s, windows of %s.\n\n", tl.Seed, tl.Regime, msText(tl.WindowMS))

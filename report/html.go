@@ -58,7 +58,11 @@ type htmlPage struct {
 	Notes    []string
 	Files    []string
 	Rank     *rankView
+	Observed *observedView
 	Graph    *chartView
+	// Painted are the call graph filled by observed error rate and
+	// utilisation.
+	Painted []chartView
 	// GraphNote says why there is no graph.
 	GraphNote    string
 	Timeline     *timelineView
@@ -188,10 +192,25 @@ func newHTMLPage(a *Analysis) (*htmlPage, error) {
 			title = "Call graph of " + name + " coloured by amplification"
 		}
 		p.Graph = &chartView{Title: title, Caption: caption, SVG: template.HTML(graphSVG(a.Model, origin, title))}
+		if a.Observed != nil && len(a.Observed.Nodes) > 0 {
+			for _, pt := range []struct {
+				title, caption string
+				paint          *nodePaint
+			}{
+				{"Call graph coloured by observed error rate", "Each node filled by the share of its calls that failed in the capture (hover for the replay's).", errorPaint(a.Observed)},
+				{"Call graph coloured by observed utilisation", "Each node with a slot limit filled by the busy share of its slots in the capture; a node without one is white, with its mean calls in flight (hover for the replay's).", utilisationPaint(a.Observed)},
+			} {
+				p.Painted = append(p.Painted, chartView{Title: pt.title, Caption: pt.caption,
+					SVG: template.HTML(paintedGraphSVG(a.Model, origin, pt.title, pt.paint))})
+			}
+		}
 	} else {
 		p.GraphNote = "No model: nothing to draw."
 	}
 	var err error
+	if p.Observed, err = observedSection(a.Observed); err != nil {
+		return nil, err
+	}
 	if p.Timeline, err = timelineSection(a.Timeline); err != nil {
 		return nil, err
 	}
@@ -204,7 +223,11 @@ func newHTMLPage(a *Analysis) (*htmlPage, error) {
 	case len(a.Rank.Capacity.Points) == 0:
 		p.CapacityNote = "The capacity sweep has no points."
 	default:
-		if p.Capacity, err = capacitySection(a.Rank.Capacity); err != nil {
+		var at *OperatingPoint
+		if a.Observed != nil {
+			at = a.Observed.Point
+		}
+		if p.Capacity, err = capacitySection(a.Rank.Capacity, at); err != nil {
 			return nil, err
 		}
 	}
@@ -424,9 +447,9 @@ func queueColours(nodes int) string {
 	return ", solid: with the change"
 }
 
-func capacitySection(c *rank.CapacityCurve) (*capacityView, error) {
+func capacitySection(c *rank.CapacityCurve, at *OperatingPoint) (*capacityView, error) {
 	title := "Capacity curve"
-	svg, err := capacitySVG(c, title)
+	svg, err := capacitySVG(c, at, title)
 	if err != nil {
 		return nil, err
 	}
@@ -442,6 +465,10 @@ func capacitySection(c *rank.CapacityCurve) (*capacityView, error) {
 		caption += " The red line marks the collapse."
 	} else {
 		caption += " No collapse was found within the sweep."
+	}
+	if at != nil {
+		caption += fmt.Sprintf(" The orange triangle is where the capture ran: %s root requests/s offered, %s/s served successfully.",
+			g4(at.OfferedPerSec), g4(at.GoodputPerSec))
 	}
 	v.Chart = chartView{Title: title, Caption: caption, SVG: template.HTML(svg)}
 	for _, pt := range c.Points {

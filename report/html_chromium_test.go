@@ -38,7 +38,11 @@ const probeScript = `<script>(function(){var t=0,n=0,w=1e9;` +
 	`document.body.setAttribute("data-lead-x",Math.round(r.left));document.body.setAttribute("data-lead-y",Math.round(r.top));` +
 	`document.body.setAttribute("data-lead-w",Math.round(r.width));document.body.setAttribute("data-lead-h",Math.round(r.height));` +
 	`document.body.setAttribute("data-lead-chars",p.textContent.length);document.body.setAttribute("data-lead-visible",v?1:0);` +
-	`document.body.setAttribute("data-summary-y",Math.round(document.getElementById("summary").getBoundingClientRect().top));}})();</script>`
+	`document.body.setAttribute("data-summary-y",Math.round(document.getElementById("summary").getBoundingClientRect().top));}` +
+	`var o=document.getElementById("observed-nodes");if(o){var rows=0;o.querySelectorAll("tbody tr").forEach(function(tr){` +
+	`var r=tr.getBoundingClientRect();if(r.width>0&&r.height>0&&getComputedStyle(tr).visibility==="visible")rows++});` +
+	`var box=o.parentElement;document.body.setAttribute("data-observed-rows",rows);` +
+	`document.body.setAttribute("data-observed-overflow",Math.max(0,box.scrollWidth-box.clientWidth));}})();</script>`
 
 // TestAnalysisHTMLInChromium opens the HotROD page in headless Chromium
 // and checks that every chart was laid out with a size, that the
@@ -72,7 +76,7 @@ func TestAnalysisHTMLInChromium(t *testing.T) {
 	cmd := exec.CommandContext(ctx, chromiumBin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-extensions", "--hide-scrollbars", "--force-device-scale-factor=1",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--window-size=1280,6400",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--window-size=1280,9600",
 		"--screenshot="+shot, "--dump-dom", "file://"+file)
 	// Chromium starts helper processes: run it in its own process group
 	// and kill the group on timeout and after it exits.
@@ -115,7 +119,7 @@ func TestAnalysisHTMLInChromium(t *testing.T) {
 	defer f.Close()
 	img, err := png.Decode(f)
 	require.NoError(t, err)
-	require.Equal(t, image.Rect(0, 0, 1280, 6400), img.Bounds())
+	require.Equal(t, image.Rect(0, 0, 1280, 9600), img.Bounds())
 	counts := map[color.RGBA]int{}
 	b := img.Bounds()
 	for y := b.Min.Y; y < b.Max.Y; y++ {
@@ -155,6 +159,29 @@ func TestAnalysisHTMLInChromium(t *testing.T) {
 	}
 	for _, c := range fills {
 		require.Greater(t, counts[hexColour(t, c.hex)], 20, "%s (%s) is not on the screenshot", c.name, c.hex)
+	}
+
+	// The observed table is laid out whole, a visible row per node, and
+	// the capture's timeline draws the observed and the replayed series
+	// in two colours that reach the screen; the operating point too.
+	if o := a.Observed; o != nil {
+		require.Equal(t, len(o.Nodes), domCount(t, dom, "data-observed-rows"), "visible rows of the observed table")
+		require.Zero(t, domCount(t, dom, "data-observed-overflow"), "the observed table is wider than the page, px")
+		require.NotNil(t, o.Timeline)
+		for _, c := range observedCharts(o.Timeline) {
+			chart := chartSVG(t, dom, c.title)
+			require.GreaterOrEqual(t, strings.Count(chart, "<path"), 4, "%s: no lines", c.title)
+			obs, rep := seriesStroke(t, chart, "observed"), seriesStroke(t, chart, "replayed")
+			require.NotEqual(t, obs, rep, "%s: observed and replayed in one colour", c.title)
+		}
+		require.Greater(t, counts[colObserved], 200, "the observed series (%v) are not on the screenshot", colObserved)
+		for _, n := range o.Nodes {
+			if n.Slots > 0 && n.Observed.Utilisation == 1 {
+				require.Greater(t, counts[hexColour(t, scaleColour(1, utilStops))], 20,
+					"%s, at 100%% utilisation, is not on the screenshot", n.Node)
+				break
+			}
+		}
 	}
 
 	// The goodput chart draws the baseline and the change in two colours,

@@ -57,6 +57,14 @@ figure svg { display: block; max-width: 100%; height: auto; margin: 0 auto; }
 figcaption { font-size: 13px; color: var(--muted); margin-top: 6px; }
 .figrow { display: flex; flex-wrap: wrap; gap: 14px; }
 .figrow figure { flex: 1 1 320px; margin: 6px 0 14px; }
+.scroll { overflow-x: auto; }
+table.observed { font-size: 12.5px; }
+table.observed th, table.observed td { padding: 4px 4px; }
+table.observed th.num { white-space: normal; }
+table.observed th.group { text-align: center; border-bottom: 1px solid var(--muted); }
+table.observed td.node { white-space: nowrap; }
+table.observed td.gap { color: var(--muted); padding-right: 12px; }
+table.observed td.beyond { background: #fbe7e5; color: var(--worse); font-weight: 600; }
 details { margin: 6px 0 12px; }
 summary { cursor: pointer; color: var(--accent); }
 footer { color: var(--muted); font-size: 13px; border-top: 1px solid var(--rule); margin-top: 40px; padding-top: 10px; }
@@ -67,7 +75,7 @@ footer { color: var(--muted); font-size: 13px; border-top: 1px solid var(--rule)
 <header class="top"><div>
 <h1>{{.Title}}</h1>
 <p class="seed">Seed <code>{{.Seed}}</code> — every replay in this report derives its randomness from it; the same inputs and seed give the same report.</p>
-<nav>{{if .IncidentFirst}}<a href="#incident">Incident</a>{{end}}<a href="#summary">Summary</a><a href="#remediations">Remediations</a><a href="#graph">Call graph</a><a href="#timeline">Over time</a><a href="#capacity">Capacity</a><a href="#metastability">Metastability</a>{{if and .Incident (not .IncidentFirst)}}<a href="#incident">Incident</a>{{end}}{{if .Fit}}<a href="#fit">Fit</a>{{end}}</nav>
+<nav>{{if .IncidentFirst}}<a href="#incident">Incident</a>{{end}}<a href="#summary">Summary</a><a href="#remediations">Remediations</a>{{if .Observed}}<a href="#observed">Model vs observed</a>{{end}}<a href="#graph">Call graph</a><a href="#timeline">Over time</a><a href="#capacity">Capacity</a><a href="#metastability">Metastability</a>{{if and .Incident (not .IncidentFirst)}}<a href="#incident">Incident</a>{{end}}{{if .Fit}}<a href="#fit">Fit</a>{{end}}</nav>
 </div></header>
 <main>
 {{if or .Lead .Examples}}<section id="lead">
@@ -119,6 +127,28 @@ footer { color: var(--muted); font-size: 13px; border-top: 1px solid var(--rule)
 {{end}}
 </section>
 
+{{with .Observed}}
+<section id="observed">
+<h2>The model against what was observed</h2>
+<p>{{.Intro}}</p>
+<div class="scroll"><table class="observed" id="observed-nodes">
+<thead><tr><th rowspan="2">Node</th>{{range .Columns}}<th class="group" colspan="2">{{.}}</th>{{end}}</tr>
+<tr>{{range .Columns}}<th class="num">observed</th><th class="num">replayed (gap)</th>{{end}}</tr></thead>
+<tbody>
+{{range .Rows}}<tr><td class="node">{{.Node}}{{if ne .Beyond "-"}} <span class="badge worse" title="beyond tolerance: {{.Beyond}}">⚠</span>{{end}}</td>{{range .Cells}}<td class="num">{{.Obs}}</td><td class="num gap{{if .Beyond}} beyond{{end}}">{{.RepGap}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table></div>
+{{with .Point}}<p>{{.}}</p>{{end}}
+{{if .Charts}}<h3>Over time: the capture against the replay</h3>
+<p>Requests {{.Window}}.</p>
+{{range .Charts}}<figure>
+{{.SVG}}
+<figcaption>{{.Caption}}</figcaption>
+</figure>
+{{end}}{{with .Note}}<p class="note">{{.}}</p>{{end}}{{else}}<p class="note">{{.NoSeries}}</p>{{end}}
+</section>
+{{end}}
+
 <section id="graph">
 <h2>Call graph</h2>
 {{with .Graph}}<figure>
@@ -126,6 +156,11 @@ footer { color: var(--muted); font-size: 13px; border-top: 1px solid var(--rule)
 <figcaption>{{.Caption}}</figcaption>
 </figure>
 {{else}}<p class="note">{{.GraphNote}}</p>
+{{end}}
+{{range .Painted}}<figure>
+{{.SVG}}
+<figcaption>{{.Caption}}</figcaption>
+</figure>
 {{end}}
 </section>
 

@@ -51,6 +51,12 @@ func wantCharts(a *Analysis) int {
 	n := 0
 	if a.Model != nil && len(a.Model.Nodes) > 0 {
 		n++
+		if a.Observed != nil && len(a.Observed.Nodes) > 0 {
+			n += 2 // by error rate and by utilisation
+		}
+	}
+	if a.Observed != nil && a.Observed.Timeline != nil {
+		n += 3 // requests, errors and latency over time
 	}
 	if tl := a.Timeline; tl != nil {
 		n++

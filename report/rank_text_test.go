@@ -37,6 +37,9 @@ func TestWrap(t *testing.T) {
 		{"an unclosed bracket wraps as words", "x [a b c", 3, []string{"x", "[a", "b c"}},
 		{"a short parenthesis stays whole", "report.json (seed 1)", 15, []string{"report.json", "(seed 1)"}},
 		{"a group wider than the line wraps as words", "x (a default answer)", 12, []string{"x (a default", "answer)"}},
+		{"an edge label wider than the line breaks after its arrow", "- checkoutservice→cartservice: cap", 20,
+			[]string{"- checkoutservice→", "cartservice: cap"}},
+		{"an edge label that fits stays whole", "x a→b: cap", 6, []string{"x a→b:", "cap"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

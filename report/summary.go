@@ -74,6 +74,14 @@ func metricPhrase(m string) string {
 		return "median time between its callers' calls and its own answer (the network into it), in ms,"
 	case "gap_out":
 		return "median time between its calls and its callees' answers (its own client side), in ms,"
+	case "log_errors":
+		return "share of requests that logged an error or an exception"
+	case "log_new":
+		return "share of its logging requests that wrote a new log template"
+	case "log_risen":
+		return "share of its logging requests that wrote a risen log template"
+	case "log_stopped":
+		return "count of requests writing a usual log line (expected, then seen)"
 	}
 	return strings.ReplaceAll(m, "_", " ")
 }

@@ -50,7 +50,7 @@ func TestSummarySentences(t *testing.T) {
 		{name: "origin", from: "boutique", mutate: func(*Analysis) {},
 			want: []string{"the incident began at currencyservice", "its median time between its callers' calls and its own answer (the network into it), in ms, went from 598 to 3990 at 05:18:30Z",
 				"4 other nodes left theirs as well", "It climbed currencyservice → frontend, and no caller multiplied its calls",
-				"None of the 2 candidate changes replayed won", "confidence 0.741 of the top two scores", "the next being cartservice",
+				"None of the 7 candidate changes replayed won", "confidence 0.741 of the top two scores", "the next being cartservice",
 				"reproduces 0.621 of the changes"},
 			reject: []string{"Replayed as observed", "The call graph multiplies"}},
 		{name: "no origin", from: "boutique", mutate: noOrigin,
@@ -68,7 +68,7 @@ func TestSummarySentences(t *testing.T) {
 		}, want: []string{"it was amplified where frontend calls currencyservice, from 2 to 5 calls per request, retries taking the attempts per call from 1 to 2.5"}},
 		{name: "win", from: "hotrod", mutate: func(*Analysis) {},
 			want: []string{"Replayed as observed (observed closed loop", "The call graph multiplies load most where driver calls redis-manual: 13.5 calls",
-				"Change first: mysql (bottleneck, 100% busy)", "95% interval +2.04/s to +2.18/s over seeds 1 to 3 (3)", "spread is ±0.03/s"},
+				"Change first: mysql (bottleneck, 100% busy)", "95% interval +2.10/s to +2.29/s over seeds 1 to 3 (3)", "spread is ±0.03/s"},
 			reject: []string{"incident", "origin"}},
 		{name: "no win", from: "hotrod", mutate: func(a *Analysis) {
 			a.Rank.Set = nil

@@ -76,8 +76,16 @@ func (b bezier) at(t float64) point {
 	return point{f(b.p0.x, b.c0.x, b.c1.x, b.p1.x), f(b.p0.y, b.c0.y, b.c1.y, b.p1.y)}
 }
 
-// graphSVG draws the laid-out graph as an inline SVG element.
+// graphSVG draws the laid-out graph as an inline SVG element, its edges
+// coloured and labelled by amplification.
 func graphSVG(m *cascade.Model, origin, title string) string {
+	return paintedGraphSVG(m, origin, title, nil)
+}
+
+// paintedGraphSVG draws the laid-out graph; with paint, its nodes are
+// filled by a measure (paint.node) and its edges drawn grey without
+// labels, with paint's legend in place of the amplification scale.
+func paintedGraphSVG(m *cascade.Model, origin, title string, paint *nodePaint) string {
 	g := layoutGraph(m, origin)
 	var b strings.Builder
 	w, h := math.Ceil(g.width), math.Ceil(g.height)
@@ -89,7 +97,11 @@ func graphSVG(m *cascade.Model, origin, title string) string {
 	for _, e := range g.edges {
 		marks.cycle = marks.cycle || e.back
 	}
-	w = max(w, marks.width()+2*cgMargin) // room for the legend
+	if paint != nil {
+		w = max(w, paint.legendW+2*cgMargin)
+	} else {
+		w = max(w, marks.width()+2*cgMargin) // room for the legend
+	}
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="graph" viewBox="0 0 %s %s" width="%s" height="%s" role="img" font-family="%s" font-size="%s">`+"\n",
 		f1(w), f1(h), f1(w*cgScale), f1(h*cgScale), svgFontFamily, f1(cgFont))
 	fmt.Fprintf(&b, "<title>%s</title>\n", html.EscapeString(title))
@@ -103,6 +115,9 @@ func graphSVG(m *cascade.Model, origin, title string) string {
 	for _, i := range byAmp(g) {
 		e, r := g.edges[i], routes[i]
 		col := ampColour(e.amp)
+		if paint != nil {
+			col = "#b4b4b4"
+		}
 		dash := ""
 		if e.back {
 			dash = ` stroke-dasharray="6 4"`
@@ -120,6 +135,9 @@ func graphSVG(m *cascade.Model, origin, title string) string {
 	// The labels, each beside its edge on a pale ground, off the line.
 	b.WriteString(`<g class="amp" font-size="11" text-anchor="middle" dominant-baseline="central">` + "\n")
 	for i, e := range g.edges {
+		if paint != nil {
+			break
+		}
 		sp := spots[i]
 		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" rx="3" fill="#ffffff" fill-opacity="0.9"/><text x="%s" y="%s" fill="%s">%s</text>`+"\n",
 			f1(sp.x0), f1(sp.y0), f1(sp.x1-sp.x0), f1(sp.y1-sp.y0), f1((sp.x0+sp.x1)/2), f1((sp.y0+sp.y1)/2),
@@ -144,10 +162,25 @@ func graphSVG(m *cascade.Model, origin, title string) string {
 		if nd.node.Virtual {
 			dash = ` stroke-dasharray="4 3"`
 		}
+		tip, label := nodeTip(nd), ""
+		if paint != nil {
+			var more string
+			fill, label, more = paint.node(nd.name)
+			tip += "; " + more
+		}
 		top := nd.y - nd.h/2
 		fmt.Fprintf(&b, `<g class="node"><title>%s</title><rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s" stroke-width="%s"%s/>`,
-			html.EscapeString(nodeTip(nd)), f1(nd.x), f1(top), f1(nd.w), f1(nd.h), fill, stroke, f1(sw), dash)
-		fmt.Fprintf(&b, `<text x="%s" y="%s" fill="#1a1a1a">%s</text>`, f1(nd.x+nd.w/2), f1(nd.y), html.EscapeString(nd.name))
+			html.EscapeString(tip), f1(nd.x), f1(top), f1(nd.w), f1(nd.h), fill, stroke, f1(sw), dash)
+		if label == "" {
+			fmt.Fprintf(&b, `<text x="%s" y="%s" fill="#1a1a1a">%s</text>`, f1(nd.x+nd.w/2), f1(nd.y), html.EscapeString(nd.name))
+		} else {
+			ink := "#1a1a1a"
+			if hexLuminance(fill) < 0.5 {
+				ink = "#ffffff"
+			}
+			fmt.Fprintf(&b, `<text x="%s" y="%s" fill="%s">%s</text><text x="%s" y="%s" fill="%s" font-size="10">%s</text>`,
+				f1(nd.x+nd.w/2), f1(nd.y-6), ink, html.EscapeString(nd.name), f1(nd.x+nd.w/2), f1(nd.y+8), ink, html.EscapeString(label))
+		}
 		if nd.origin {
 			fmt.Fprintf(&b, `<text x="%s" y="%s" fill="#c0392b" font-size="10" font-weight="bold">origin</text>`, f1(nd.x+nd.w/2), f1(nd.y+nd.h/2+9))
 		}
@@ -160,7 +193,11 @@ func graphSVG(m *cascade.Model, origin, title string) string {
 		}
 	}
 	b.WriteString("</g>\n")
-	graphLegend(&b, h-cgLegendH+6, marks)
+	if paint != nil {
+		paint.legend(&b, h-cgLegendH+6)
+	} else {
+		graphLegend(&b, h-cgLegendH+6, marks)
+	}
 	b.WriteString("</svg>")
 	return b.String()
 }

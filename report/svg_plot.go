@@ -347,8 +347,9 @@ type errPoints struct {
 }
 
 // capacitySVG charts goodput against offered load with its 95%
-// intervals, the line goodput = offered, the knee and the collapse.
-func capacitySVG(c *rank.CapacityCurve, title string) (string, error) {
+// intervals, the line goodput = offered, the knee and the collapse, and
+// the capture's operating point when at is not nil.
+func capacitySVG(c *rank.CapacityCurve, at *OperatingPoint, title string) (string, error) {
 	var xs, ys, lo, hi []float64
 	for _, pt := range c.Points {
 		xs = append(xs, pt.Offered.Mean)
@@ -357,6 +358,9 @@ func capacitySVG(c *rank.CapacityCurve, title string) (string, error) {
 		hi = append(hi, pt.Goodput.High)
 	}
 	xmax := max(maxOf(xs), c.KneePerSec, c.CollapsePerSec) * 1.05
+	if at != nil {
+		xmax = max(xmax, at.OfferedPerSec*1.05)
+	}
 	top := max(maxOf(hi), maxOf(ys), xmax) * 1.12
 	p := newPlot(title, "offered (root requests/s)", "goodput (root requests/s)")
 	band := &plotter.Polygon{Color: colBand}
@@ -406,6 +410,15 @@ func capacitySVG(c *rank.CapacityCurve, title string) (string, error) {
 			at = top * 0.83
 		}
 		mark(c.CollapsePerSec, colDanger, " collapse "+g4(c.CollapsePerSec)+"/s", at)
+	}
+	if at != nil {
+		op, err := plotter.NewScatter(plotter.XYs{{X: at.OfferedPerSec, Y: at.GoodputPerSec}})
+		if err != nil {
+			return "", err
+		}
+		op.GlyphStyle = draw.GlyphStyle{Color: colObserved, Radius: vg.Points(5), Shape: draw.PyramidGlyph{}}
+		p.Add(op)
+		p.Legend.Add("observed operating point", op)
 	}
 	p.X.Min, p.X.Max = 0, xmax
 	p.Y.Min, p.Y.Max = 0, top

@@ -57,14 +57,30 @@ func Wrap(s string, width int) []string {
 		n     int // runes in line
 	)
 	var words []string
+	breakAfter := map[int]bool{} // a piece of a word too wide, ending its line
 	for _, word := range wrapWords(s) {
-		if runes(word) > width {
-			words = append(words, strings.Split(word, " ")...) // a group too wide: its words
-		} else {
+		if runes(word) <= width {
 			words = append(words, word)
+			continue
+		}
+		for _, w := range strings.Split(word, " ") { // a group too wide: its words
+			// A word still too wide (a long edge label, "a→b:") breaks
+			// after its arrows.
+			for runes(w) > width && strings.Contains(w, "→") {
+				i := strings.Index(w, "→") + len("→")
+				breakAfter[len(words)] = true
+				words = append(words, w[:i])
+				w = w[i:]
+			}
+			words = append(words, w)
 		}
 	}
-	for _, word := range words {
+	for i, word := range words {
+		if i > 0 && breakAfter[i-1] && n > 0 {
+			lines = append(lines, strings.TrimRight(line.String(), " "))
+			line.Reset()
+			n = 0
+		}
 		wn := runes(word)
 		switch {
 		case n == 0 && wn == 0:

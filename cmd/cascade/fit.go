@@ -59,15 +59,21 @@ the fit moved from the model's observed values, the per-node error in
 sample and on held-out windows (each fitted without it and predicted), and a
 logistic regression of call failure on load beside the grid's values. With
 -o it writes the calibrated model: the model with the fitted values,
-provenance "fit" on what it set, and the fit's summary under "fit".
+provenance "fit" on what it set, and the fit's summary under "fit". The
+calibrated model is a point the fit replayed: where p or r is flat, it keeps
+the model's values and the other axes are searched again with them held
+(NAME=model). The fit never makes the model worse: unless the calibrated point
+beats the model as it came in sample, and predicts the held-out windows no
+worse, it says "kept: uncalibrated: ..." and writes the model as it came.
 
 The model is --model, or built from the dataset as cascade graph builds it.
 DATASET is a dataset directory or raw trace files (ingested on the fly).
 
 Grid (--grid): axes NAME=VALUES joined by commas; NAME is tier, p, r, k,
 theta or fanout, optionally .TARGET (p, r, fanout: sync, async, virtual or
-FROM->TO; k, theta: a node); VALUES is START:STOP:STEP or A|B|C. Default:
-tier=p50|p95|p99|empirical, p=0.01:0.5:0.01, r within 0.2 of the observed
+FROM->TO; k, theta: a node); VALUES is START:STOP:STEP, A|B|C, or model (the
+model's own values; tier=model keeps each node's service). Default:
+tier=model|p50|p95|p99|empirical, p=0.01:0.5:0.01, r within 0.2 of the observed
 re-activation in steps of 0.1, k=0:2:0.5, theta=0.6:1.2:0.2, fanout=1.
 Grids larger than 2,000 points are searched coarse-to-fine (--search).
 Same inputs and seed give the same output at any --parallel.`,
@@ -153,7 +159,7 @@ Same inputs and seed give the same output at any --parallel.`,
 	f.DurationVar(&cfg.Window, fitFlagWindow, cfg.Window, "observation window width (the whole range when it is shorter than two windows)")
 	f.StringVar(&cfg.Windows, fitFlagWindows, cfg.Windows, "windows to fit: all, auto (the busiest) or window numbers such as 0,2,5")
 	f.IntVar(&cfg.Holdout, fitFlagHoldout, cfg.Holdout, "windows to back-test by leave-one-out, the busiest first (0 none, -1 all)")
-	f.StringVar(&cfg.Tier, fitFlagTier, cfg.Tier, "service tier: all (the grid's) or one of p50, p95, p99, mean, tiers, empirical")
+	f.StringVar(&cfg.Tier, fitFlagTier, cfg.Tier, "service tier: all (the grid's) or one of p50, p95, p99, mean, tiers, empirical, model")
 	f.StringVar(&cfg.Search, fitFlagSearch, cfg.Search, "auto, exhaustive (every point) or refine (coarse-to-fine)")
 	f.IntVar(&cfg.Parallel, fitFlagParallel, 0, "grid points replayed at once (default: all cores); does not change the output")
 	f.Uint64Var(&cfg.Seed, fitFlagSeed, cfg.Seed, "first replay seed; every point is replayed with the same seeds")

@@ -73,8 +73,11 @@ func TestFitCommand(t *testing.T) {
 	require.NoError(t, err)
 	// p is flat on HotROD (the failure process explains why no dispatch
 	// failed): the calibrated model keeps graph's value and provenance.
+	// The empirical tier does not beat graph's own service distributions,
+	// so the fit keeps the model as it came and says so.
+	require.Contains(t, out, "kept              uncalibrated: no point beat the uncalibrated model in sample")
 	require.NotEqual(t, cascade.Fitted, m.Edges[0].Provenance["propagation"])
-	require.Equal(t, cascade.Fitted, m.Nodes[0].Provenance["service_ms"])
+	require.NotEqual(t, cascade.Fitted, m.Nodes[0].Provenance["service_ms"])
 	require.NotEmpty(t, m.Fit)
 
 	// The calibrated model replays.

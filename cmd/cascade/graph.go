@@ -13,6 +13,7 @@ import (
 	"cascade"
 	"cascade/collect"
 	"cascade/graph"
+	"cascade/incident"
 	"cascade/ingest"
 	"cascade/internal/atomicfile"
 )
@@ -370,6 +371,15 @@ func samplesOf(dir string) graph.SampleSource {
 		return nil
 	}
 	return func(fn func(*cascade.Sample) error) error { return ingest.ReadSamples(dir, fn) }
+}
+
+// logsOf returns the log records of the dataset dir, or nil when it has
+// no logs.parquet.
+func logsOf(dir string) incident.LogSource {
+	if _, err := os.Stat(filepath.Join(dir, ingest.LogsFile)); err != nil {
+		return nil
+	}
+	return func(fn func(*cascade.LogRecord) error) error { return ingest.ReadLogs(dir, fn) }
 }
 
 // writeFileAtomic writes data to a temporary file beside path and renames

@@ -58,8 +58,10 @@ func newRankCmd() *cobra.Command {
 		Long: `rank replays MODEL (model.json) under candidate changes and ranks them.
 
 Candidates come from the model (each retrying edge or client: fewer attempts,
-exponential backoff with full jitter, a retry budget; each fan-out edge: a
-concurrency cap, batching; each node that queues, fails or runs zombie work: a
+exponential backoff with full jitter, a retry budget; each limit that binds in
+the baseline, a node's or an edge's pool, a shared pool, a queue cap, a rate
+limit, a breaker: raised and cut; each fan-out edge: a concurrency cap where it
+has none, batching; each node that queues, fails or runs zombie work: a
 bounded queue sized by Little's law, a circuit breaker, deadline propagation;
 the load-balancing policy of replicated nodes; an entry rate limit at the
 capacity knee; one more replica or twice the pool on the busiest node) and
@@ -219,13 +221,14 @@ func rootCause(cmd *cobra.Command, during, baseline []string, m *cascade.Model, 
 	}
 	defer cleanup()
 	var ref graph.SpanSource
+	var refLogs incident.LogSource
 	if len(baseline) > 0 {
 		bdir, bclean, err := graphInput(cmd, baseline, nil, "auto")
 		if err != nil {
 			return nil, err
 		}
 		defer bclean()
-		ref = spansOf(bdir)
+		ref, refLogs = spansOf(bdir), logsOf(bdir)
 	}
 	if m == nil && (cfg.Slowdown > 0 || cfg.Verify > 0) {
 		gcfg := graph.DefaultConfig()
@@ -236,5 +239,6 @@ func rootCause(cmd *cobra.Command, during, baseline []string, m *cascade.Model, 
 		}
 		m = res.Model
 	}
-	return incident.Investigate(cmd.Context(), incident.Input{Spans: spansOf(dir), Reference: ref, Samples: samplesOf(dir), Model: m}, cfg)
+	return incident.Investigate(cmd.Context(), incident.Input{Spans: spansOf(dir), Reference: ref, Samples: samplesOf(dir), Model: m,
+		Logs: logsOf(dir), ReferenceLogs: refLogs}, cfg)
 }

@@ -11,7 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"cascade/internal/testutil"
 	"cascade/report"
+	"cascade/testdata/shapes"
 )
 
 // runRank runs `cascade rank ARGS…` in process.
@@ -112,6 +114,16 @@ func TestRankIncident(t *testing.T) {
 	require.Contains(t, out, "INCIDENT      2022-08-22 05:18:10Z")
 	require.Contains(t, out, "origin        1. currencyservice")
 	require.NotContains(t, out, "BASELINE")
+}
+
+// TestRankIncidentLogs: --incident reads the dataset's logs.parquet: an
+// exception visible only in the logs (Nezha's CSV records no status)
+// names its service as the origin.
+func TestRankIncidentLogs(t *testing.T) {
+	dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock"})
+	code, out, stderr := runRank(t, "--incident", dir, "--slowdown", "0", "--verify", "0")
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, out, "origin        1. stock")
 }
 
 func TestRankUsageErrors(t *testing.T) {

@@ -21,7 +21,8 @@ import (
 // writes it as the OTLP JSON file a Collector would, ingests it with
 // ingest.Run as `cascade ingest` does, and returns the dataset's directory
 // and the generator's truth. Datasets live in a temporary directory of
-// the test.
+// the test. With cfg.Logs, the generator's log CSV is written beside the
+// capture and ingested into the dataset's logs.parquet.
 func ShapeDataset(tb testing.TB, cfg shapes.Config) (string, *shapes.Truth) {
 	tb.Helper()
 	data, truth, err := shapes.Generate(cfg)
@@ -35,6 +36,11 @@ func ShapeDataset(tb testing.TB, cfg shapes.Config) (string, *shapes.Truth) {
 	require.NoError(tb, os.WriteFile(file, data, 0o644))
 	icfg := ingest.DefaultConfig()
 	icfg.Traces = []string{file}
+	if truth.Logs != nil {
+		logs := filepath.Join(dir, strings.TrimSuffix(name, filepath.Ext(name))+"_log.csv")
+		require.NoError(tb, os.WriteFile(logs, truth.Logs, 0o644))
+		icfg.Logs = []string{logs}
+	}
 	icfg.Out = filepath.Join(dir, "dataset")
 	_, err = ingest.Run(context.Background(), icfg)
 	require.NoError(tb, err)

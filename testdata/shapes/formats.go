@@ -130,7 +130,10 @@ func (g *gen) marshalZipkin() ([]byte, error) {
 			// and one that ended without an answer (a deadline) with the
 			// exception's message.
 			z.Tags["error"] = "Read timed out"
-			if s.code != 0 {
+			switch {
+			case s.errType != "":
+				z.Tags["error"] = s.errType
+			case s.code != 0:
 				z.Tags["error"] = strconv.FormatInt(s.code, 10)
 			}
 		}
@@ -247,11 +250,7 @@ func (g *gen) marshalNezha() ([]byte, error) {
 	}
 	// Deployment pods, as TrainTicket's: "-<pod-template-hash>-<5>" in
 	// Kubernetes' suffix alphabet.
-	pods := map[string]string{
-		"gateway": "gateway-6f6cfc45b-h5m2n", "orders": "orders-5b67c48447-mv2x9",
-		"stock": "stock-866bd68c97-xcqfx", "ledger": "ledger-5dc8d4f9fd-46997",
-	}
-	pod := func(svc string) string { return pods[svc] }
+	pod := func(svc string) string { return nezhaPods[svc] }
 	type row struct {
 		trace, id, parent [8]byte
 		root              bool

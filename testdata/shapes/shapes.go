@@ -24,6 +24,7 @@
 package shapes
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -111,6 +112,28 @@ type Config struct {
 	// Format is how the capture is written: OTLP (the default, the
 	// Collector's file exporter) or ZipkinBrave.
 	Format string
+	// ErrorMessage, when not empty, is the error a service that fails a
+	// request itself records ("redis timeout"), after three times its
+	// work (HotROD's redis sleeps before failing), and every span that
+	// fails because of it up the chain carries the same text, the way a
+	// gRPC status passes a callee's message to its caller's client span.
+	// Such a message names the callee's trouble, not a caller's
+	// deadline: the truth holds no timeout for it.
+	ErrorMessage string
+	// DeadlineMessage, when not empty, is the error type an attempt cut
+	// by its caller's deadline records on the caller's span, where the
+	// shape marks it failed ("context deadline exceeded").
+	DeadlineMessage string
+	// Logs, with Format NezhaCSV, also writes the services' logs as
+	// Nezha's log CSV into Truth.Logs (see logs.go).
+	Logs bool
+	// Throw, when not empty, names a service that from SlowFrom on
+	// throws on ThrowShare (default 1) of its requests an exception its
+	// handler catches: an ERROR line and a stack line, no closing line,
+	// and its caller logs the error it got back; its spans keep status
+	// unset and their durations. It shows only in the logs.
+	Throw      string
+	ThrowShare float64
 }
 
 // Formats of a capture.
@@ -155,6 +178,10 @@ type Truth struct {
 	// SlowFromNS is when the slowdown (or the other fault) starts (Unix
 	// ns), 0 without one.
 	SlowFromNS int64 `json:"slow_from_ns,omitempty"`
+	// Throw names the service that throws, if any; Logs are the log
+	// CSV when Config.Logs asked for it.
+	Throw string `json:"throw,omitempty"`
+	Logs  []byte `json:"-"`
 }
 
 // EdgeTruth is one edge as made.
@@ -168,6 +195,12 @@ type EdgeTruth struct {
 	FanOutMean float64
 	// MaxAttempts is the most attempts any logical call made.
 	MaxAttempts int
+	// Limit is the most attempts the caller allows a logical call;
+	// Exhausted counts the logical calls that failed at that last
+	// attempt (they ran out). Where none did, the capture does not show
+	// the limit: MaxAttempts is only a lower bound of it.
+	Limit     int
+	Exhausted int64
 	// RetryShare is (Attempts − Logical) ÷ Attempts.
 	RetryShare float64
 	// TimeoutMS is the caller's deadline per attempt, 0 when the edge has
@@ -440,7 +473,7 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 	if cfg.MixShare == 0 {
 		cfg.MixShare = 0.6
 	}
-	for _, svc := range []string{cfg.Slow, cfg.Fail, cfg.Saturate, cfg.Silent, cfg.Mix, cfg.EarlyReturn} {
+	for _, svc := range []string{cfg.Slow, cfg.Fail, cfg.Saturate, cfg.Silent, cfg.Mix, cfg.Throw, cfg.EarlyReturn} {
 		if svc != "" && !slices.Contains(Services, svc) {
 			return nil, nil, fmt.Errorf("shapes: unknown service %q", svc)
 		}
@@ -476,10 +509,12 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 		g.slotFree = make([]int64, 1)
 	}
 	tr := &Truth{Shape: cfg.Shape, Style: sh.style, Doc: sh.doc, Traces: cfg.Traces, Slow: cfg.Slow, Fail: cfg.Fail, Saturate: cfg.Saturate, Silent: cfg.Silent}
-	fault := cfg.Slow != "" || cfg.Fail != "" || cfg.Saturate != "" || cfg.Silent != "" || cfg.EarlyReturn != ""
+	fault := cfg.Slow != "" || cfg.Fail != "" || cfg.Saturate != "" || cfg.Silent != ""
+	fault = fault || cfg.Throw != "" || cfg.EarlyReturn != ""
+	tr.Throw = cfg.Throw
 	for i := 0; i+1 < len(Services); i++ {
 		key := Services[i] + ">" + Services[i+1]
-		g.et[key] = &EdgeTruth{From: Services[i], To: Services[i+1], TimeoutMS: sh.edges[key].timeoutMS}
+		g.et[key] = &EdgeTruth{From: Services[i], To: Services[i+1], TimeoutMS: sh.edges[key].timeoutMS, Limit: sh.edges[key].maxAttempts}
 		if sh.edges[key].failCaller {
 			g.et[key].Propagation = 1 - sh.edges[key].fallbackP
 		}
@@ -535,6 +570,9 @@ func Generate(cfg Config) ([]byte, *Truth, error) {
 		data, err = g.marshalNezha()
 	default:
 		return nil, nil, fmt.Errorf("shapes: unknown format %q", cfg.Format)
+	}
+	if err == nil && cfg.Logs {
+		tr.Logs, err = g.marshalNezhaLogs(tr.SlowFromNS)
 	}
 	return data, tr, err
 }
@@ -594,6 +632,8 @@ func (g *gen) request(svc string, parent [8]byte, kind ptrace.SpanKind, name str
 	}
 	if own && (ns.fastFail || injected) {
 		self /= 5
+	} else if own && g.cfg.ErrorMessage != "" {
+		self *= 3
 	}
 	sp := span{trace: g.trace, id: g.id(), parent: parent, svc: svc, name: name, kind: kind, start: start}
 	t := start
@@ -631,9 +671,10 @@ func (g *gen) request(svc string, parent [8]byte, kind ptrace.SpanKind, name str
 	if failed {
 		sp.status = "error"
 		sp.code = 500
+		sp.errType = g.cfg.ErrorMessage
 		if own {
 			sp.code = 503
-			sp.errType = "503"
+			sp.errType = cmp.Or(g.cfg.ErrorMessage, "503")
 		}
 	}
 	g.spans = append(g.spans, sp)
@@ -686,6 +727,9 @@ func (g *gen) logical(caller, callee string, parent [8]byte, start int64, es edg
 		if cut {
 			et.Cut++
 		}
+		if failed && a >= es.maxAttempts {
+			et.Exhausted++
+		}
 		if !failed || a >= es.maxAttempts {
 			return answered, failed
 		}
@@ -728,6 +772,10 @@ func (g *gen) attempt(caller, callee string, parent [8]byte, name string, t int6
 				if !f {
 					cl.code = 500
 				}
+				// The callee's message, passed up.
+				cl.errType = g.cfg.ErrorMessage
+			} else {
+				cl.errType = g.cfg.DeadlineMessage
 			}
 		}
 		g.spans = append(g.spans, cl)

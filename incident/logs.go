@@ -1,0 +1,559 @@
+package incident
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/mathext"
+
+	"cascade"
+	"cascade/internal/numfmt"
+)
+
+// LogSource calls fn for every log record of a capture (the order of
+// ingest.ReadLogs); it returns fn's first error.
+type LogSource = func(fn func(*cascade.LogRecord) error) error
+
+// The log signals (see doc.go, Method): their constants, chosen on the
+// fixture generator and the development day (Nezha TrainTicket
+// 2023-01-30) only.
+const (
+	// logAlpha is the false-alarm probability of an onset of a rise (of
+	// error records, or of a template): a Poisson tail of the counts of
+	// an onset window and the next, against what the normal share
+	// brings there.
+	logAlpha = 1e-6
+	// logWinAlpha is the same tail per window from the onset on (the
+	// window pooled with the one before it) for the window to be out.
+	logWinAlpha = 1e-2
+	// logMinEvents is the fewest events an onset needs (a new
+	// template's occurrences, errored requests, a risen template's
+	// occurrences), logWinEvents the fewest a window needs to be judged.
+	logMinEvents = 5
+	logWinEvents = 2
+	// logMinRatio is the least ratio of observed to expected counts that
+	// counts as a rise; logMinErrRise the least rise of the share of
+	// requests with an error record (5 points, as the spans' error rate).
+	logMinRatio   = 2.0
+	logMinErrRise = 0.05
+	// logSilentExp is the count a template's normal share should have
+	// brought over a run of windows where it was absent, for the run to
+	// be a stop: P(Poisson(8) = 0) = e⁻⁸ = 3.4·10⁻⁴.
+	logSilentExp = 8.0
+	// logSteady is the least share of a service's normal windows (with
+	// any lines) a template must appear in to be watched for a stop:
+	// every one (⅔ let a template seen in 2 of the first 3 windows stop
+	// by chance at a busy aggregator on the dev day).
+	logSteady = 1.0
+	// logMaxZ caps the z-score a tail probability is read as.
+	logMaxZ = 20.0
+)
+
+// logAcc counts one capture's log records per service and window.
+type logAcc struct {
+	width int64
+	// lines counts the requests that wrote a record (distinct trace
+	// ids; a record without one counts alone), errs those with an ERROR
+	// or FATAL record or an exception's stack line, tmpl those with each
+	// template.
+	lines map[string]map[int64]int64
+	errs  map[string]map[int64]int64
+	tmpl  map[string]map[string]map[int64]int64
+}
+
+// readLogs counts src's records by width windows.
+func readLogs(ctx context.Context, src LogSource, width int64) (*logAcc, error) {
+	la := &logAcc{width: width, lines: map[string]map[int64]int64{}, errs: map[string]map[int64]int64{},
+		tmpl: map[string]map[string]map[int64]int64{}}
+	// Each count is of requests, not records: a request that writes a
+	// line in a loop, or an exception with its stack, counts once (the
+	// records of one request are not independent; the requests are).
+	type key struct {
+		svc, tmpl, trace string
+		w                int64
+	}
+	seen := map[key]bool{}
+	// first reports whether the request (trace) counts for the first
+	// time under the service, template ("" for any) and window; a record
+	// without a trace id always counts.
+	first := func(svc, tmpl, trace string, w int64) bool {
+		if trace == "" {
+			return true
+		}
+		k := key{svc, tmpl, trace, w}
+		if seen[k] {
+			return false
+		}
+		seen[key{strings.Clone(svc), strings.Clone(tmpl), strings.Clone(trace), w}] = true
+		return true
+	}
+	n := 0
+	err := src(func(r *cascade.LogRecord) error {
+		if n++; n&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if r.Service == "" {
+			return nil
+		}
+		w := floorDiv(r.Time, width)
+		svc := r.Service
+		if la.lines[svc] == nil {
+			svc = strings.Clone(svc)
+			la.lines[svc] = map[int64]int64{}
+			la.errs[svc] = map[int64]int64{}
+			la.tmpl[svc] = map[string]map[int64]int64{}
+		}
+		if first(svc, "\x00all", r.TraceID, w) {
+			la.lines[svc][w]++
+		}
+		t := r.Template
+		if t == "" {
+			t = r.Body
+		}
+		byW := la.tmpl[svc][t]
+		if byW == nil {
+			byW = map[int64]int64{}
+			la.tmpl[svc][strings.Clone(t)] = byW
+		}
+		if first(svc, t, r.TraceID, w) {
+			byW[w]++
+		}
+		if isErrorRecord(r) && first(svc, "\x00err", r.TraceID, w) {
+			la.errs[svc][w]++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read logs: %w", err)
+	}
+	return la, ctx.Err()
+}
+
+// isErrorRecord reports a record at ERROR or FATAL, or a line of an
+// exception's stack trace: "at pkg.Class.method(File.java:12)", "Caused
+// by: …", or an exception's class and message alone
+// ("java.lang.IllegalStateException: …").
+func isErrorRecord(r *cascade.LogRecord) bool {
+	switch r.Severity {
+	case "ERROR", "FATAL":
+		return true
+	case "":
+	default:
+		return false
+	}
+	b := strings.TrimSpace(r.Body)
+	if strings.HasPrefix(b, "at ") && strings.HasSuffix(b, ")") || strings.HasPrefix(b, "Caused by:") {
+		return true
+	}
+	head, _, _ := strings.Cut(b, " ")
+	head = strings.TrimSuffix(head, ":")
+	return strings.Contains(head, ".") && (strings.HasSuffix(head, "Exception") || strings.HasSuffix(head, "Error"))
+}
+
+// logChange is one count-based change of a service's logs.
+type logChange struct {
+	metric   string // log_errors, log_new, log_risen, log_stopped
+	template string // empty for log_errors
+	onset    int    // window (from lo)
+	// count and expected are the events from the onset on and what the
+	// normal share brings there; normal is the normal share (per request
+	// for log_errors, per line for templates).
+	count    int64
+	expected float64
+	normal   float64
+	p        float64 // the onset's tail probability
+	size     float64 // the share of requests (or lines) it moved, at most 1
+	js       []judgement
+}
+
+// logNormal is a service's normal range of logs: its requests, lines,
+// errored requests and per-template counts, over win windows, and the
+// windows each template appeared in.
+type logNormal struct {
+	reqs, lines, errs int64
+	win               int // windows with lines
+	tmpl              map[string]int64
+	tmplWins          map[string]int
+}
+
+func (la *logAcc) normalOf(svc string, inRange func(w int64) bool) logNormal {
+	nl := logNormal{tmpl: map[string]int64{}, tmplWins: map[string]int{}}
+	if la == nil {
+		return nl
+	}
+	for w, c := range la.lines[svc] {
+		if inRange(w) && c > 0 {
+			nl.lines += c
+			nl.win++
+		}
+	}
+	for w, c := range la.errs[svc] {
+		if inRange(w) {
+			nl.errs += c
+		}
+	}
+	for t, byW := range la.tmpl[svc] {
+		for w, c := range byW {
+			if inRange(w) && c > 0 {
+				nl.tmpl[t] += c
+				nl.tmplWins[t]++
+			}
+		}
+	}
+	return nl
+}
+
+// matchTemplate maps a template of the incident's capture to one of the
+// reference's: the same text, or else the first (in sorted order) with
+// as many tokens, each equal or a "<*>" in either. Each capture's
+// templates are mined apart, so one line may be templated a little
+// differently in each.
+func matchTemplate(t string, ref []string) (string, bool) {
+	i := sort.SearchStrings(ref, t)
+	if i < len(ref) && ref[i] == t {
+		return t, true
+	}
+	a := strings.Fields(t)
+	for _, r := range ref {
+		b := strings.Fields(r)
+		if len(a) != len(b) {
+			continue
+		}
+		ok := true
+		for k := range a {
+			if a[k] != b[k] && a[k] != "<*>" && b[k] != "<*>" {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return r, true
+		}
+	}
+	return "", false
+}
+
+// logJudgements judges each node's logs window by window from scan on
+// against their normal range (the reference's logs, or the first
+// BaselineWindows windows): the requests with an error record, each
+// template new or risen, and each steady template that stopped. It
+// returns each node's changes, loudest first per kind.
+func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, nw, scan int, cfg Config) map[string][]*logChange {
+	if la == nil {
+		return nil
+	}
+	out := map[string][]*logChange{}
+	for _, name := range names {
+		if la.lines[name] == nil {
+			continue
+		}
+		var nl logNormal
+		var normWins int
+		if ref != nil {
+			nl = ra.normalOf(name, func(int64) bool { return true })
+			for _, w := range ref.nodes[name] {
+				nl.reqs += w.n
+			}
+			normWins = len(ref.nodes[name])
+		} else {
+			end := lo + int64(cfg.BaselineWindows)
+			nl = la.normalOf(name, func(w int64) bool { return w >= lo && w < end })
+			for w := lo; w < end; w++ {
+				if x := acc.nodes[name][w]; x != nil {
+					nl.reqs += x.n
+				}
+			}
+			normWins = cfg.BaselineWindows
+		}
+		if nl.reqs < int64(cfg.MinCount) || nl.lines == 0 {
+			continue
+		}
+		reqs := make([]float64, nw)
+		lines := make([]float64, nw)
+		errs := make([]float64, nw)
+		for k := range nw {
+			w := lo + int64(k)
+			if x := acc.nodes[name][w]; x != nil {
+				reqs[k] = float64(x.n)
+			}
+			if reqs[k] == 0 && normWins > 0 {
+				reqs[k] = float64(nl.reqs) / float64(normWins)
+			}
+			lines[k] = float64(la.lines[name][w])
+			errs[k] = float64(la.errs[name][w])
+		}
+		var chs []*logChange
+		// Errors: the share of requests with an error record.
+		p0 := (float64(nl.errs) + 0.5) / (float64(nl.reqs) + 1)
+		if ch := logRise("log_errors", "", errs, reqs, reqs, p0, scan, true); ch != nil {
+			chs = append(chs, ch)
+		}
+		// Templates: each one's share of the service's lines.
+		var refT []string
+		for t := range nl.tmpl {
+			refT = append(refT, t)
+		}
+		sort.Strings(refT)
+		ts := sortedKeys(la.tmpl[name])
+		var best [2]*logChange       // new, risen
+		keyOf := map[string]string{} // the incident's templates matched to the normal's
+		for _, t := range ts {
+			key, ok := t, true
+			if ref != nil {
+				key, ok = matchTemplate(t, refT)
+			} else {
+				ok = nl.tmpl[t] > 0
+			}
+			if ok {
+				keyOf[t] = key
+			}
+			xs := make([]float64, nw)
+			for k := range nw {
+				xs[k] = float64(la.tmpl[name][t][lo+int64(k)])
+			}
+			c0 := float64(nl.tmpl[key])
+			metric, slot := "log_risen", 1
+			if !ok || c0 == 0 {
+				metric, slot, c0 = "log_new", 0, 0
+			}
+			s0 := (c0 + 0.5) / (float64(nl.lines) + 1)
+			ch := logRise(metric, t, xs, lines, reqs, s0, scan, false)
+			if ch != nil && (best[slot] == nil || ch.onset < best[slot].onset ||
+				ch.onset == best[slot].onset && ch.p < best[slot].p) {
+				best[slot] = ch
+			}
+		}
+		for _, ch := range best {
+			if ch != nil {
+				chs = append(chs, ch)
+			}
+		}
+		// Stops: a steady template absent while the service's lines
+		// say it should have appeared.
+		var stop *logChange
+		for _, t := range refT {
+			if nl.win == 0 || float64(nl.tmplWins[t]) < logSteady*float64(nl.win) {
+				continue
+			}
+			xs := make([]float64, nw)
+			for _, it := range ts {
+				if keyOf[it] != t {
+					continue
+				}
+				for k := range nw {
+					xs[k] += float64(la.tmpl[name][it][lo+int64(k)])
+				}
+			}
+			s0 := float64(nl.tmpl[t]) / float64(nl.lines)
+			if ch := logStop(t, xs, lines, reqs, s0, scan); ch != nil && (stop == nil || ch.onset < stop.onset ||
+				ch.onset == stop.onset && ch.p < stop.p) {
+				stop = ch
+			}
+		}
+		if stop != nil {
+			chs = append(chs, stop)
+		}
+		if len(chs) > 0 {
+			out[name] = chs
+		}
+	}
+	return out
+}
+
+// poissonTail is P(X ≥ x) for X ~ Poisson(lambda).
+func poissonTail(x, lambda float64) float64 {
+	if x <= 0 {
+		return 1
+	}
+	if lambda <= 0 {
+		return 0
+	}
+	return mathext.GammaIncReg(x, lambda)
+}
+
+// tailZ reads a tail probability as a z-score (capped at logMaxZ).
+func tailZ(p float64) float64 {
+	if p <= 0 {
+		return logMaxZ
+	}
+	return math.Min(logMaxZ, math.Max(0, math.Sqrt2*math.Erfcinv(2*p)))
+}
+
+// logRise finds the onset of a rise of counts xs (per window) against
+// share times base (per window: requests, or lines): the first window
+// from scan on whose own count reaches logMinRatio times the expected,
+// and whose count pooled with the next window's
+// reaches logMinEvents and logMinRatio times the expected, with a
+// Poisson tail below logAlpha (and, for errors, a share of requests
+// logMinErrRise above normal). From the onset on, a window pooled with
+// the one before it (not before the onset) is judged when it holds
+// logWinEvents events, and out when it passes the same tests at
+// logWinAlpha.
+func logRise(metric, template string, xs, base, reqs []float64, share float64, scan int, errors bool) *logChange {
+	nw := len(xs)
+	material := func(x, lambda, b float64) bool {
+		if x < logMinRatio*lambda {
+			return false
+		}
+		return !errors || x/math.Max(b, x)-share >= logMinErrRise
+	}
+	onset := -1
+	var p float64
+	for k := scan; k < nw; k++ {
+		if xs[k] == 0 || xs[k] < logMinRatio*share*base[k] {
+			continue // the onset window rises itself
+		}
+		x, b := xs[k], base[k]
+		if k+1 < nw {
+			x, b = x+xs[k+1], b+base[k+1]
+		}
+		lambda := share * b
+		if x < logMinEvents || !material(x, lambda, b) {
+			continue
+		}
+		if p = poissonTail(x, lambda); p < logAlpha {
+			onset = k
+			break
+		}
+	}
+	if onset < 0 {
+		return nil
+	}
+	ch := &logChange{metric: metric, template: template, onset: onset, normal: share, p: p, js: make([]judgement, nw)}
+	var sumR float64
+	for k := onset; k < nw; k++ {
+		ch.count += int64(xs[k])
+		ch.expected += share * base[k]
+		sumR += reqs[k]
+		x, b := xs[k], base[k]
+		if k > onset {
+			x, b = x+xs[k-1], b+base[k-1]
+		}
+		if x < logWinEvents {
+			continue
+		}
+		lambda := share * b
+		pk := poissonTail(x, lambda)
+		ch.js[k] = judgement{judged: true, out: pk < logWinAlpha && material(x, lambda, b), z: tailZ(pk),
+			metric: metric, base: share, value: x / math.Max(b, 1), n: int(x)}
+	}
+	if sumR > 0 {
+		ch.size = math.Min(1, math.Max(0, (float64(ch.count)-ch.expected)/sumR))
+	}
+	return ch
+}
+
+// logStop finds the first run of windows from scan on where a template
+// that its normal share says should appear did not: consecutive windows
+// without it whose expected count (share times the service's lines)
+// reaches logSilentExp. Every window of the run is out.
+func logStop(template string, xs, lines, reqs []float64, share float64, scan int) *logChange {
+	nw := len(xs)
+	for k := scan; k < nw; k++ {
+		if xs[k] > 0 || lines[k] == 0 {
+			continue
+		}
+		exp, end := 0.0, k
+		for end < nw && xs[end] == 0 {
+			exp += share * lines[end]
+			end++
+		}
+		if exp < logSilentExp {
+			k = end - 1
+			continue
+		}
+		p := math.Exp(-exp)
+		ch := &logChange{metric: "log_stopped", template: template, onset: k, normal: share, expected: exp, p: p,
+			js: make([]judgement, nw)}
+		var sumR float64
+		for i := k; i < end; i++ {
+			sumR += reqs[i]
+			ch.js[i] = judgement{judged: true, out: true, z: tailZ(p), metric: "log_stopped", base: share * lines[i], value: 0,
+				n: int(lines[i])}
+		}
+		if sumR > 0 {
+			ch.size = math.Min(1, exp/sumR)
+		}
+		return ch
+	}
+	return nil
+}
+
+// logInput is the log counts of the incident's capture and of the
+// reference; nil when not given.
+type logInput struct{ inc, ref *logAcc }
+
+// readLogInput counts the incident's and the reference's log records.
+func readLogInput(ctx context.Context, in Input, width int64) (logInput, error) {
+	var li logInput
+	var err error
+	if in.Logs != nil {
+		if li.inc, err = readLogs(ctx, in.Logs, width); err != nil {
+			return li, err
+		}
+	}
+	if in.ReferenceLogs != nil {
+		if li.ref, err = readLogs(ctx, in.ReferenceLogs, width); err != nil {
+			return li, fmt.Errorf("reference: %w", err)
+		}
+	}
+	return li, nil
+}
+
+// judgeLogs runs the log signals and merges each node's changes into its
+// judgements from scan on, as the gap's and the metrics' are: a log
+// window joins one the spans did not judge, or replaces it when out.
+func judgeLogs(li logInput, acc, ref *spanAcc, states []*nodeState, names []string, lo int64, nw, scan int, cfg Config) map[string][]*logChange {
+	if ref != nil && li.ref == nil {
+		// A reference without logs gives the logs no normal range.
+		return nil
+	}
+	ljs := logJudgements(li.inc, li.ref, acc, ref, names, lo, nw, scan, cfg)
+	for _, st := range states {
+		for _, ch := range ljs[st.name] {
+			for k, j := range ch.js {
+				if k >= scan && j.judged && (!st.js[k].judged || j.out) {
+					st.js[k] = merge(st.js[k], j)
+				}
+			}
+		}
+	}
+	return ljs
+}
+
+// logSize is the largest size of a node's log changes from window c on.
+func logSize(chs []*logChange, c int) float64 {
+	var s float64
+	for _, ch := range chs {
+		if ch.onset >= c-1 {
+			s = math.Max(s, ch.size)
+		}
+	}
+	return s
+}
+
+// logEvidence completes the evidence of log metrics with their
+// template, their count from the onset on (Value) against the count the
+// normal share brings (Normal), and the least count out of its range
+// there (NormalHigh, at logWinAlpha).
+func logEvidence(ev []ChangeEvidence, chs []*logChange) {
+	for e := range ev {
+		for _, ch := range chs {
+			if ev[e].Metric != ch.metric {
+				continue
+			}
+			x := math.Ceil(ch.expected)
+			for x < float64(ch.count) && poissonTail(x, ch.expected) >= logWinAlpha {
+				x++
+			}
+			ev[e].Template, ev[e].Calls = ch.template, int(ch.count)
+			ev[e].Normal, ev[e].NormalHigh, ev[e].Value = numfmt.Round3(ch.expected), x, float64(ch.count)
+			break
+		}
+	}
+}
