@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -57,23 +56,7 @@ func decodeOTLPLogsProto(name string, r io.Reader, s logSink, _ *Options) error 
 		s.infer(noticeEmpty)
 		return nil
 	}
-	if buf[0] != 0 {
-		return one(buf, 0)
-	}
-	for off := 0; off < len(buf); {
-		if len(buf)-off < 4 {
-			return &ParseError{Offset: int64(off), Err: errorf(ErrSyntax, "truncated frame length")}
-		}
-		n := binary.BigEndian.Uint32(buf[off:])
-		if uint64(n) > uint64(len(buf)-off-4) {
-			return &ParseError{Offset: int64(off), Err: errorf(ErrSyntax, "frame of %d bytes, %d left", n, len(buf)-off-4)}
-		}
-		if err := one(buf[off+4:off+4+int(n)], int64(off)); err != nil {
-			return err
-		}
-		off += 4 + int(n)
-	}
-	return nil
+	return eachFrame(buf, one)
 }
 
 // logsUnmarshaler is plog's JSON or proto unmarshaler.

@@ -70,23 +70,7 @@ func decodeOTLPMetricsProto(name string, r io.Reader, s sink, opts *Options) err
 	if len(buf) == 0 {
 		return nil
 	}
-	if buf[0] != 0 {
-		return one(buf, 0)
-	}
-	for off := 0; off < len(buf); {
-		if len(buf)-off < 4 {
-			return &ParseError{Offset: int64(off), Err: errorf(ErrSyntax, "truncated frame length")}
-		}
-		n := binary.BigEndian.Uint32(buf[off:])
-		if uint64(n) > uint64(len(buf)-off-4) {
-			return &ParseError{Offset: int64(off), Err: errorf(ErrSyntax, "frame of %d bytes, %d left", n, len(buf)-off-4)}
-		}
-		if err := one(buf[off+4:off+4+int(n)], int64(off)); err != nil {
-			return err
-		}
-		off += 4 + int(n)
-	}
-	return nil
+	return eachFrame(buf, one)
 }
 
 // metricsUnmarshaler is pmetric's JSON or proto unmarshaler.
@@ -447,4 +431,29 @@ func (d *otlpMetricsDecoder) bad(p int, err error) error {
 		path = fmt.Sprintf("%s.dataPoints[%d]", path, p)
 	}
 	return d.s.invalid(&ParseError{Line: d.line, Offset: d.offset, Path: path, Err: err})
+}
+
+// eachFrame calls one on each message of an OTLP protobuf file: the whole
+// buffer when it is one bare message (a protobuf message never starts
+// with a zero byte), else each message of the Collector's file exporter's
+// framing, a 4-byte big-endian length before each. off is the message's
+// byte offset (its frame's, when framed).
+func eachFrame(buf []byte, one func(rec []byte, off int64) error) error {
+	if buf[0] != 0 {
+		return one(buf, 0)
+	}
+	for off := 0; off < len(buf); {
+		if len(buf)-off < 4 {
+			return &ParseError{Offset: int64(off), Err: errorf(ErrSyntax, "truncated frame length")}
+		}
+		n := binary.BigEndian.Uint32(buf[off:])
+		if uint64(n) > uint64(len(buf)-off-4) {
+			return &ParseError{Offset: int64(off), Err: errorf(ErrSyntax, "frame of %d bytes, %d left", n, len(buf)-off-4)}
+		}
+		if err := one(buf[off+4:off+4+int(n)], int64(off)); err != nil {
+			return err
+		}
+		off += 4 + int(n)
+	}
+	return nil
 }
