@@ -78,10 +78,85 @@ type Span struct {
 	// ResendCount is http.request.resend_count (or the equivalent retry
 	// attribute) of a client span: 0 for a first attempt.
 	ResendCount int32 `parquet:"resend_count" json:"resend_count,omitempty"`
+
+	// Links are the span's links to spans of other traces (OTLP links,
+	// Jaeger FOLLOWS_FROM references to another trace, Jaeger links): a
+	// consumer's process span links to the producer's publish span.
+	// Empty for most spans.
+	Links []SpanLink `parquet:"links,list" json:"links,omitempty"`
+	// MessagingSystem is messaging.system (rabbitmq, kafka, nats, ...);
+	// empty on spans that are not messaging operations.
+	MessagingSystem string `parquet:"messaging_system,dict" json:"messaging_system,omitempty"`
+	// MessagingOperation is messaging.operation.type (publish, create,
+	// send, receive, process, settle; see the Messaging constants), or
+	// the older messaging.operation, or inferred from the span kind and
+	// the instrumentation's own keys; empty when none applies.
+	MessagingOperation string `parquet:"messaging_operation,dict" json:"messaging_operation,omitempty"`
+	// Destination is the queue, topic or exchange the message goes to or
+	// comes from: messaging.destination.name, else the system's own key
+	// (RabbitMQ's queue or routing key, Kafka's topic).
+	Destination string `parquet:"messaging_destination,dict" json:"messaging_destination,omitempty"`
+	// ConsumerGroup is messaging.consumer.group.name (Kafka's group,
+	// RabbitMQ's queue as a consumer sees it); empty when none.
+	ConsumerGroup string `parquet:"messaging_consumer_group,dict" json:"messaging_consumer_group,omitempty"`
+	// MessageID is messaging.message.id; empty when none is recorded.
+	MessageID string `parquet:"messaging_message_id" json:"messaging_message_id,omitempty"`
+	// BatchCount is messaging.batch.message_count: messages the span
+	// handled at once; 0 when not a batch (one message).
+	BatchCount int32 `parquet:"messaging_batch_count" json:"messaging_batch_count,omitempty"`
+	// MessageBytes is messaging.message.body.size (or the envelope size
+	// when only that is recorded); 0 when not recorded.
+	MessageBytes int64 `parquet:"messaging_message_bytes" json:"messaging_message_bytes,omitempty"`
+	// Redelivery counts the deliveries of this message before this one:
+	// 0 for a first delivery, the x-death count where the headers carry
+	// it, 1 when only RabbitMQ's redelivered flag (or a Kafka retry
+	// header) says it was delivered before.
+	Redelivery int32 `parquet:"messaging_redelivery" json:"messaging_redelivery,omitempty"`
 }
+
+// SpanLink is a link from one span to a span of (usually) another trace.
+type SpanLink struct {
+	TraceID string `parquet:"trace_id" json:"trace_id"`
+	SpanID  string `parquet:"span_id" json:"span_id"`
+}
+
+// Messaging operation types, as OpenTelemetry's messaging.operation.type
+// spells them.
+const (
+	MessagingPublish = "publish" // a message (or batch) is sent, or created and sent
+	MessagingCreate  = "create"  // a message is created, to be sent later
+	MessagingSend    = "send"    // a created message is sent
+	MessagingReceive = "receive" // a consumer pulled or was pushed a message
+	MessagingProcess = "process" // a consumer handled a message
+	MessagingSettle  = "settle"  // ack, nack or reject
+)
 
 // End returns the span's end time in Unix nanoseconds.
 func (s *Span) End() int64 { return s.Start + s.Duration }
+
+// Equal reports whether two spans are the same row, links included.
+func (s *Span) Equal(o *Span) bool {
+	if len(s.Links) != len(o.Links) {
+		return false
+	}
+	for i := range s.Links {
+		if s.Links[i] != o.Links[i] {
+			return false
+		}
+	}
+	return s.TraceID == o.TraceID && s.SpanID == o.SpanID &&
+		s.ParentSpanID == o.ParentSpanID && s.Service == o.Service &&
+		s.Instance == o.Instance && s.Operation == o.Operation &&
+		s.Kind == o.Kind && s.Start == o.Start && s.Duration == o.Duration &&
+		s.Status == o.Status && s.ErrorType == o.ErrorType &&
+		s.StatusCode == o.StatusCode && s.Peer == o.Peer &&
+		s.ResendCount == o.ResendCount &&
+		s.MessagingSystem == o.MessagingSystem &&
+		s.MessagingOperation == o.MessagingOperation &&
+		s.Destination == o.Destination && s.ConsumerGroup == o.ConsumerGroup &&
+		s.MessageID == o.MessageID && s.BatchCount == o.BatchCount &&
+		s.MessageBytes == o.MessageBytes && s.Redelivery == o.Redelivery
+}
 
 // IsRoot reports whether the span has no parent.
 func (s *Span) IsRoot() bool { return s.ParentSpanID == "" }
@@ -106,7 +181,20 @@ const (
 	MetricErrorRate     MetricKind = "error_rate"
 	MetricSuccessRate   MetricKind = "success_rate"
 	MetricConsumerLag   MetricKind = "consumer_lag"
-	MetricOther         MetricKind = "other"
+	// Broker series. A queue's series carry its name in the labels
+	// (queue="..." as RabbitMQ writes it, topic= and group= for Kafka).
+	// MetricQueueDepth is a queue's ready messages.
+	MetricQueueUnacked MetricKind = "queue_unacked" // delivered, not yet acked
+	MetricConsumers    MetricKind = "consumers"     // consumers attached to a queue
+	MetricPrefetch     MetricKind = "prefetch"      // unacked limit per consumer or channel
+	MetricPublished    MetricKind = "published"     // messages published (a counter)
+	MetricRedelivered  MetricKind = "redelivered"   // redeliveries (a counter)
+	MetricDeadLettered MetricKind = "dead_lettered" // messages dead-lettered or dropped by overflow (a counter)
+	MetricQueueBytes   MetricKind = "queue_bytes"   // bytes held by a queue's messages
+	MetricBrokerMemory MetricKind = "broker_memory" // the broker's memory in use, bytes
+	MetricMemoryLimit  MetricKind = "memory_limit"  // the broker's memory high watermark, bytes
+	MetricMemoryAlarm  MetricKind = "memory_alarm"  // 1 while the memory alarm blocks publishers
+	MetricOther        MetricKind = "other"
 )
 
 // MetricKinds lists every metric kind in a fixed order.
@@ -114,7 +202,9 @@ var MetricKinds = []MetricKind{
 	MetricQueueDepth, MetricActiveWorkers, MetricPoolSize, MetricRejected,
 	MetricBreakerOpen, MetricCPU, MetricMemory, MetricLatency,
 	MetricRequestRate, MetricRequests, MetricErrorRate, MetricSuccessRate,
-	MetricConsumerLag, MetricOther,
+	MetricConsumerLag, MetricQueueUnacked, MetricConsumers, MetricPrefetch,
+	MetricPublished, MetricRedelivered, MetricDeadLettered, MetricQueueBytes,
+	MetricBrokerMemory, MetricMemoryLimit, MetricMemoryAlarm, MetricOther,
 }
 
 // Sample is one row of metrics.parquet: one point of one metric series.

@@ -63,6 +63,11 @@ type Model struct {
 	Nodes []Node `json:"nodes"`
 	// Edges are calls between nodes.
 	Edges []Edge `json:"edges"`
+	// Brokers are the message brokers that hold the model's queues
+	// (nodes with a Queue), for what the queues share: the broker's
+	// memory and its alarm. A queue that names no broker has no memory
+	// limit.
+	Brokers []Broker `json:"brokers,omitempty"`
 	// Fit holds the fit's report summary when the model is calibrated.
 	Fit json.RawMessage `json:"fit,omitempty"`
 }
@@ -209,6 +214,13 @@ type Node struct {
 	// Breaker is a circuit breaker in front of the node, applied by every
 	// caller; nil means none.
 	Breaker *Breaker `json:"breaker,omitempty"`
+	// Queue, when set, makes the node a message queue (a RabbitMQ queue,
+	// a Kafka topic as one consumer group reads it): calls into it are
+	// publishes that it holds until a consumer takes them, and its
+	// out-edges are deliveries to its consumers. A queue node has no
+	// service time or slots of its own; Concurrency, QueueCap, Service
+	// and Overload are not used.
+	Queue *Queue `json:"queue,omitempty"`
 	// DeadlinePropagation, when true, drops abandoned work when it reaches
 	// a worker and cancels it where it runs.
 	DeadlinePropagation bool `json:"deadline_propagation,omitempty"`
@@ -265,6 +277,93 @@ type Edge struct {
 	Availability *Availability `json:"availability,omitempty"`
 	// Observed holds measurements the model was built from.
 	Observed *EdgeObserved `json:"observed,omitempty"`
+	// Provenance says, per field name, where the value came from.
+	Provenance map[string]Provenance `json:"provenance,omitempty"`
+}
+
+// Overflow policies of a bounded queue, as RabbitMQ's x-overflow names
+// them (block is a publisher that waits for room, as a bounded channel or
+// Kafka's max.block.ms does).
+const (
+	OverflowDropHead      = "drop-head"      // the oldest ready message is dropped (dead-lettered if the queue has a dead-letter route)
+	OverflowRejectPublish = "reject-publish" // the new message is refused; a confirming publisher sees a nack
+	OverflowBlock         = "block"          // the publisher waits until there is room
+)
+
+// Redelivery policies: what a consumer's failure does with the message.
+const (
+	RedeliverRequeue = "requeue" // nack with requeue: delivered again at once
+	RedeliverDelay   = "delay"   // through a delay (TTL) queue: back after DelayMS
+	RedeliverNone    = "none"    // nack without requeue: dead-lettered or dropped
+)
+
+// Memory alarm policies of a broker.
+const (
+	AlarmBlock   = "block"   // publishers wait while memory is above the watermark (RabbitMQ's memory alarm)
+	AlarmRestart = "restart" // the broker falls over: it loses every message it holds and refuses publishes for RestartMS
+)
+
+// Queue is a message queue's configuration, in the broker's own terms.
+// Messages arrive by publish (the calls on the node's in-edges), wait in
+// FIFO order, and are delivered to the consumers (the node's out-edges:
+// each message goes to one consumer node, chosen by the edges' FanOut
+// means as weights; one out-edge is the usual case). A consumer holds at
+// most Prefetch unacked messages and works them one at a time; the
+// consumer node's own Concurrency bounds how many of its consumers work
+// at once.
+type Queue struct {
+	// System is the broker's kind: rabbitmq, kafka, nats, ...
+	System string `json:"system,omitempty"`
+	// Broker names the Model.Brokers entry that holds this queue; empty
+	// means no broker memory limit.
+	Broker string `json:"broker,omitempty"`
+	// MaxLength bounds the ready messages (RabbitMQ's x-max-length); 0
+	// means unbounded.
+	MaxLength int `json:"max_length,omitempty"`
+	// Overflow is what a publish into a full queue does: drop-head (the
+	// default, as RabbitMQ's), reject-publish or block.
+	Overflow string `json:"overflow,omitempty"`
+	// Consumers is the number of consumers taking from the queue; at
+	// least 1.
+	Consumers int `json:"consumers"`
+	// Prefetch is the most unacked messages a consumer holds (basic.qos);
+	// 0 means unlimited.
+	Prefetch int `json:"prefetch,omitempty"`
+	// Redelivery is what a failed delivery does: requeue (the default),
+	// delay or none.
+	Redelivery string `json:"redelivery,omitempty"`
+	// DelayMS is how long a failed message waits in the delay queue
+	// before it is delivered again (its TTL), for Redelivery delay.
+	DelayMS float64 `json:"delay_ms,omitempty"`
+	// MaxDeliveries bounds the deliveries of one message, the first one
+	// included (a quorum queue's delivery-limit, a consumer that counts
+	// x-death); past it the message is dead-lettered. 0 means unlimited.
+	MaxDeliveries int `json:"max_deliveries,omitempty"`
+	// DeadLetter names the node that receives dead-lettered messages (a
+	// queue node, often with no consumer); empty means they are dropped.
+	// Either way the message's flow has failed.
+	DeadLetter string `json:"dead_letter,omitempty"`
+	// MessageBytes is the mean size of a message held by the broker
+	// (body and headers), for the broker's memory.
+	MessageBytes float64 `json:"message_bytes,omitempty"`
+}
+
+// Broker is a message broker: what its queues share.
+type Broker struct {
+	// Name identifies the broker; queues name it in Queue.Broker.
+	Name string `json:"name"`
+	// System is the broker's kind: rabbitmq, kafka, nats, ...
+	System string `json:"system,omitempty"`
+	// BaseBytes is the memory the broker uses holding no messages.
+	BaseBytes float64 `json:"base_bytes,omitempty"`
+	// MemoryWatermarkBytes is the memory high watermark: past it the
+	// alarm goes off (vm_memory_high_watermark). 0 means no limit.
+	MemoryWatermarkBytes float64 `json:"memory_watermark_bytes,omitempty"`
+	// Alarm is what the alarm does: block (the default, as RabbitMQ) or
+	// restart.
+	Alarm string `json:"alarm,omitempty"`
+	// RestartMS is how long a restarting broker refuses publishes.
+	RestartMS float64 `json:"restart_ms,omitempty"`
 	// Provenance says, per field name, where the value came from.
 	Provenance map[string]Provenance `json:"provenance,omitempty"`
 }
@@ -375,6 +474,7 @@ func (m *Model) Sort() {
 		}
 		return a.To < b.To
 	})
+	sort.Slice(m.Brokers, func(i, j int) bool { return m.Brokers[i].Name < m.Brokers[j].Name })
 	sort.SliceStable(m.Entries, func(i, j int) bool {
 		if m.Entries[i].Node != m.Entries[j].Node {
 			return m.Entries[i].Node < m.Entries[j].Node
@@ -443,6 +543,9 @@ func (m *Model) Validate() error {
 		if b := n.Breaker; b != nil && (b.Window < 1 || b.ErrorRate <= 0 || b.ErrorRate > 1 || b.OpenMS <= 0) {
 			add(fmt.Errorf("%s.breaker: needs window >= 1, error_rate in (0, 1] and open_ms > 0", p))
 		}
+		if q := n.Queue; q != nil {
+			add(validateQueue(p+".queue", q))
+		}
 	}
 	for i := range m.Edges {
 		e := &m.Edges[i]
@@ -471,6 +574,39 @@ func (m *Model) Validate() error {
 			add(fmt.Errorf("%s.bulkhead: %d is negative", p, e.Bulkhead))
 		}
 	}
+	brokers := map[string]bool{}
+	for i := range m.Brokers {
+		b := &m.Brokers[i]
+		p := fmt.Sprintf("brokers[%d]", i)
+		switch {
+		case b.Name == "":
+			add(fmt.Errorf("%s.name: empty", p))
+		case brokers[b.Name]:
+			add(fmt.Errorf("%s.name: %q appears twice", p, b.Name))
+		}
+		brokers[b.Name] = true
+		if !finiteNonNeg(b.BaseBytes) || !finiteNonNeg(b.MemoryWatermarkBytes) || !finiteNonNeg(b.RestartMS) {
+			add(fmt.Errorf("%s: base_bytes, memory_watermark_bytes and restart_ms must be finite and not negative", p))
+		}
+		switch b.Alarm {
+		case "", AlarmBlock, AlarmRestart:
+		default:
+			add(fmt.Errorf("%s.alarm: %q, want %s or %s", p, b.Alarm, AlarmBlock, AlarmRestart))
+		}
+	}
+	for i := range m.Nodes {
+		q := m.Nodes[i].Queue
+		if q == nil {
+			continue
+		}
+		p := fmt.Sprintf("nodes[%d].queue", i)
+		if q.Broker != "" && !brokers[q.Broker] {
+			add(fmt.Errorf("%s.broker: unknown broker %q", p, q.Broker))
+		}
+		if q.DeadLetter != "" && !names[q.DeadLetter] {
+			add(fmt.Errorf("%s.dead_letter: unknown node %q", p, q.DeadLetter))
+		}
+	}
 	if len(m.Entries) == 0 {
 		add(errors.New("entries: none; a model needs at least one entry node"))
 	}
@@ -490,6 +626,36 @@ func (m *Model) Validate() error {
 		if en.NetworkMS != nil {
 			add(en.NetworkMS.Validate(p + ".network_ms"))
 		}
+	}
+	return errors.Join(errs...)
+}
+
+func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 1) }
+
+func validateQueue(p string, q *Queue) error {
+	var errs []error
+	if q.Consumers < 1 {
+		errs = append(errs, fmt.Errorf("%s.consumers: %d, want at least 1", p, q.Consumers))
+	}
+	if q.MaxLength < 0 || q.Prefetch < 0 || q.MaxDeliveries < 0 {
+		errs = append(errs, fmt.Errorf("%s: max_length, prefetch and max_deliveries must not be negative", p))
+	}
+	switch q.Overflow {
+	case "", OverflowDropHead, OverflowRejectPublish, OverflowBlock:
+	default:
+		errs = append(errs, fmt.Errorf("%s.overflow: %q, want %s, %s or %s", p, q.Overflow, OverflowDropHead, OverflowRejectPublish, OverflowBlock))
+	}
+	switch q.Redelivery {
+	case "", RedeliverRequeue, RedeliverNone:
+	case RedeliverDelay:
+		if !(q.DelayMS > 0) {
+			errs = append(errs, fmt.Errorf("%s.delay_ms: %g, redelivery delay needs delay_ms > 0", p, q.DelayMS))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("%s.redelivery: %q, want %s, %s or %s", p, q.Redelivery, RedeliverRequeue, RedeliverDelay, RedeliverNone))
+	}
+	if !finiteNonNeg(q.DelayMS) || !finiteNonNeg(q.MessageBytes) {
+		errs = append(errs, fmt.Errorf("%s: delay_ms and message_bytes must be finite and not negative", p))
 	}
 	return errors.Join(errs...)
 }

@@ -1,6 +1,7 @@
 package cascade
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -72,6 +73,43 @@ func TestValidateRemediations(t *testing.T) {
 				return
 			}
 			require.EqualError(t, err, tc.err)
+		})
+	}
+}
+
+func TestValidateQueues(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		q    Queue
+		b    *Broker
+		want string
+	}{
+		{"ok", Queue{Consumers: 2, Broker: "mq", Overflow: OverflowDropHead, MaxLength: 10}, &Broker{Name: "mq"}, ""},
+		{"no consumer", Queue{}, nil, "consumers: 0"},
+		{"overflow", Queue{Consumers: 1, Overflow: "drop"}, nil, `overflow: "drop"`},
+		{"delay needs ttl", Queue{Consumers: 1, Redelivery: RedeliverDelay}, nil, "delay_ms"},
+		{"unknown broker", Queue{Consumers: 1, Broker: "x"}, nil, `unknown broker "x"`},
+		{"unknown dead letter", Queue{Consumers: 1, DeadLetter: "dlq"}, nil, `unknown node "dlq"`},
+		{"alarm", Queue{Consumers: 1, Broker: "mq"}, &Broker{Name: "mq", Alarm: "explode"}, `alarm: "explode"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := tc.q
+			m := Model{Version: ModelVersion,
+				Entries: []Entry{{Node: "p", Share: 1}},
+				Nodes: []Node{
+					{Name: "p", Replicas: 1, Service: Dist{Kind: "const", Value: 1}},
+					{Name: "q", Replicas: 1, Service: Dist{Kind: "const", Value: 1}, Queue: &q},
+				}}
+			if tc.b != nil {
+				m.Brokers = []Broker{*tc.b}
+			}
+			err := m.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Validate: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("Validate: %v, want an error with %q", err, tc.want)
+			}
 		})
 	}
 }

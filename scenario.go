@@ -103,8 +103,22 @@ type Outcome struct {
 	// RejectedShare is the fraction of calls rejected by a full queue, an
 	// open breaker or a rate limit.
 	RejectedShare float64 `json:"rejected_share"`
+	// Flows counts finished flows: a root request with every message it
+	// published and all the work those set off, through async edges and
+	// queues. FlowSuccessRate is the share of them in which the root and
+	// every message's processing succeeded (nothing dropped, rejected,
+	// dead-lettered or failed); 0 flows when the model has no async edge.
+	Flows           int64   `json:"flows,omitempty"`
+	FlowSuccessRate float64 `json:"flow_success_rate,omitempty"`
+	// Flow completion quantiles: from the root's first attempt to the end
+	// of the flow's last piece of work, over successful flows.
+	FlowP50MS float64 `json:"flow_p50_ms,omitempty"`
+	FlowP95MS float64 `json:"flow_p95_ms,omitempty"`
+	FlowP99MS float64 `json:"flow_p99_ms,omitempty"`
 	// Nodes are per-node results, sorted by name.
 	Nodes []NodeOutcome `json:"nodes"`
+	// Brokers are per-broker results, in the model's order.
+	Brokers []BrokerOutcome `json:"brokers,omitempty"`
 	// CollapseAtMS is when goodput first fell below half of offered load
 	// and stayed there to the end; negative when it never did.
 	CollapseAtMS float64 `json:"collapse_at_ms"`
@@ -142,6 +156,42 @@ type NodeOutcome struct {
 	InfectedForMS float64 `json:"infected_for_ms,omitempty"`
 	// Series holds per-window values when requested, one per window.
 	Series *NodeSeries `json:"series,omitempty"`
+	// Queue holds a queue node's message counts; nil for other nodes.
+	Queue *QueueOutcome `json:"queue,omitempty"`
+}
+
+// QueueOutcome is a queue node's message counts in a replay. The node's
+// QueueMax and QueueMean are its ready messages.
+type QueueOutcome struct {
+	Published    int64 `json:"published"`
+	Delivered    int64 `json:"delivered"`
+	Acked        int64 `json:"acked"`
+	Redelivered  int64 `json:"redelivered"`
+	DeadLettered int64 `json:"dead_lettered"`
+	// Dropped counts messages dropped by drop-head overflow; Rejected
+	// publishes refused by reject-publish, a memory alarm or a restart.
+	Dropped  int64 `json:"dropped"`
+	Rejected int64 `json:"rejected"`
+	// UnackedMax is the most messages delivered and not yet acked.
+	UnackedMax int `json:"unacked_max"`
+	// BlockedMS is the time publishers into this queue spent blocked
+	// (overflow block or the broker's memory alarm), summed over them.
+	BlockedMS float64 `json:"blocked_ms"`
+}
+
+// BrokerOutcome is one broker's results in a replay.
+type BrokerOutcome struct {
+	Name string `json:"name"`
+	// PeakBytes is the most memory the broker held (base included).
+	PeakBytes float64 `json:"peak_bytes"`
+	// Alarms counts the times the memory alarm went off; AlarmMS is how
+	// long it was on in all.
+	Alarms  int64   `json:"alarms"`
+	AlarmMS float64 `json:"alarm_ms"`
+	// Restarts counts restarts (Alarm restart) and Lost the messages they
+	// lost.
+	Restarts int64 `json:"restarts"`
+	Lost     int64 `json:"lost"`
 }
 
 // NodeSeries are a node's per-window time series.

@@ -175,7 +175,7 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 				st.shared = append(st.shared, rows[i])
 				continue
 			}
-			if st.kept[j] == rows[i] {
+			if st.kept[j].Equal(&rows[i]) {
 				st.dups++
 				if st.firstDup == "" {
 					st.firstDup = spanPos(&rows[i])
