@@ -408,7 +408,7 @@ func oneValueEach(row parquet.Row) bool {
 // nil when a column has no value.
 func flatten(flat, row parquet.Row, width int) parquet.Row {
 	flat = append(flat[:0], make(parquet.Row, width)...) // zero values: Column() -1
-	for i := len(row) - 1; i >= 0; i-- { // backwards: the first value wins
+	for i := len(row) - 1; i >= 0; i-- {                 // backwards: the first value wins
 		c := row[i].Column()
 		if c < 0 || c >= width {
 			return nil
