@@ -60,6 +60,11 @@ const (
 	fieldInt                     // INT32 or INT64
 	fieldTime                    // INT32 or INT64, scaled to nanoseconds by its timestamp unit
 	fieldFloat                   // DOUBLE, FLOAT, INT32 or INT64
+
+	// fieldRepeated marks a leaf of a list: a row holds zero or more of
+	// its values (and one null for an empty list). It is or-ed with the
+	// value's type.
+	fieldRepeated fieldType = 0x80
 )
 
 // columnSpec names a column a reader decodes into one field.
@@ -86,6 +91,16 @@ var (
 		{"status_code", fieldInt, false},
 		{"peer", fieldString, false},
 		{"resend_count", fieldInt, false},
+		{"messaging_system", fieldString, false},
+		{"messaging_operation", fieldString, false},
+		{"messaging_destination", fieldString, false},
+		{"messaging_consumer_group", fieldString, false},
+		{"messaging_message_id", fieldString, false},
+		{"messaging_batch_count", fieldInt, false},
+		{"messaging_message_bytes", fieldInt, false},
+		{"messaging_redelivery", fieldInt, false},
+		{"links.list.element.trace_id", fieldString | fieldRepeated, false},
+		{"links.list.element.span_id", fieldString | fieldRepeated, false},
 	}
 	sampleColumns = []columnSpec{
 		{"time", fieldTime, true},
@@ -114,6 +129,16 @@ const (
 	colSpanStatusCode
 	colSpanPeer
 	colSpanResendCount
+	colSpanMessagingSystem
+	colSpanMessagingOperation
+	colSpanDestination
+	colSpanConsumerGroup
+	colSpanMessageID
+	colSpanBatchCount
+	colSpanMessageBytes
+	colSpanRedelivery
+	colSpanLinkTraceID
+	colSpanLinkSpanID
 )
 
 const (
@@ -173,7 +198,8 @@ func (c *column) float64(row parquet.Row) float64 {
 	return v.Double()
 }
 
-func decodeSpan(c []column, row parquet.Row, s *cascade.Span) {
+func decodeSpan(c []column, row, full parquet.Row, s *cascade.Span) {
+	links := s.Links[:0]
 	*s = cascade.Span{
 		TraceID:      c[colSpanTraceID].str(row),
 		SpanID:       c[colSpanSpanID].str(row),
@@ -189,10 +215,44 @@ func decodeSpan(c []column, row parquet.Row, s *cascade.Span) {
 		StatusCode:   int32(c[colSpanStatusCode].int64(row)),
 		Peer:         c[colSpanPeer].str(row),
 		ResendCount:  int32(c[colSpanResendCount].int64(row)),
+
+		MessagingSystem:    c[colSpanMessagingSystem].str(row),
+		MessagingOperation: c[colSpanMessagingOperation].str(row),
+		Destination:        c[colSpanDestination].str(row),
+		ConsumerGroup:      c[colSpanConsumerGroup].str(row),
+		MessageID:          c[colSpanMessageID].str(row),
+		BatchCount:         int32(c[colSpanBatchCount].int64(row)),
+		MessageBytes:       c[colSpanMessageBytes].int64(row),
+		Redelivery:         int32(c[colSpanRedelivery].int64(row)),
+	}
+	// A list's values follow each other in the row, in list order; an
+	// empty list is one null value.
+	ti, si := c[colSpanLinkTraceID].index, c[colSpanLinkSpanID].index
+	if ti < 0 || si < 0 || len(full) == len(row) && full[ti].IsNull() {
+		return
+	}
+	n := 0
+	for _, v := range full {
+		if v.Column() != ti || v.IsNull() {
+			continue
+		}
+		b := v.ByteArray()
+		links = append(links, cascade.SpanLink{TraceID: unsafe.String(unsafe.SliceData(b), len(b))})
+	}
+	for _, v := range full {
+		if v.Column() != si || v.IsNull() || n >= len(links) {
+			continue
+		}
+		b := v.ByteArray()
+		links[n].SpanID = unsafe.String(unsafe.SliceData(b), len(b))
+		n++
+	}
+	if len(links) > 0 {
+		s.Links = links
 	}
 }
 
-func decodeSample(c []column, row parquet.Row, s *cascade.Sample) {
+func decodeSample(c []column, row, _ parquet.Row, s *cascade.Sample) {
 	*s = cascade.Sample{
 		Time:     c[colSampleTime].time(row),
 		Service:  c[colSampleService].str(row),
@@ -204,19 +264,27 @@ func decodeSample(c []column, row parquet.Row, s *cascade.Sample) {
 	}
 }
 
-// mapColumns finds each spec's column in the schema by name. Every leaf
-// must hold exactly one value a row (no repeated column), so that a
-// value's index in a row is its leaf column index.
+// mapColumns finds each spec's column in the schema by name (a dotted
+// path for a list's leaves). Every leaf but those of a repeated spec must
+// hold exactly one value a row; the reader then finds a value at its leaf
+// column index in the row once the row is flattened to one value a
+// column (see readRowGroup).
 func mapColumns(schema *parquet.Schema, specs []columnSpec) ([]column, error) {
+	lists := map[string]bool{}
+	for _, spec := range specs {
+		if spec.typ&fieldRepeated != 0 {
+			lists[spec.name] = true
+		}
+	}
 	for _, path := range schema.Columns() {
 		leaf, _ := schema.Lookup(path...)
-		if leaf.MaxRepetitionLevel > 0 {
-			return nil, fmt.Errorf("column %s is repeated", strings.Join(path, "."))
+		if name := strings.Join(path, "."); leaf.MaxRepetitionLevel > 0 && !lists[name] {
+			return nil, fmt.Errorf("column %s is repeated", name)
 		}
 	}
 	cols := make([]column, len(specs))
 	for i, spec := range specs {
-		leaf, ok := schema.Lookup(spec.name)
+		leaf, ok := schema.Lookup(strings.Split(spec.name, ".")...)
 		if !ok {
 			if spec.required {
 				return nil, fmt.Errorf("no column %s", spec.name)
@@ -227,7 +295,7 @@ func mapColumns(schema *parquet.Schema, specs []columnSpec) ([]column, error) {
 		typ := leaf.Node.Type()
 		c := column{index: leaf.ColumnIndex, kind: typ.Kind(), scale: 1}
 		ok = false
-		switch spec.typ {
+		switch spec.typ &^ fieldRepeated {
 		case fieldString:
 			ok = c.kind == parquet.ByteArray || c.kind == parquet.FixedLenByteArray
 		case fieldInt, fieldTime:
@@ -253,7 +321,7 @@ func mapColumns(schema *parquet.Schema, specs []columnSpec) ([]column, error) {
 
 // readDatasetFile calls fn for every row of the Parquet file at path,
 // decoded by decode into one reused value.
-func readDatasetFile[T any](path string, specs []columnSpec, decode func([]column, parquet.Row, *T), fn func(*T) error) error {
+func readDatasetFile[T any](path string, specs []columnSpec, decode func(c []column, flat, full parquet.Row, v *T), fn func(*T) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -291,16 +359,25 @@ type rowGroupError struct{ err error }
 
 func (e rowGroupError) Error() string { return e.err.Error() }
 
-func readRowGroup[T any](rg parquet.RowGroup, rows []parquet.Row, width int, cols []column, decode func([]column, parquet.Row, *T), v *T, fn func(*T) error) error {
+// readRowGroup decodes every row of rg. A row with one value a column is
+// decoded as it is; a row with list values (more than one value in a
+// column, or none) is flattened first to the first value of each column,
+// and decode reads the lists from the full row.
+func readRowGroup[T any](rg parquet.RowGroup, rows []parquet.Row, width int, cols []column, decode func(c []column, flat, full parquet.Row, v *T), v *T, fn func(*T) error) error {
 	r := rg.Rows()
 	defer r.Close()
+	var flat parquet.Row
 	for {
 		n, err := r.ReadRows(rows)
 		for _, row := range rows[:n] {
-			if len(row) != width {
-				return rowGroupError{fmt.Errorf("a row of %d values, want %d", len(row), width)}
+			use := row
+			if len(row) != width || !oneValueEach(row) {
+				if flat = flatten(flat, row, width); flat == nil {
+					return rowGroupError{fmt.Errorf("a row of %d values with a column missing, want %d columns", len(row), width)}
+				}
+				use = flat
 			}
-			decode(cols, row, v)
+			decode(cols, use, row, v)
 			if e := fn(v); e != nil {
 				return e
 			}
@@ -315,4 +392,33 @@ func readRowGroup[T any](rg parquet.RowGroup, rows []parquet.Row, width int, col
 			return nil
 		}
 	}
+}
+
+// oneValueEach reports whether the i-th value of row is of column i.
+func oneValueEach(row parquet.Row) bool {
+	for i := range row {
+		if row[i].Column() != i {
+			return false
+		}
+	}
+	return true
+}
+
+// flatten sets flat to the first value of each of width columns in row;
+// nil when a column has no value.
+func flatten(flat, row parquet.Row, width int) parquet.Row {
+	flat = append(flat[:0], make(parquet.Row, width)...) // zero values: Column() -1
+	for i := len(row) - 1; i >= 0; i-- {                 // backwards: the first value wins
+		c := row[i].Column()
+		if c < 0 || c >= width {
+			return nil
+		}
+		flat[c] = row[i]
+	}
+	for i := range flat {
+		if flat[i].Column() != i {
+			return nil
+		}
+	}
+	return flat
 }

@@ -247,6 +247,11 @@ func TestReadMatchesGenericReader(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			want := genericRows[cascade.Span](t, filepath.Join(tc.dir, SpansFile))
 			require.NotEmpty(t, want)
+			for i := range want {
+				if len(want[i].Links) == 0 {
+					want[i].Links = nil // the generic reader's empty list
+				}
+			}
 			require.Equal(t, want, readAllSpans(t, tc.dir))
 			requireSamplesEqual(t, genericRows[cascade.Sample](t, filepath.Join(tc.dir, MetricsFile)), readAllSamples(t, tc.dir))
 		})

@@ -47,7 +47,7 @@ const (
 	colLogTemplate
 )
 
-func decodeLog(c []column, row parquet.Row, r *cascade.LogRecord) {
+func decodeLog(c []column, row, _ parquet.Row, r *cascade.LogRecord) {
 	*r = cascade.LogRecord{
 		Time:       c[colLogTime].time(row),
 		Service:    c[colLogService].str(row),
