@@ -310,7 +310,24 @@ vm_memory_high_watermark.absolute = 4GB
 	mq.server = startChild(t, "rabbitmq-server", filepath.Join(dir, "server.log"), mq.env,
 		filepath.Join(bin, "rabbitmq-server"))
 	t.Cleanup(func() { mq.stop(t) })
-	mq.ctl(t, "rabbitmqctl", "await_startup", "--timeout", "120")
+	// await_startup fails at once while the node is up but rabbit is
+	// not yet booting: ask again until it answers, or two minutes pass.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out, err := mq.run("rabbitmqctl", "await_startup", "--timeout", "120")
+		if err == nil {
+			break
+		}
+		select {
+		case <-mq.server.exited:
+			t.Fatalf("rabbitmq-server exited while starting: %v\n%s", mq.server.err, out)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rabbitmqctl await_startup: %v\n%s", err, out)
+		}
+		time.Sleep(time.Second)
+	}
 	waitHTTP(t, mq.metricsURL, mq.server)
 	time.Sleep(2 * time.Second)
 	idle := mq.metric(t, "rabbitmq_process_resident_memory_bytes")
@@ -323,11 +340,15 @@ vm_memory_high_watermark.absolute = 4GB
 // ctl runs one of the broker's command-line tools against the node.
 func (mq *rabbitMQ) ctl(t *testing.T, tool string, args ...string) {
 	t.Helper()
+	out, err := mq.run(tool, args...)
+	require.NoError(t, err, "%s %s:\n%s", tool, strings.Join(args, " "), out)
+}
+
+func (mq *rabbitMQ) run(tool string, args ...string) ([]byte, error) {
 	cmd := exec.Command(filepath.Join(mq.bin, tool), args...)
 	cmd.Env = append(os.Environ(), mq.env...)
 	cmd.Dir = mq.dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s %s:\n%s", tool, strings.Join(args, " "), out)
+	return cmd.CombinedOutput()
 }
 
 // metric reads one unlabelled sample of the broker's /metrics.
@@ -357,10 +378,7 @@ func (mq *rabbitMQ) stop(t *testing.T) {
 		return
 	default:
 	}
-	cmd := exec.Command(filepath.Join(mq.bin, "rabbitmqctl"), "stop")
-	cmd.Env = append(os.Environ(), mq.env...)
-	cmd.Dir = mq.dir
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := mq.run("rabbitmqctl", "stop"); err != nil {
 		t.Logf("rabbitmqctl stop: %v\n%s", err, out)
 	}
 	stopChild(t, mq.server)
