@@ -56,7 +56,7 @@ func main() {
 	flag.StringVar(&c.Mode, "mode", "before", "before (seed 002 §5.3's settings) or after (the fix)")
 	flag.StringVar(&c.AMQP, "amqp", "amqp://guest:guest@127.0.0.1:5672/", "the broker's AMQP URL")
 	flag.StringVar(&c.MetricsURL, "metrics-url", "", "the broker's rabbitmq_prometheus endpoint, polled for memory and the alarm")
-	flag.Float64Var(&c.Rate, "rate", 60, "events per second (open loop)")
+	flag.Float64Var(&c.Rate, "rate", 45, "events per second (open loop)")
 	flag.Float64Var(&c.Burst, "burst", 2, "rate multiplier during the burst")
 	flag.DurationVar(&c.BurstAt, "burst-at", 10*time.Second, "start of the burst")
 	flag.DurationVar(&c.BurstFor, "burst-for", 10*time.Second, "length of the burst")
