@@ -49,6 +49,7 @@ type Config struct {
 	Timeout    time.Duration // rights' and points' handler deadline
 	Out        string        // measured figures, JSON
 	LogFile    string        // after: where the gateway writes the log task locally
+	Delay      time.Duration // after: how long a retry waits in the delay queue
 }
 
 func main() {
@@ -72,6 +73,7 @@ func main() {
 	flag.DurationVar(&c.Timeout, "timeout", 250*time.Millisecond, "rights' and points' handler deadline")
 	flag.StringVar(&c.Out, "out", "measured.json", "file of the measured figures")
 	flag.StringVar(&c.LogFile, "log-file", os.DevNull, "after: the gateway's local log file")
+	flag.DurationVar(&c.Delay, "retry-delay", 1500*time.Millisecond, "after: how long a retry waits in the delay queue (its TTL)")
 	flag.Parse()
 	if err := run(context.Background(), c); err != nil {
 		fmt.Fprintln(os.Stderr, "notify:", err)
@@ -83,6 +85,9 @@ func run(ctx context.Context, c Config) error {
 	s, err := modeSettings(c.Mode)
 	if err != nil {
 		return err
+	}
+	if s.delay > 0 {
+		s.delay = c.Delay
 	}
 	tel, err := newTelemetry(ctx)
 	if err != nil {
