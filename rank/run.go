@@ -350,6 +350,7 @@ func evidence(m *cascade.Model, bres [][]*replay.Result, curve *CapacityCurve, l
 		Queued: map[string]bool{}, Failing: map[string]bool{}, Zombies: map[string]bool{},
 		Utilisation: map[string]float64{}, RatePerSec: map[string]float64{}, P99MS: map[string]float64{},
 		LatencyMS: map[string]float64{}, QueueFull: map[string]bool{}, BreakerOpened: map[string]bool{},
+		QueueMax: map[string]int{},
 	}
 	for r, rs := range bres {
 		for _, res := range rs {
@@ -359,6 +360,9 @@ func evidence(m *cascade.Model, bres [][]*replay.Result, curve *CapacityCurve, l
 				n := &res.Nodes[i]
 				ev.Queued[n.Name] = ev.Queued[n.Name] || n.QueueMax > 0
 				ev.Failing[n.Name] = ev.Failing[n.Name] || n.Failures > 0
+				if n.Queue != nil {
+					ev.QueueMax[n.Name] = max(ev.QueueMax[n.Name], n.QueueMax)
+				}
 				if r == 0 {
 					ev.Utilisation[n.Name] += n.Utilisation / k
 					ev.RatePerSec[n.Name] += float64(n.Calls) / (res.DurationMS / 1000) / k
