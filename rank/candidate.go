@@ -114,9 +114,13 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 		c.Scenario.Description = c.Description
 		out = append(out, c)
 	}
+	// A queue's deliveries are not calls: a consumer's callers are the
+	// nodes that call it in line.
 	callers := map[string][]string{}
 	for i := range m.Edges {
-		callers[m.Edges[i].To] = append(callers[m.Edges[i].To], m.Edges[i].From)
+		if e := &m.Edges[i]; !isQueue(m, e.From) {
+			callers[e.To] = append(callers[e.To], e.From)
+		}
 	}
 
 	// Retries at entries (the client of root requests) and on edges.

@@ -465,10 +465,13 @@ func droppable(m *cascade.Model, t *queueTopology, name string) bool {
 
 // offPathCandidate adds moving a consumer's task off the request path:
 // a synchronous call into a node that also works messages from a queue
-// (a task of the asynchronous chain, called in line), made async.
+// (a task of the asynchronous chain, called in line), made async, unless
+// its failures were seen to fail the caller (a propagation above
+// asyncMaxProp that the data or the user set: the caller needs the
+// answer). Derive adds it only where edgeRemedies' async did not.
 func offPathCandidate(t *queueTopology, e *cascade.Edge, key, label string, add func(Candidate)) {
-	if e.Async || !t.consumerOf[e.To] {
-		return
+	if e.Async || !t.consumerOf[e.To] || e.Propagation > asyncMaxProp && pRead(e) {
+		return // the caller was seen to need its answer (points needs rights')
 	}
 	add(Candidate{
 		Name:        "off-path " + key,

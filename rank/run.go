@@ -52,7 +52,16 @@ type Report struct {
 	// move the objective by more than this, beyond its interval excluding
 	// zero, to be a win or worse.
 	NoiseFloor float64 `json:"noise_floor"`
+	// Flows reports that the baseline's replays count flows (the model
+	// has message queues or async edges): the objective then reads a
+	// flow's success, goodput and p99 in place of the root request's
+	// (ObjectiveMetric), and the effects add the flow metrics.
+	Flows bool `json:"flows,omitempty"`
 }
+
+// ObjectiveMetric returns the metric the report's objective read (as
+// named in the effects), "" for the composite.
+func (r *Report) ObjectiveMetric() string { return r.Objective.ScoredMetric(r.Flows) }
 
 // Regime is one traffic the candidates run under.
 type Regime struct {
@@ -141,6 +150,7 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 		TickNote:   tickNote,
 		Regimes:    regimes,
 		Basis:      BasisOf(m),
+		Flows:      flowsIn(bres),
 	}
 	for r := range regimes {
 		s := replay.Summarize(bres[r])
