@@ -110,7 +110,12 @@ func (t *queueTopology) consumerFailing(ev *Evidence, name string) bool {
 // instead of requeue, fewer deliveries, a cap with its overflow policy
 // (or its raise, cut and other policy where it filled), and the consumer
 // count and prefetch.
+// A queue that delivers to no consumer (a dead-letter queue) gets none:
+// what reaches it has failed already.
 func queueCandidates(m *cascade.Model, ev *Evidence, t *queueTopology, n *cascade.Node, add func(Candidate)) {
+	if len(t.consumers[n.Name]) == 0 {
+		return
+	}
 	redeliveryCandidates(m, ev, t, n, add)
 	capCandidates(m, ev, t, n, add)
 	consumerCandidates(m, ev, t, n, add)
