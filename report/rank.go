@@ -99,7 +99,7 @@ func objectiveTitle(rep *rank.Report) string {
 	if m := rep.ObjectiveMetric(); rep.Flows && m != o.Metric() {
 		// A flow is the root request and every message it set off: an
 		// async publish leaves the root's own figures blind to them.
-		return fmt.Sprintf("%s of flows, %s (%s)", o, m, dir)
+		return fmt.Sprintf("%s (%s; read on flows as %s: a root request and the work of every message it published)", o, dir, m)
 	}
 	return fmt.Sprintf("%s (%s)", o, dir)
 }
