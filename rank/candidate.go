@@ -22,7 +22,9 @@ type Candidate struct {
 	// Kind is the mechanism: attempts, backoff, retry-budget,
 	// concurrency-cap, batching, bounded-queue, breaker, deadline,
 	// load-balancer, rate-limit, replicas, pool, async, fallback,
-	// bulkhead, priority, or scenario for the user's own.
+	// bulkhead, priority; for message queues delay-queue,
+	// delivery-limit, queue-cap, overflow, consumers, prefetch,
+	// publish-async, fan-out-cut; or scenario for the user's own.
 	Kind string `json:"kind"`
 	// Fields are the model fields the change patches, as
 	// "edge:FROM->TO/retry.max_attempts" or "node:NAME/queue_cap"; two
