@@ -1,0 +1,234 @@
+package brokersim
+
+// The go tool leaves testdata out of ./..., so run these explicitly:
+//
+//	go test ./testdata/brokersim
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"cascade"
+	"cascade/ingest"
+
+	"github.com/stretchr/testify/require"
+)
+
+func generate(t *testing.T, name string, seed uint64) *Capture {
+	t.Helper()
+	c, err := Generate(Config{Scenario: name, Seed: seed})
+	require.NoError(t, err, "scenario %s seed %d", name, seed)
+	return c
+}
+
+func truthJSON(t *testing.T, c *Capture) []byte {
+	t.Helper()
+	b, err := json.Marshal(c.Truth)
+	require.NoError(t, err)
+	return b
+}
+
+func TestDeterministic(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			a, b := generate(t, name, 7), generate(t, name, 7)
+			require.Equal(t, a.Traces, b.Traces, "traces, seed 7")
+			require.Equal(t, a.Metrics, b.Metrics, "metrics, seed 7")
+			require.Equal(t, truthJSON(t, a), truthJSON(t, b), "truth, seed 7")
+			// Another seed gives another capture: the seed is used.
+			c := generate(t, name, 8)
+			require.NotEqual(t, a.Traces, c.Traces, "seeds 7 and 8")
+		})
+	}
+}
+
+func TestUnknownScenario(t *testing.T) {
+	_, err := Generate(Config{Scenario: "nope"})
+	require.EqualError(t, err, `brokersim: unknown scenario "nope"`)
+}
+
+// within checks got against want ± k standard errors.
+func within(t *testing.T, what string, got, want, se float64) {
+	t.Helper()
+	require.InDelta(t, want, got, 4*se, "%s: got %.4f, want %.4f ± 4×%.4f (seed 1)", what, got, want, se)
+}
+
+// TestClosedForms checks the outcomes against what probability says they
+// must be, within four standard errors of the sample.
+func TestClosedForms(t *testing.T) {
+	tests := []struct {
+		name  string
+		check func(t *testing.T, tr *Truth)
+	}{
+		{"requeue-storm", func(t *testing.T, tr *Truth) {
+			q := tr.Queues[0]
+			p := q.FailP
+			// Deliveries per message are geometric: mean 1/(1−p),
+			// variance p/(1−p)².
+			n := float64(q.Accepted)
+			within(t, "deliveries per message", float64(q.Outcome.Delivered)/n, 1/(1-p), math.Sqrt(p/(1-p)/(1-p)/n))
+			require.Equal(t, q.Accepted, q.Outcome.Acked, "unbounded requeue acks every message")
+			require.Equal(t, q.Outcome.Delivered-q.Accepted, q.Outcome.Redelivered)
+			require.Equal(t, 1.0, tr.Outcome.FlowSuccessRate)
+		}},
+		{"dead-letter", func(t *testing.T, tr *Truth) {
+			q := tr.Queues[0]
+			p, m := q.FailP, float64(q.MaxDeliveries)
+			n := float64(q.Accepted)
+			share := math.Pow(p, m)
+			within(t, "dead-lettered share", float64(q.Outcome.DeadLettered)/n, share, math.Sqrt(share*(1-share)/n))
+			// A message is delivered min(G, M) times, G geometric.
+			meanD := (1 - share) / (1 - p)
+			within(t, "deliveries per message", float64(q.Outcome.Delivered)/n, meanD, math.Sqrt(p/(1-p)/(1-p)/n))
+			require.Equal(t, q.Accepted, q.Outcome.Acked+q.Outcome.DeadLettered)
+			require.InDelta(t, 1-float64(q.Outcome.DeadLettered)/n, tr.Outcome.FlowSuccessRate, 0.001)
+		}},
+		{"delay-queue", func(t *testing.T, tr *Truth) {
+			q := tr.Queues[0]
+			p, n := q.FailP, float64(q.Accepted)
+			within(t, "deliveries per message", float64(q.Outcome.Delivered)/n, 1/(1-p), math.Sqrt(p/(1-p)/(1-p)/n))
+			// Back after the TTL, then behind what is ready: a little
+			// over the delay.
+			require.GreaterOrEqual(t, q.RedeliveryDelayMS, q.DelayMS)
+			require.Less(t, q.RedeliveryDelayMS, 1.1*q.DelayMS)
+		}},
+		{"drop-head", func(t *testing.T, tr *Truth) {
+			q := tr.Queues[0]
+			require.Equal(t, q.MaxLength, q.PeakReady, "peak ready under overflow")
+			require.Positive(t, q.Outcome.Dropped)
+			require.Equal(t, q.Outcome.Published, q.Outcome.Acked+q.Outcome.Dropped)
+			require.Zero(t, q.Outcome.Rejected)
+		}},
+		{"reject-publish", func(t *testing.T, tr *Truth) {
+			q := tr.Queues[0]
+			require.Equal(t, q.MaxLength, q.PeakReady, "peak ready under overflow")
+			require.Positive(t, q.Outcome.Rejected)
+			require.Equal(t, q.Outcome.Published-q.Accepted, q.Outcome.Rejected)
+			require.Equal(t, q.Accepted, q.Outcome.Acked)
+			require.InDelta(t, float64(q.Accepted)/float64(q.Outcome.Published), tr.Outcome.FlowSuccessRate, 0.001)
+		}},
+		{"block", func(t *testing.T, tr *Truth) {
+			q := tr.Queues[0]
+			require.Equal(t, q.MaxLength, q.PeakReady, "peak ready under overflow")
+			require.Equal(t, q.Outcome.Published, q.Outcome.Acked, "block loses nothing")
+			require.Positive(t, q.Outcome.BlockedMS)
+			require.Equal(t, 1.0, tr.Outcome.FlowSuccessRate)
+		}},
+		{"memory-alarm", func(t *testing.T, tr *Truth) {
+			b := tr.Broker
+			require.Positive(t, b.Outcome.Alarms)
+			require.Positive(t, b.FirstAlarmNS)
+			require.GreaterOrEqual(t, b.Outcome.PeakBytes, float64(b.WatermarkBytes))
+			q := tr.Queues[0]
+			// Peak memory is the base plus the most messages held.
+			require.Zero(t, math.Mod(b.Outcome.PeakBytes-float64(b.BaseBytes), float64(q.MessageBytes)))
+			require.Positive(t, q.Outcome.BlockedMS)
+			require.Equal(t, q.Outcome.Published, q.Outcome.Acked)
+		}},
+		{"fan-out", func(t *testing.T, tr *Truth) {
+			require.Len(t, tr.Queues, 3)
+			pts := tr.Queues[1]
+			require.Equal(t, "points", pts.Name)
+			n := float64(pts.Outcome.Delivered)
+			within(t, "points failure share", pts.FailureShare, pts.CalleeFailP, math.Sqrt(pts.CalleeFailP*(1-pts.CalleeFailP)/n))
+			for _, q := range tr.Queues {
+				require.Equal(t, int64(tr.Requests), q.Outcome.Published, q.Name)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.check(t, generate(t, tc.name, 1).Truth)
+		})
+	}
+}
+
+// rows counts what ingest decodes.
+type rows struct {
+	spans   []cascade.Span
+	samples []cascade.Sample
+	invalid []string
+}
+
+func (r *rows) Span(s *cascade.Span) error     { r.spans = append(r.spans, *s); return nil }
+func (r *rows) Sample(s *cascade.Sample) error { r.samples = append(r.samples, *s); return nil }
+func (r *rows) Invalid(e *ingest.ParseError) error {
+	r.invalid = append(r.invalid, e.Error())
+	return nil
+}
+func (r *rows) Infer(string) {}
+func (r *rows) Warn(string)  {}
+
+// TestIngest reads every capture with cascade's ingest and checks the
+// rows against the truth.
+func TestIngest(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			c := generate(t, name, 1)
+			tr := c.Truth
+			var r rows
+			require.NoError(t, ingest.Decode(name+".json", bytes.NewReader(c.Traces), ingest.FormatOTLPJSON, nil, &r))
+			require.NoError(t, ingest.Decode(name+".prom", bytes.NewReader(c.Metrics), ingest.FormatPromText, nil, &r))
+			require.Empty(t, r.invalid)
+			require.Len(t, r.spans, tr.Outcome.Spans)
+			require.Len(t, r.samples, tr.Outcome.Samples)
+
+			var published, rejected, processed, failed, roots int64
+			for _, s := range r.spans {
+				switch {
+				case s.Kind == cascade.KindProducer && strings.HasPrefix(s.Operation, "publish "):
+					published++
+					if s.Status == cascade.StatusError {
+						rejected++
+					}
+				case s.Kind == cascade.KindConsumer && strings.HasPrefix(s.Operation, "process "):
+					processed++
+					if s.Status == cascade.StatusError {
+						failed++
+					}
+				case s.Kind == cascade.KindServer && s.Operation == "POST /events":
+					roots++
+				}
+			}
+			var want cascade.QueueOutcome
+			for _, q := range tr.Queues {
+				want.Published += q.Outcome.Published
+				want.Rejected += q.Outcome.Rejected
+				want.Delivered += q.Outcome.Delivered
+				want.Acked += q.Outcome.Acked
+			}
+			require.Equal(t, int64(tr.Requests), roots)
+			require.Equal(t, want.Published, published)
+			require.Equal(t, want.Rejected, rejected, "rejected = published − accepted, from the spans")
+			require.Equal(t, want.Delivered, processed)
+			require.Equal(t, want.Delivered-want.Acked, failed)
+
+			// The scrapes: the most ready messages of each queue is at
+			// most its peak, and a bounded queue's scrapes never pass
+			// its bound; the alarm series is 1 only where the truth
+			// has alarms.
+			peak := map[string]float64{}
+			alarm := 0.0
+			for _, s := range r.samples {
+				switch s.Metric {
+				case MetricReady:
+					peak[s.Labels] = max(peak[s.Labels], s.Value)
+				case MetricAlarm:
+					alarm = max(alarm, s.Value)
+				}
+			}
+			for _, q := range tr.Queues {
+				got, ok := peak[`queue="`+q.Name+`",vhost="/"`]
+				require.True(t, ok, "no %s series for %s in %v", MetricReady, q.Name, peak)
+				require.LessOrEqual(t, got, float64(q.PeakReady))
+				if q.MaxLength > 0 {
+					require.LessOrEqual(t, got, float64(q.MaxLength))
+				}
+			}
+			require.Equal(t, tr.Broker.Outcome.Alarms > 0, alarm == 1)
+		})
+	}
+}
