@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"cascade/ingest"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 func generate(t *testing.T, name string, seed uint64) *Capture {
@@ -229,6 +231,175 @@ func TestIngest(t *testing.T) {
 				}
 			}
 			require.Equal(t, tr.Broker.Outcome.Alarms > 0, alarm == 1)
+		})
+	}
+}
+
+// delivery is one process span as the capture shows it.
+type delivery struct {
+	queue, id      string
+	start, end     int64
+	failed         bool
+	redelivery     int64
+	bytes          int64
+	linked         [24]byte
+	selfNS, callNS int64
+}
+
+// readCapture reads the process and publish spans back from the OTLP
+// JSON with pdata, attributes and links included.
+func readCapture(t *testing.T, data []byte) (deliveries []delivery, publishes map[[24]byte]string, publishRate map[string]float64) {
+	t.Helper()
+	var u ptrace.JSONUnmarshaler
+	td, err := u.UnmarshalTraces(data)
+	require.NoError(t, err)
+	publishes = map[[24]byte]string{}
+	calls := map[[8]byte]int64{} // process span id -> its client call's duration
+	byQueue := map[string][]int64{}
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		ss := rss.At(i).ScopeSpans()
+		for j := range ss.Len() {
+			sps := ss.At(j).Spans()
+			for k := range sps.Len() {
+				sp := sps.At(k)
+				str := func(key string) string { v, _ := sp.Attributes().Get(key); return v.AsString() }
+				num := func(key string) int64 { v, _ := sp.Attributes().Get(key); return v.Int() }
+				dur := int64(sp.EndTimestamp() - sp.StartTimestamp())
+				switch sp.Kind() {
+				case ptrace.SpanKindProducer:
+					var key [24]byte
+					tid, sid := sp.TraceID(), sp.SpanID()
+					copy(key[:16], tid[:])
+					copy(key[16:], sid[:])
+					publishes[key] = str("messaging.message.id")
+					q := str("messaging.destination.name")
+					byQueue[q] = append(byQueue[q], int64(sp.StartTimestamp()))
+				case ptrace.SpanKindClient:
+					calls[sp.ParentSpanID()] += dur
+				case ptrace.SpanKindConsumer:
+					require.Equal(t, "process", str("messaging.operation.type"))
+					require.Equal(t, 1, sp.Links().Len())
+					l := sp.Links().At(0)
+					d := delivery{queue: str("messaging.destination.name"), id: str("messaging.message.id"),
+						start: int64(sp.StartTimestamp()), end: int64(sp.EndTimestamp()),
+						failed: sp.Status().Code() == ptrace.StatusCodeError, redelivery: num(RedeliveryAttr),
+						bytes: num("messaging.message.body.size"), selfNS: dur}
+					tid, sid := l.TraceID(), l.SpanID()
+					copy(d.linked[:16], tid[:])
+					copy(d.linked[16:], sid[:])
+					deliveries = append(deliveries, d)
+				}
+			}
+		}
+	}
+	// A consumer's own work is its process span less its call.
+	ids := map[[8]byte]int{}
+	for i := range rss.Len() {
+		ss := rss.At(i).ScopeSpans()
+		for j := range ss.Len() {
+			sps := ss.At(j).Spans()
+			for k := range sps.Len() {
+				if sp := sps.At(k); sp.Kind() == ptrace.SpanKindConsumer {
+					ids[sp.SpanID()] = len(ids)
+				}
+			}
+		}
+	}
+	for id, n := range ids {
+		deliveries[n].callNS = calls[id]
+		deliveries[n].selfNS -= calls[id]
+	}
+	publishRate = map[string]float64{}
+	for q, ts := range byQueue {
+		slices.Sort(ts)
+		publishRate[q] = float64(len(ts)-1) / (float64(ts[len(ts)-1]-ts[0]) / 1e9)
+	}
+	return deliveries, publishes, publishRate
+}
+
+// TestRecoverable checks that each parameter of the truth can be read
+// back from the capture within 10%, the way a graph would read it: the
+// capture carries enough of each behaviour.
+func TestRecoverable(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			c := generate(t, name, 1)
+			tr := c.Truth
+			deliveries, publishes, rates := readCapture(t, c.Traces)
+			var r rows
+			require.NoError(t, ingest.Decode(name+".prom", bytes.NewReader(c.Metrics), ingest.FormatPromText, nil, &r))
+			for _, q := range tr.Queues {
+				near := func(what string, got, want float64) {
+					t.Helper()
+					require.InEpsilon(t, want, got, 0.10, "%s %s: got %.4f, want %.4f (seed 1)", q.Name, what, got, want)
+				}
+				near("publish rate", rates[q.Name], tr.RatePerS)
+				var self, gaps []float64
+				var failed, total int
+				perMsg := map[string][]delivery{}
+				for _, d := range deliveries {
+					if d.queue != q.Name {
+						continue
+					}
+					require.Equal(t, d.id, publishes[d.linked], "the link names the message's publish span")
+					require.Equal(t, q.MessageBytes, d.bytes)
+					total++
+					if d.failed {
+						failed++
+					}
+					if !d.failed || d.callNS == 0 {
+						self = append(self, float64(d.selfNS)/1e6)
+					}
+					perMsg[d.id] = append(perMsg[d.id], d)
+				}
+				near("consumer service mean", mean(self), q.ServiceMeanMS)
+				near("consumer service p50", quantile(self, 0.5), q.ServiceP50MS)
+				if p := q.FailP + q.CalleeFailP; p >= 0.1 {
+					near("failure probability", float64(failed)/float64(total), p)
+				}
+				most := 0
+				for _, ds := range perMsg {
+					most = max(most, len(ds))
+					for k, d := range ds {
+						require.Equal(t, int64(k), d.redelivery, "%s: %s counts the deliveries before", d.id, RedeliveryAttr)
+						if k > 0 {
+							gaps = append(gaps, float64(d.start-ds[k-1].end)/1e6)
+						}
+					}
+				}
+				if q.MaxDeliveries > 0 && q.Outcome.DeadLettered > 0 && q.Redelivery != cascade.RedeliverNone {
+					require.Equal(t, q.MaxDeliveries, most, "max deliveries")
+				}
+				if q.Redelivery == cascade.RedeliverDelay {
+					near("delay before a redelivery", mean(gaps), q.DelayMS)
+				}
+				if q.Outcome.Redelivered > 0 {
+					near("redelivery share", float64(len(gaps))/float64(total), q.RedeliveryShare)
+				}
+				var consumers, unacked float64
+				for _, s := range r.samples {
+					if !strings.Contains(s.Labels, `queue="`+q.Name+`"`) {
+						continue
+					}
+					switch s.Metric {
+					case MetricConsumers:
+						consumers = max(consumers, s.Value)
+					case MetricUnacked:
+						unacked = max(unacked, s.Value)
+					}
+				}
+				require.Equal(t, float64(q.Consumers), consumers, "consumers")
+				if q.PeakReady >= q.MaxLength && q.MaxLength > 0 {
+					// Saturated: every consumer holds a full prefetch.
+					require.Equal(t, float64(q.Consumers*q.Prefetch), unacked, "consumers × prefetch")
+				}
+			}
+			for _, s := range r.samples {
+				if s.Metric == MetricMemoryLimit {
+					require.Equal(t, float64(tr.Broker.WatermarkBytes), s.Value)
+				}
+			}
 		})
 	}
 }
