@@ -55,7 +55,20 @@ type Config struct {
 	Requests int
 	// Seed drives every draw; 0 means 1.
 	Seed uint64
+	// Format is how the traces are written: OTLP (the default) or
+	// ZipkinBrave.
+	Format string
 }
+
+// Trace formats.
+const (
+	// OTLP is one ExportTraceServiceRequest in pdata's JSON, as the
+	// OpenTelemetry Go SDK's spans reach the Collector's file exporter.
+	OTLP = "otlp"
+	// ZipkinBrave is a Zipkin v2 JSON array of spans as Brave reports a
+	// Spring AMQP application (see marshalZipkin).
+	ZipkinBrave = "zipkin-brave"
+)
 
 // scenario is one capture's recipe.
 type scenario struct {
@@ -168,7 +181,8 @@ type RunTruth struct {
 	FlowSuccessRate float64 `json:"flow_success_rate"`
 	FlowP50MS       float64 `json:"flow_p50_ms"`
 	FlowP95MS       float64 `json:"flow_p95_ms"`
-	// Spans and Samples count what the capture holds.
+	// Spans and Samples count what the capture holds (Spans in OTLP;
+	// Brave writes one more span per delivery).
 	Spans   int `json:"spans"`
 	Samples int `json:"samples"`
 }
@@ -263,7 +277,8 @@ func Doc(name string) string { return table[name].doc }
 
 // Capture is one generated capture.
 type Capture struct {
-	// Traces is the OTLP JSON (one ExportTraceServiceRequest).
+	// Traces is the OTLP JSON (one ExportTraceServiceRequest), or the
+	// Zipkin JSON array the Format asked for.
 	Traces []byte
 	// Metrics is the Prometheus text exposition, one scrape a second,
 	// concatenated, each point with its timestamp.
@@ -287,7 +302,16 @@ func Generate(cfg Config) (*Capture, error) {
 	s.run()
 	tr := s.truth()
 	tr.Scenario, tr.Doc = cfg.Scenario, sc.doc
-	traces, err := s.marshalOTLP()
+	var traces []byte
+	var err error
+	switch cfg.Format {
+	case "", OTLP:
+		traces, err = s.marshalOTLP()
+	case ZipkinBrave:
+		traces, err = s.marshalZipkin()
+	default:
+		return nil, fmt.Errorf("brokersim: unknown format %q", cfg.Format)
+	}
 	if err != nil {
 		return nil, err
 	}

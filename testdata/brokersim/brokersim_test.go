@@ -403,3 +403,57 @@ func TestRecoverable(t *testing.T) {
 		})
 	}
 }
+
+// TestZipkinBrave reads the Brave captures with ingest: each delivery a
+// CONSUMER span under its publish span, in the publish's trace, with an
+// on-message child that carries the failure.
+func TestZipkinBrave(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			c, err := Generate(Config{Scenario: name, Seed: 1, Format: ZipkinBrave})
+			require.NoError(t, err)
+			again, err := Generate(Config{Scenario: name, Seed: 1, Format: ZipkinBrave})
+			require.NoError(t, err)
+			require.Equal(t, c.Traces, again.Traces, "seed 1")
+			tr := c.Truth
+			var r rows
+			require.NoError(t, ingest.Decode(name+".zipkin.json", bytes.NewReader(c.Traces), ingest.FormatZipkinJSON, nil, &r))
+			require.Empty(t, r.invalid)
+			var delivered, acked int64
+			for _, q := range tr.Queues {
+				delivered += q.Outcome.Delivered
+				acked += q.Outcome.Acked
+			}
+			require.Len(t, r.spans, tr.Outcome.Spans+int(delivered))
+			// A server span shares its client's id (B3); ingest gives it
+			// its own when it stores the dataset, not in Decode.
+			type key struct {
+				trace, span string
+				server      bool
+			}
+			byID := map[key]cascade.Span{}
+			for _, s := range r.spans {
+				k := key{s.TraceID, s.SpanID, s.Kind == cascade.KindServer}
+				_, dup := byID[k]
+				require.False(t, dup, "span %v twice", k)
+				byID[k] = s
+			}
+			var consumers, failed int64
+			for _, s := range r.spans {
+				switch {
+				case s.Kind == cascade.KindConsumer:
+					consumers++
+					p, ok := byID[key{s.TraceID, s.ParentSpanID, false}]
+					require.True(t, ok, "next-message %s has its publish span in its trace", s.SpanID)
+					require.Equal(t, cascade.KindProducer, p.Kind)
+				case s.Operation == "on-message" && s.Status == cascade.StatusError:
+					failed++
+				}
+			}
+			require.Equal(t, delivered, consumers)
+			require.Equal(t, delivered-acked, failed)
+		})
+	}
+	_, err := Generate(Config{Scenario: "block", Format: "nope"})
+	require.EqualError(t, err, `brokersim: unknown format "nope"`)
+}

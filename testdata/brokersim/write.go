@@ -5,6 +5,7 @@ package brokersim
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -119,4 +120,105 @@ func (s *sim) marshalProm() []byte {
 		point(MetricAlarm, "", alarm, sc.t)
 	}
 	return []byte(b.String())
+}
+
+// marshalZipkin writes the spans as Brave (with spring-rabbit's tracing)
+// reports them to Zipkin v2: B3 headers carry the trace through the
+// broker, so a delivery stays in its producer's trace. The publish is a
+// PRODUCER span "publish" with the broker as remote endpoint; each
+// delivery a CONSUMER span "next-message", child of the publish span and
+// one µs long (the receipt), with a local child "on-message" that covers
+// the processing and carries the error. A synchronous call is a CLIENT
+// span with a SERVER span sharing its id. Times in µs; no status, an
+// "error" tag on a failed span; no redelivery count (Brave records none).
+func (s *sim) marshalZipkin() ([]byte, error) {
+	type endpoint struct {
+		ServiceName string `json:"serviceName,omitempty"`
+	}
+	type zspan struct {
+		TraceID        string            `json:"traceId"`
+		ParentID       string            `json:"parentId,omitempty"`
+		ID             string            `json:"id"`
+		Kind           string            `json:"kind,omitempty"`
+		Name           string            `json:"name"`
+		Timestamp      int64             `json:"timestamp"`
+		Duration       int64             `json:"duration"`
+		LocalEndpoint  endpoint          `json:"localEndpoint"`
+		RemoteEndpoint *endpoint         `json:"remoteEndpoint,omitempty"`
+		Tags           map[string]string `json:"tags,omitempty"`
+		Shared         bool              `json:"shared,omitempty"`
+	}
+	// A delivery's own trace becomes its publish's trace; its process
+	// span's children hang under on-message.
+	moved := map[[16]byte][16]byte{}
+	onMessage := func(id [8]byte) [8]byte { id[0] ^= 0xff; return id }
+	consumers := map[[8]byte]bool{}
+	clients := map[[8]byte]span{}
+	for _, x := range s.spans {
+		switch x.kind {
+		case ptrace.SpanKindConsumer:
+			moved[x.trace] = [16]byte(x.link[:16])
+			consumers[x.id] = true
+		case ptrace.SpanKindClient:
+			clients[x.id] = x
+		}
+	}
+	hex := func(b []byte) string { return fmt.Sprintf("%x", b) }
+	rabbit := &endpoint{ServiceName: "rabbitmq"}
+	sorted := slices.Clone(s.spans)
+	slices.SortStableFunc(sorted, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	out := make([]zspan, 0, len(sorted)*5/4)
+	for _, x := range sorted {
+		trace := x.trace
+		if t, ok := moved[trace]; ok {
+			trace = t
+		}
+		z := zspan{TraceID: hex(trace[:]), ID: hex(x.id[:]), LocalEndpoint: endpoint{ServiceName: x.svc},
+			Timestamp: x.start / 1e3, Duration: max(1, (x.end-x.start)/1e3), Tags: map[string]string{}}
+		parent := x.parent
+		if consumers[parent] {
+			parent = onMessage(parent)
+		}
+		if parent != ([8]byte{}) {
+			z.ParentID = hex(parent[:])
+		}
+		if x.errType != "" {
+			z.Tags["error"] = x.errType
+		}
+		switch x.kind {
+		case ptrace.SpanKindServer:
+			z.Kind, z.Name = "SERVER", strings.ToLower(x.name)
+			method, path, _ := strings.Cut(x.name, " ")
+			z.Tags["http.method"], z.Tags["http.path"] = method, path
+			if c, ok := clients[x.parent]; ok {
+				// B3: the server shares its client's id and parent.
+				z.ID, z.Shared = hex(c.id[:]), true
+				p := onMessage(c.parent)
+				z.ParentID = hex(p[:])
+			}
+		case ptrace.SpanKindClient:
+			z.Kind, z.Name = "CLIENT", "get"
+			method, path, _ := strings.Cut(x.name, " ")
+			z.Tags["http.method"], z.Tags["http.path"] = method, path
+		case ptrace.SpanKindProducer:
+			z.Kind, z.Name, z.RemoteEndpoint = "PRODUCER", "publish", rabbit
+			z.Tags["rabbitmq.exchange"], z.Tags["rabbitmq.routing_key"] = "", strings.TrimPrefix(x.name, "publish ")
+		case ptrace.SpanKindConsumer:
+			queue := strings.TrimPrefix(x.name, "process ")
+			om := onMessage(x.id)
+			if len(z.Tags) == 0 {
+				z.Tags = nil
+			}
+			out = append(out, zspan{TraceID: z.TraceID, ParentID: z.ID, ID: hex(om[:]), Name: "on-message",
+				LocalEndpoint: z.LocalEndpoint, Timestamp: z.Timestamp + 1, Duration: max(1, z.Duration-1), Tags: z.Tags})
+			z.Kind, z.Name, z.RemoteEndpoint, z.Duration = "CONSUMER", "next-message", rabbit, 1
+			z.ParentID = hex(x.link[16:])
+			z.Tags = map[string]string{"rabbitmq.exchange": "", "rabbitmq.routing_key": queue, "rabbitmq.queue": queue}
+		}
+		if len(z.Tags) == 0 {
+			z.Tags = nil
+		}
+		out = append(out, z)
+	}
+	return json.Marshal(out)
 }

@@ -1,5 +1,6 @@
 // Command gen writes the scenarios of cascade/testdata/brokersim: for each
-// NAME, NAME.json (the traces, OTLP JSON), NAME.prom (the broker's
+// NAME, NAME.json (the traces, OTLP JSON), NAME.zipkin.json (the same
+// traces as Brave reports them to Zipkin), NAME.prom (the broker's
 // scrapes) and NAME.truth.json (what the simulator knows), to try the CLI
 // on:
 //
@@ -40,7 +41,12 @@ func run(out string, seed uint64) error {
 		if err != nil {
 			return err
 		}
-		for ext, data := range map[string][]byte{".json": c.Traces, ".prom": c.Metrics, ".truth.json": append(t, '\n')} {
+		z, err := brokersim.Generate(brokersim.Config{Scenario: name, Seed: seed, Format: brokersim.ZipkinBrave})
+		if err != nil {
+			return err
+		}
+		files := map[string][]byte{".json": c.Traces, ".zipkin.json": z.Traces, ".prom": c.Metrics, ".truth.json": append(t, '\n')}
+		for ext, data := range files {
 			if err := os.WriteFile(filepath.Join(out, name+ext), data, 0o644); err != nil {
 				return err
 			}
