@@ -207,31 +207,31 @@ var table = map[string]scenario{
 	"drop-head": {
 		doc: "gateway publishes to orders at 100/s; 2 consumers drain ~88/s; orders holds at most 100 ready " +
 			"messages and drops the oldest when full",
-		requests: 1000, rate: 100, broker: plainBroker,
+		requests: 800, rate: 100, broker: plainBroker,
 		queues: chainQueue(func(q *QueueSpec) { q.MaxLength, q.Overflow, q.ServiceP50MS = 100, cascade.OverflowDropHead, 25 }),
 	},
 	"reject-publish": {
 		doc: "as drop-head, but a full orders refuses the publish (the gateway's confirm is a nack and its " +
 			"request fails)",
-		requests: 1000, rate: 100, broker: plainBroker,
+		requests: 800, rate: 100, broker: plainBroker,
 		queues: chainQueue(func(q *QueueSpec) { q.MaxLength, q.Overflow, q.ServiceP50MS = 100, cascade.OverflowRejectPublish, 25 }),
 	},
 	"block": {
 		doc: "as drop-head, but a full orders makes the publisher wait for room: nothing is lost, the " +
 			"gateway's requests grow long",
-		requests: 1000, rate: 100, broker: plainBroker,
+		requests: 800, rate: 100, broker: plainBroker,
 		queues: chainQueue(func(q *QueueSpec) { q.MaxLength, q.Overflow, q.ServiceP50MS = 100, cascade.OverflowBlock, 25 }),
 	},
 	"requeue-storm": {
 		doc: "worker fails 60% of deliveries and nacks them with requeue, without limit: 2.5 deliveries per " +
 			"message; 4 consumers",
-		requests: 1200, rate: 50, broker: plainBroker,
+		requests: 600, rate: 50, broker: plainBroker,
 		queues: chainQueue(func(q *QueueSpec) { q.Consumers, q.FailP, q.ServiceP50MS = 4, 0.6, 10 }),
 	},
 	"delay-queue": {
 		doc: "worker fails 30% of deliveries; a failed message waits 2 s in orders.retry (TTL) and comes " +
 			"back to orders, without limit",
-		requests: 1200, rate: 50, broker: plainBroker,
+		requests: 900, rate: 50, broker: plainBroker,
 		queues: chainQueue(func(q *QueueSpec) {
 			q.FailP, q.Redelivery, q.DelayMS = 0.3, cascade.RedeliverDelay, 2000
 		}),
@@ -239,7 +239,7 @@ var table = map[string]scenario{
 	"dead-letter": {
 		doc: "worker fails 40% of deliveries and requeues them; the third failure of a message dead-letters " +
 			"it to orders.dlq (no consumers): 6.4% of messages",
-		requests: 1500, rate: 50, broker: plainBroker,
+		requests: 900, rate: 50, broker: plainBroker,
 		queues: chainQueue(func(q *QueueSpec) {
 			q.Consumers, q.FailP, q.MaxDeliveries, q.DeadLetter, q.ServiceP50MS = 3, 0.4, 3, "orders.dlq", 15
 		}),
@@ -247,20 +247,20 @@ var table = map[string]scenario{
 	"memory-alarm": {
 		doc: "64 KiB messages published at 100/s into orders, drained at ~71/s; the broker's memory passes its " +
 			"watermark (base 80 MiB + 100 messages) and, from the memory monitor's next check (once a second) on, every publisher blocks until a check finds it below",
-		requests: 1000, rate: 100,
+		requests: 800, rate: 100,
 		broker: BrokerSpec{Name: "rabbit@broker-0", BaseBytes: 80 * mib, WatermarkBytes: 80*mib + 100*64*kib},
 		queues: chainQueue(func(q *QueueSpec) { q.MessageBytes, q.ServiceP50MS = 64*kib, 25 }),
 	},
 	"fan-out": {
 		doc: "§5.3: the gateway publishes each event to rights, points and sms; points-task calls rights-api " +
-			"synchronously, which fails 15% of calls; points requeues up to 3 deliveries, then points.dlq",
-		requests: 800, rate: 40, broker: plainBroker,
+			"synchronously, which fails 25% of calls (its failure fails the delivery); points requeues up to 3 deliveries, then points.dlq",
+		requests: 600, rate: 40, broker: plainBroker,
 		queues: []QueueSpec{
 			{Name: "rights", Consumer: "rights-task", Consumers: 2, Prefetch: 5, Redelivery: cascade.RedeliverRequeue,
 				MessageBytes: defaultMsg, ServiceP50MS: 15, FailP: 0.02, MaxDeliveries: 3, DeadLetter: "rights.dlq"},
 			{Name: "points", Consumer: "points-task", Consumers: 3, Prefetch: 5, Redelivery: cascade.RedeliverRequeue,
 				MessageBytes: defaultMsg, ServiceP50MS: 10, MaxDeliveries: 3, DeadLetter: "points.dlq",
-				Callee: "rights-api", CalleeP50MS: 20, CalleeFailP: 0.15},
+				Callee: "rights-api", CalleeP50MS: 20, CalleeFailP: 0.25},
 			{Name: "sms", Consumer: "sms-task", Consumers: 1, Prefetch: 10, Redelivery: cascade.RedeliverNone,
 				MessageBytes: kib, ServiceP50MS: 8, FailP: 0.01},
 		},

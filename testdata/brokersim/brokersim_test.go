@@ -7,6 +7,7 @@ package brokersim
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"math"
 	"slices"
 	"strings"
@@ -19,10 +20,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-func generate(t *testing.T, name string, seed uint64) *Capture {
+// seed is the seed of the closed-form, ingest and recovery tests; try
+// others with go test ./testdata/brokersim -args -seed N.
+var seed = flag.Uint64("seed", 1, "seed of the captures under test")
+
+func generate(t *testing.T, name string, sd uint64) *Capture {
 	t.Helper()
-	c, err := Generate(Config{Scenario: name, Seed: seed})
-	require.NoError(t, err, "scenario %s seed %d", name, seed)
+	c, err := Generate(Config{Scenario: name, Seed: sd})
+	require.NoError(t, err, "scenario %s seed %d", name, sd)
 	return c
 }
 
@@ -55,7 +60,7 @@ func TestUnknownScenario(t *testing.T) {
 // within checks got against want ± k standard errors.
 func within(t *testing.T, what string, got, want, se float64) {
 	t.Helper()
-	require.InDelta(t, want, got, 4*se, "%s: got %.4f, want %.4f ± 4×%.4f (seed 1)", what, got, want, se)
+	require.InDelta(t, want, got, 4*se, "%s: got %.4f, want %.4f ± 4×%.4f (seed %d)", what, got, want, se, *seed)
 }
 
 // TestClosedForms checks the outcomes against what probability says they
@@ -143,7 +148,7 @@ func TestClosedForms(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.check(t, generate(t, tc.name, 1).Truth)
+			tc.check(t, generate(t, tc.name, *seed).Truth)
 		})
 	}
 }
@@ -169,7 +174,7 @@ func (r *rows) Warn(string)  {}
 func TestIngest(t *testing.T) {
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
-			c := generate(t, name, 1)
+			c := generate(t, name, *seed)
 			tr := c.Truth
 			var r rows
 			require.NoError(t, ingest.Decode(name+".json", bytes.NewReader(c.Traces), ingest.FormatOTLPJSON, nil, &r))
@@ -324,7 +329,7 @@ func readCapture(t *testing.T, data []byte) (deliveries []delivery, publishes ma
 func TestRecoverable(t *testing.T) {
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
-			c := generate(t, name, 1)
+			c := generate(t, name, *seed)
 			tr := c.Truth
 			deliveries, publishes, rates := readCapture(t, c.Traces)
 			var r rows
@@ -332,7 +337,7 @@ func TestRecoverable(t *testing.T) {
 			for _, q := range tr.Queues {
 				near := func(what string, got, want float64) {
 					t.Helper()
-					require.InEpsilon(t, want, got, 0.10, "%s %s: got %.4f, want %.4f (seed 1)", q.Name, what, got, want)
+					require.InEpsilon(t, want, got, 0.10, "%s %s: got %.4f, want %.4f (seed %d)", q.Name, what, got, want, *seed)
 				}
 				near("publish rate", rates[q.Name], tr.RatePerS)
 				var self, gaps []float64
@@ -410,11 +415,11 @@ func TestRecoverable(t *testing.T) {
 func TestZipkinBrave(t *testing.T) {
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
-			c, err := Generate(Config{Scenario: name, Seed: 1, Format: ZipkinBrave})
+			c, err := Generate(Config{Scenario: name, Seed: *seed, Format: ZipkinBrave})
 			require.NoError(t, err)
-			again, err := Generate(Config{Scenario: name, Seed: 1, Format: ZipkinBrave})
+			again, err := Generate(Config{Scenario: name, Seed: *seed, Format: ZipkinBrave})
 			require.NoError(t, err)
-			require.Equal(t, c.Traces, again.Traces, "seed 1")
+			require.Equal(t, c.Traces, again.Traces, "seed %d", *seed)
 			tr := c.Truth
 			var r rows
 			require.NoError(t, ingest.Decode(name+".zipkin.json", bytes.NewReader(c.Traces), ingest.FormatZipkinJSON, nil, &r))
