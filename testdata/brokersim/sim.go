@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"strconv"
 
 	"cascade"
 
@@ -363,20 +364,7 @@ func (s *sim) publish(i int) {
 	s.push(&event{t: end, kind: evPublish, a: i})
 }
 
-func msgID(n int) string { return "msg-" + itoa(n) }
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(b[i:])
-		}
-	}
-}
+func msgID(n int) string { return "msg-" + strconv.Itoa(n) }
 
 // hold adds n messages of queue qi to what the broker holds.
 func (s *sim) hold(qi, n int) {
