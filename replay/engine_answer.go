@@ -133,6 +133,12 @@ func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 		if lk.low {
 			e.m.lowDone(ok)
 		}
+		if f := lk.flow; f >= 0 {
+			if !ok && r.pub {
+				e.flowFail(f)
+			}
+			e.flowWork(f, ok)
+		}
 		u := lk.user
 		e.freeLink(l, lk)
 		if u >= 0 {
@@ -141,17 +147,22 @@ func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 		return
 	}
 	p, pgen, is, jb := lk.parent, lk.parentGen, lk.issue, lk.pj
+	if p < 0 {
+		e.asyncDone(l, lk, ok)
+		return
+	}
+	if !ok && r.pub {
+		// A publish refused for good: its message is lost to the flow.
+		e.flowFail(lk.flow)
+	}
 	// freeLink(l, lk), by hand.
-	if p >= 0 && e.kids {
+	if e.kids {
 		e.unlinkKid(lk)
 	}
 	lk.live = false
 	lk.seq++
 	if lk.home.state == jsFree {
 		e.jobs.release(l)
-	}
-	if p < 0 {
-		return
 	}
 	if jb.gen != pgen || jb.state != jsWaiting {
 		return
