@@ -134,9 +134,6 @@ func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 			e.m.lowDone(ok)
 		}
 		if f := lk.flow; f >= 0 {
-			if !ok && r.pub {
-				e.flowFail(f)
-			}
 			e.flowWork(f, ok)
 		}
 		u := lk.user
