@@ -304,3 +304,100 @@ func TestQueueEdgeCases(t *testing.T) {
 		})
 	}
 }
+
+func TestBrokerInvariants(t *testing.T) {
+	// The §5.3 chain under stress, checked after every event: the ready
+	// lists match their counts and the node's queued level, consumers
+	// hold what the queue counts as unacked and no more than their
+	// prefetch, a drop-head queue stays within its bound, and no flow
+	// has negative pending work.
+	stress := func(alarm string) *cascade.Model {
+		m := notify53()
+		m.Brokers[0].MemoryWatermarkBytes = m.Brokers[0].BaseBytes + 300*2048
+		m.Brokers[0].Alarm, m.Brokers[0].RestartMS = alarm, 200
+		for i := range m.Nodes {
+			n := &m.Nodes[i]
+			if q := n.Queue; q != nil {
+				q.MaxLength, q.Overflow = 100, []string{cascade.OverflowDropHead, cascade.OverflowRejectPublish, cascade.OverflowBlock}[i%3]
+				q.Redelivery, q.DelayMS = []string{cascade.RedeliverRequeue, cascade.RedeliverDelay}[i%2], 30
+				q.Prefetch = 1 + i%3
+				if n.Name != "log-q" {
+					q.DeadLetter = "log-q"
+				}
+				continue
+			}
+			n.Overload.Base = 0.3
+		}
+		for i := range m.Edges {
+			if m.Edges[i].From == "gateway" {
+				m.Edges[i].TimeoutMS = 40
+				m.Edges[i].Retry = &cascade.Retry{Reactivation: 1, MaxAttempts: 2}
+				m.Edges[i].Async = i%2 == 0
+			}
+		}
+		return m
+	}
+	for _, alarm := range []string{cascade.AlarmBlock, cascade.AlarmRestart} {
+		t.Run(alarm, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Duration = 3 * time.Second
+			cfg.Tick = 10 * time.Microsecond
+			cfg.Traffic = &cascade.Traffic{RatePerSec: 1500}
+			e, err := NewEngine(stress(alarm), cfg)
+			require.NoError(t, err)
+			var events int
+			e.check = func(ev event) {
+				events++
+				for qi := range e.mqs {
+					q := &e.mqs[qi]
+					n := &e.nodes[q.node]
+					var c int32
+					for m := q.head; m >= 0; m = e.msgs.at(m).next {
+						c++
+					}
+					if c != q.ready || n.queued != q.ready || q.unacked < 0 || q.delayed < 0 {
+						t.Fatalf("seed 1, event %d %+v: queue %s: ready %d, list %d, node queued %d, unacked %d, delayed %d",
+							events, ev, n.name, q.ready, c, n.queued, q.unacked, q.delayed)
+					}
+					if q.overflow == ovDropHead && q.ready > q.maxLen {
+						t.Fatalf("seed 1, event %d %+v: queue %s: %d ready over %d", events, ev, n.name, q.ready, q.maxLen)
+					}
+					var unacked int32
+					for _, ci := range q.cons {
+						cs := &e.cons[ci]
+						if cs.unacked < 0 || (q.prefetch > 0 && cs.unacked > q.prefetch) {
+							t.Fatalf("seed 1, event %d %+v: queue %s: a consumer holds %d (prefetch %d)", events, ev, n.name, cs.unacked, q.prefetch)
+						}
+						unacked += cs.unacked
+					}
+					if unacked != q.unacked {
+						t.Fatalf("seed 1, event %d %+v: queue %s: consumers hold %d, queue counts %d", events, ev, n.name, unacked, q.unacked)
+					}
+				}
+				for f := int32(0); f < e.flows.n; f++ {
+					if fl := e.flows.at(f); !fl.done && fl.pending < 0 {
+						t.Fatalf("seed 1, event %d %+v: flow %d pending %d", events, ev, f, fl.pending)
+					}
+				}
+			}
+			r := e.Run(1)
+			require.Positive(t, events)
+			b := r.Brokers[0]
+			require.Positive(t, b.Alarms, "the stress must reach the watermark")
+			var dropped, rejected, dead int64
+			for i := range r.Nodes {
+				if q := r.Nodes[i].Queue; q != nil {
+					dropped += q.Dropped
+					rejected += q.Rejected
+					dead += q.DeadLettered
+				}
+			}
+			require.Positive(t, dropped+rejected)
+			require.Positive(t, dead)
+			require.Less(t, r.FlowSuccessRate, 1.0)
+			if alarm == cascade.AlarmRestart {
+				require.Positive(t, b.Lost)
+			}
+		})
+	}
+}
