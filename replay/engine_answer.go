@@ -133,8 +133,8 @@ func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 		if lk.low {
 			e.m.lowDone(ok)
 		}
-		if f := lk.flow; f >= 0 {
-			e.flowWork(f, ok)
+		if e.flowOn {
+			e.flowWork(lk.flow, ok)
 		}
 		u := lk.user
 		e.freeLink(l, lk)

@@ -164,9 +164,12 @@ func (e *Engine) newLink(r, p int32, pgen uint32, jb *job, is int32, u int32) (i
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = jb
 	lk.low = jb != nil && jb.low
-	lk.flow = -1
-	if jb != nil && e.flowOn {
-		lk.flow = jb.own.flow
+	if e.flowOn {
+		// Read only when flows are kept (linkDone, asyncDone, accept).
+		lk.flow = -1
+		if jb != nil {
+			lk.flow = jb.own.flow
+		}
 	}
 	if p >= 0 && e.kids {
 		e.linkKid(l, lk, jb)
@@ -203,7 +206,6 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = pj
 	lk.low = pj.low
-	lk.flow = -1
 	if e.flowOn {
 		lk.flow = pj.own.flow
 	}
@@ -418,7 +420,6 @@ func (e *Engine) callQueued(ri int32, r *route, p int32, pgen uint32, pj *job, i
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = pj
 	lk.low = pj.low
-	lk.flow = -1
 	if e.flowOn {
 		lk.flow = pj.own.flow
 	}
