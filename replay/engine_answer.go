@@ -121,6 +121,11 @@ func (e *Engine) attemptFailed(l int32, lk *link) {
 		e.q.push(e.now+e.ticks(d), evRetry, l, lk.seq)
 		return
 	}
+	if r.pub && lk.parent >= 0 {
+		// A confirmed publish refused for good: its message is lost to
+		// the flow. (An async publish fails its flow as it ends.)
+		e.flowFail(lk.flow)
+	}
 	e.linkDone(l, lk, false)
 }
 
@@ -147,10 +152,6 @@ func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 	if p < 0 {
 		e.asyncDone(l, lk, ok)
 		return
-	}
-	if !ok && r.pub {
-		// A publish refused for good: its message is lost to the flow.
-		e.flowFail(lk.flow)
 	}
 	// freeLink(l, lk), by hand.
 	if e.kids {

@@ -237,19 +237,32 @@ func TestBrokerMemoryAlarm(t *testing.T) {
 	}
 }
 
-func TestQueueAsyncPublish(t *testing.T) {
-	// Fire-and-forget publishes into a queue that refuses half of them:
-	// the roots all succeed, the flows of refused messages fail.
-	m := qmodel(100, cascade.Const(20), cascade.Queue{MaxLength: 10, Overflow: cascade.OverflowRejectPublish, Consumers: 1, Prefetch: 1},
-		func(m *cascade.Model) {
-			m.Nodes[2].Concurrency = 1
-			m.Edges[0].Async = true
+func TestQueueRefusedPublish(t *testing.T) {
+	// Publishes into a queue that refuses half of them, fire-and-forget
+	// or confirmed to a caller that does not fail with them: the roots
+	// all succeed, the flows of refused messages fail.
+	tests := []struct {
+		name  string
+		async bool
+	}{
+		{"async", true},
+		{"confirmed, propagation 0", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := qmodel(100, cascade.Const(20), cascade.Queue{MaxLength: 10, Overflow: cascade.OverflowRejectPublish, Consumers: 1, Prefetch: 1},
+				func(m *cascade.Model) {
+					m.Nodes[2].Concurrency = 1
+					m.Edges[0].Async = tc.async
+					m.Edges[0].Propagation = 0
+				})
+			r := replayT(t, m)
+			_, st := queueOf(t, r, "q")
+			require.Equal(t, 1.0, r.SuccessRate)
+			require.Greater(t, st.Rejected, int64(500))
+			require.InDelta(t, 0.5, r.FlowSuccessRate, 0.03)
 		})
-	r := replayT(t, m)
-	_, st := queueOf(t, r, "q")
-	require.Equal(t, 1.0, r.SuccessRate)
-	require.Greater(t, st.Rejected, int64(500))
-	require.InDelta(t, 0.5, r.FlowSuccessRate, 0.03)
+	}
 }
 
 func TestQueueSeriesAndDeterminism(t *testing.T) {
