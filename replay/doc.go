@@ -94,8 +94,10 @@
 // queue, or the broker's memory alarm) until it can accept. Drop-head
 // overflow drops the oldest ready message to make room. A confirmed
 // publish (a synchronous edge) ends at the confirm, not at consumption,
-// and a refused one is a failed call that the edge's Retry may repeat; an
-// async publish ends its flow's piece with it.
+// and a refused one is a failed call that the edge's Retry may repeat
+// (the edge's timeout applies to a held publisher; a publish takes no
+// network delay); an async publish ends its flow's piece with it.
+// Publishes and deliveries are calls, and count in Amplification.
 //
 // Each of Queue.Consumers consumers holds at most Prefetch unacked
 // messages (0: all it is given) and works them one at a time; the broker
