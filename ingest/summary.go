@@ -417,6 +417,17 @@ func cloneSpan(s *cascade.Span) cascade.Span {
 	c.Status = cascade.Status(strings.Clone(string(s.Status)))
 	c.ErrorType = strings.Clone(s.ErrorType)
 	c.Peer = strings.Clone(s.Peer)
+	c.MessagingSystem = strings.Clone(s.MessagingSystem)
+	c.MessagingOperation = strings.Clone(s.MessagingOperation)
+	c.Destination = strings.Clone(s.Destination)
+	c.ConsumerGroup = strings.Clone(s.ConsumerGroup)
+	c.MessageID = strings.Clone(s.MessageID)
+	if s.Links != nil {
+		c.Links = make([]cascade.SpanLink, len(s.Links))
+		for i, l := range s.Links {
+			c.Links[i] = cascade.SpanLink{TraceID: strings.Clone(l.TraceID), SpanID: strings.Clone(l.SpanID)}
+		}
+	}
 	return c
 }
 
