@@ -235,3 +235,46 @@ func TestRabbitMQExposition(t *testing.T) {
 	require.Equal(t, []string{"sms"}, queues["rabbitmq_detailed_queue_messages_ready"])
 	require.Equal(t, []string{"rights"}, queues["rabbitmq_channel_messages_redelivered_total"])
 }
+
+// TestCSVMessagingColumns reads the links and messaging columns of a span
+// CSV through a column map, and reports a cell it cannot read at its
+// line and column.
+func TestCSVMessagingColumns(t *testing.T) {
+	m, err := ParseCSVMap("trace_id=trace,span_id=span,service=svc,start=start:ms,duration=dur:ms,kind=kind," +
+		"links=links,messaging_system=system,messaging_operation=op,destination=queue,consumer_group=group," +
+		"message_id=msgid,batch_count=batch,message_bytes=bytes,redelivery=redelivered")
+	require.NoError(t, err)
+	in := "trace,span,svc,start,dur,kind,links,system,op,queue,group,msgid,batch,bytes,redelivered\n" +
+		"AA,A1,gateway,1000,2,producer,,RabbitMQ,,notify,,m-1,,512,\n" +
+		"BB,C1,rights,1005,90,consumer,AA:A1; cc:d9,rabbitmq,deliver,rights,rights,m-1,2,512,3\n" +
+		"BB,C2,rights,1006,1,internal,,,,,,,,,\n"
+	s, err := decodeTestBytes(decodeSpanCSV, "mq.csv", strings.NewReader(in), &Options{CSVMap: m})
+	require.NoError(t, err)
+	require.Empty(t, s.errs)
+	got := map[string]msgCols{}
+	for i := range s.spans {
+		got[s.spans[i].SpanID] = msgColsOf(&s.spans[i])
+	}
+	require.Equal(t, map[string]msgCols{
+		"a1": {Kind: cascade.KindProducer, Status: cascade.StatusUnset, System: "rabbitmq", Op: cascade.MessagingPublish,
+			Dest: "notify", ID: "m-1", Bytes: 512, TraceID: "aa"},
+		"c1": {Kind: cascade.KindConsumer, Status: cascade.StatusUnset,
+			Links:  []cascade.SpanLink{{TraceID: "aa", SpanID: "a1"}, {TraceID: "cc", SpanID: "d9"}},
+			System: "rabbitmq", Op: cascade.MessagingProcess, Dest: "rights", Group: "rights", ID: "m-1",
+			Batch: 2, Bytes: 512, Redelivery: 3, TraceID: "bb"},
+		"c2": {Kind: cascade.KindInternal, Status: cascade.StatusUnset, TraceID: "bb"},
+	}, got)
+	require.Contains(t, m.String(), "links=links,messaging_system=system,messaging_operation=op,messaging_destination=queue,")
+
+	for _, tc := range []struct{ row, want string }{
+		{"BB,C1,rights,1005,90,consumer,AA-A1,,,,,,,,", `column "links": link "AA-A1" is not traceid:spanid: bad trace or span id`},
+		{"BB,C1,rights,1005,90,consumer,,,,,,,-2,,", `column "batch": "-2" is not a count from 0 to 2147483647: bad value`},
+		{"BB,C1,rights,1005,90,consumer,,,,,,,,,x", `column "redelivered": "x" is not a count from 0 to 2147483647: bad value`},
+	} {
+		s, err := decodeTestBytes(decodeSpanCSV, "mq.csv", strings.NewReader(strings.SplitN(in, "\n", 2)[0]+"\n"+tc.row+"\n"), &Options{CSVMap: m})
+		require.NoError(t, err)
+		require.Len(t, s.errs, 1)
+		require.True(t, strings.HasPrefix(s.errs[0].Error(), "mq.csv:2 (byte 88): "), s.errs[0].Error())
+		require.True(t, strings.HasSuffix(s.errs[0].Error(), tc.want), s.errs[0].Error())
+	}
+}
