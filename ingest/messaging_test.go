@@ -1,11 +1,14 @@
 package ingest
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"cascade"
 )
@@ -277,4 +280,28 @@ func TestCSVMessagingColumns(t *testing.T) {
 		require.True(t, strings.HasPrefix(s.errs[0].Error(), "mq.csv:2 (byte 88): "), s.errs[0].Error())
 		require.True(t, strings.HasSuffix(s.errs[0].Error(), tc.want), s.errs[0].Error())
 	}
+}
+
+// TestOTLPProtoLinks checks that the protobuf path reads links and the
+// messaging attributes as the JSON path does, from the same capture
+// marshalled as protobuf.
+func TestOTLPProtoLinks(t *testing.T) {
+	path := filepath.Join("testdata", "mq", "otel-rabbitmq.jsonl")
+	fromJSON, err := decodeTestFile(t, decodeOTLPJSON, path, nil)
+	require.NoError(t, err)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var spans []cascade.Span
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
+		require.NoError(t, err)
+		pb, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+		require.NoError(t, err)
+		s, err := decodeTestBytes(decodeOTLPProto, "mq.pb", bytes.NewReader(pb), nil)
+		require.NoError(t, err)
+		require.Empty(t, s.errs)
+		spans = append(spans, s.spans...)
+	}
+	require.Equal(t, fromJSON.spans, spans)
+	require.NotEmpty(t, spans[2].Links)
 }
