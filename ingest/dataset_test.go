@@ -133,6 +133,8 @@ func TestDatasetMessagingRoundTrip(t *testing.T) {
 			sum, got, _ := writeDataset(t, in, nil, runRows)
 			require.Equal(t, want, got)
 			require.EqualValues(t, 3, sum.Spans)
+			require.EqualValues(t, 2, sum.MessagingSpans)
+			require.EqualValues(t, 1, sum.LinkedSpans)
 		})
 	}
 
