@@ -1234,7 +1234,7 @@ hikaricp_*                    pool_size
 	lines := strings.Split(err.Error(), "\n")
 	require.Equal(t, []string{
 		bad + `:2: want PATTERN KIND, got "foo": malformed record`,
-		bad + `:3: unknown kind "queue" (want one of queue_depth, active_workers, pool_size, rejected, breaker_open, cpu, memory, latency, request_rate, requests, error_rate, success_rate, consumer_lag, other): bad value`,
+		bad + `:3: unknown kind "queue" (want one of queue_depth, active_workers, pool_size, rejected, breaker_open, cpu, memory, latency, request_rate, requests, error_rate, success_rate, consumer_lag, queue_unacked, consumers, prefetch, published, redelivered, dead_lettered, queue_bytes, broker_memory, memory_limit, memory_alarm, other): bad value`,
 		bad + `:4: pattern "~(": error parsing regexp: missing closing ): ` + "`(`" + `: bad value`,
 		bad + `:5: pattern "foo[": glob "foo[": syntax error in pattern: bad value`,
 		bad + `:7: pattern "~": empty regular expression: bad value`,
@@ -1247,7 +1247,7 @@ hikaricp_*                    pool_size
 	_, err = ParseKindMap("-", strings.NewReader("a b c\n"))
 	var pe *ParseError
 	require.ErrorAs(t, err, &pe)
-	require.Equal(t, `-:1: unknown kind "c" (want one of queue_depth, active_workers, pool_size, rejected, breaker_open, cpu, memory, latency, request_rate, requests, error_rate, success_rate, consumer_lag, other): bad value`, pe.Error())
+	require.Equal(t, `-:1: unknown kind "c" (want one of queue_depth, active_workers, pool_size, rejected, breaker_open, cpu, memory, latency, request_rate, requests, error_rate, success_rate, consumer_lag, queue_unacked, consumers, prefetch, published, redelivered, dead_lettered, queue_bytes, broker_memory, memory_limit, memory_alarm, other): bad value`, pe.Error())
 
 	// An empty file is no overrides.
 	m, err = ParseKindMap("-", strings.NewReader("\n# nothing\n"))
