@@ -71,16 +71,21 @@ const (
 // MessageBytes, Redelivery) from its attributes, and the Peer of a
 // producer span that has none from its destination. s.Kind and
 // s.Operation must be set. A span that is neither a producer nor a
-// consumer and carries no messaging.system, destination or Brave
-// messaging tag is left as it is, after two lookups; so is a field its
-// attributes say nothing of.
+// consumer, carries no messaging.system or destination and is not
+// Brave's on-message span is left as it is, after two lookups (Brave's
+// tags are read on producer and consumer spans only, as Brave writes
+// them); so is a field its attributes say nothing of.
 func applyMessaging(s *cascade.Span, get attrGetter) {
 	system, _ := first(get, msgSystemKeys)
 	dest, hasDest := first(get, msgDestinationKeys)
-	braveSys, braveDest, braveGroup := braveMessaging(s.Kind, get)
 	messaging := s.Kind == cascade.KindProducer || s.Kind == cascade.KindConsumer
-	if system == "" && !hasDest && braveSys == "" && !messaging && s.Operation != braveProcessName {
+	if system == "" && !hasDest && !messaging && s.Operation != braveProcessName {
 		return
+	}
+	// Brave tags only its producer and consumer spans.
+	var braveSys, braveDest, braveGroup string
+	if messaging {
+		braveSys, braveDest, braveGroup = braveMessaging(s.Kind, get)
 	}
 	name := nameOperation(s.Operation)
 	if system == "" {
