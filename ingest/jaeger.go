@@ -462,15 +462,15 @@ func (d *jaegerDecoder) links(sp *jaegerSpan, out *cascade.Span) []cascade.SpanL
 			d.w.s.warn("span reference with a bad id (dropped)")
 			continue
 		}
+		if sid == out.ParentSpanID && sameHexID(ref.TraceID, sp.TraceID) {
+			continue // the parent
+		}
 		tid := out.TraceID
 		if ref.TraceID != "" {
 			if tid, err = traceHexID("references.traceID", ref.TraceID); err != nil {
 				d.w.s.warn("span reference with a bad id (dropped)")
 				continue
 			}
-		}
-		if sid == out.ParentSpanID && sameHexID(ref.TraceID, sp.TraceID) {
-			continue
 		}
 		links = append(links, cascade.SpanLink{TraceID: tid, SpanID: sid})
 	}
