@@ -28,12 +28,15 @@ import (
 // The span and its strings are only valid during the call; copy what you
 // keep (strings.Clone). The strings alias the reader's buffers, which the
 // next batch of rows replaces: a *cascade.Span copied by assignment still
-// shares them.
+// shares them. Links is a new slice for each span that has links (nil
+// otherwise), but its ids alias the buffers too.
 //
 // Columns are looked up by name. trace_id, span_id and start must be
 // present; any other column the file lacks, and any null value, reads as
-// the field's zero value. start may be stored in any timestamp unit; it is
-// returned in nanoseconds.
+// the field's zero value. Links are read from the list column links
+// (links.list.element.trace_id and .span_id, Parquet's standard LIST
+// layout); other repeated columns are skipped. start may be stored in any
+// timestamp unit; it is returned in nanoseconds.
 func ReadSpans(dir string, fn func(*cascade.Span) error) error {
 	return readDatasetFile(filepath.Join(dir, SpansFile), spanColumns, decodeSpan, fn)
 }
@@ -346,16 +349,10 @@ func (v *rowView) place(row parquet.Row, width int) error {
 	return nil
 }
 
-// values returns the values of leaf c in the row last placed.
+// values returns the values of leaf c in the row last placed (place has
+// checked that every leaf has one).
 func (v *rowView) values(row parquet.Row, c int) []parquet.Value {
-	end := len(row)
-	for n := c + 1; n < len(v.start); n++ {
-		if v.start[n] >= 0 {
-			end = v.start[n]
-			break
-		}
-	}
-	return row[v.start[c]:end]
+	return row[v.start[c]:v.start[c+1]]
 }
 
 // readDatasetFile calls fn for every row of the Parquet file at path,
