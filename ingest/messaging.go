@@ -37,11 +37,13 @@ var (
 		"messaging.message_payload_size_bytes",
 	}
 	// Redelivery evidence. Counts of earlier deliveries as the x-death
-	// header records them (a header captured as messaging.header.<name>,
-	// dashes as underscores, the way OpenTelemetry's header capture
-	// names it).
+	// header records them, or as a quorum queue's x-delivery-count header
+	// does (the failed deliveries before this one), a header captured as
+	// messaging.header.<name>, dashes as underscores, the way
+	// OpenTelemetry's header capture names it.
 	msgDeathCountKeys = []string{
 		"messaging.rabbitmq.message.x_death_count", "messaging.header.x_death_count",
+		"messaging.rabbitmq.message.delivery_count", "messaging.header.x_delivery_count",
 	}
 	// Delivery attempts counted from 1 (Spring Kafka's
 	// kafka_deliveryAttempt header, Azure's and others' delivery count).

@@ -171,6 +171,8 @@ func TestApplyMessaging(t *testing.T) {
 			msgCols{Kind: cascade.KindConsumer, Op: cascade.MessagingReceive}},
 		{"x-death count wins over the flag", cascade.KindConsumer, "c", mapAttrs{"redelivered": "true", "messaging.header.x_death_count": "3"},
 			msgCols{Kind: cascade.KindConsumer, Op: cascade.MessagingReceive, Redelivery: 3}},
+		{"quorum queue x-delivery-count", cascade.KindConsumer, "c", mapAttrs{"messaging.rabbitmq.message.delivery_count": "2"},
+			msgCols{Kind: cascade.KindConsumer, Op: cascade.MessagingReceive, Redelivery: 2}},
 		{"Kafka delivery attempt", cascade.KindConsumer, "c", mapAttrs{"messaging.header.kafka_deliveryAttempt": "4"},
 			msgCols{Kind: cascade.KindConsumer, Op: cascade.MessagingReceive, Redelivery: 3}},
 		{"message id, older key", cascade.KindProducer, "p", mapAttrs{"messaging.message_id": "m9"},
