@@ -195,6 +195,10 @@ type Builder struct {
 	metrics  metricAcc
 	warnings []string
 
+	// messaging: queue nodes, and every publish and delivery kept to join
+	// them across traces at Finish (see queue.go)
+	mq mqAcc
+
 	// the trace being read
 	traceID []byte
 	tr      []tspan
@@ -224,6 +228,7 @@ func NewBuilder(cfg Config) (*Builder, error) {
 		entries: map[uint64]int64{},
 		metrics: newMetricAcc(),
 		work:    newTraceWork(),
+		mq:      newMQAcc(),
 	}, nil
 }
 
@@ -279,6 +284,9 @@ func (b *Builder) AddSpan(s *cascade.Span) {
 	}
 	if t.failed && s.ErrorType != "" {
 		t.errT = b.syms.id(s.ErrorType)
+	}
+	if s.MessagingSystem != "" || s.MessagingOperation != "" || s.Destination != "" {
+		b.addMessaging(&t, s)
 	}
 	b.tr = append(b.tr, t)
 }

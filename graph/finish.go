@@ -22,6 +22,7 @@ func (b *Builder) finish() (*Result, error) {
 			EndNS:   b.endNS,
 		},
 	}
+	b.finishQueues()
 	for _, e := range b.edges {
 		if e.from == e.to {
 			b.nodes[e.from].selfCall = true
@@ -80,6 +81,7 @@ func (b *Builder) finish() (*Result, error) {
 		}
 		m.Entries = append(m.Entries, e)
 	}
+	b.finishQueueModel(m, spanSeconds)
 	m.Load = loadOf(b.roots, b.rootCount())
 	m.Sort()
 

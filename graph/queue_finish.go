@@ -1,0 +1,551 @@
+package graph
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"cascade"
+)
+
+// queueAcc is what Finish reads of one queue node's messages.
+type queueAcc struct {
+	dest, sys int32
+	// published counts messages published into the queue (its in-edges'
+	// calls that did not fail); messages counts messages delivered at
+	// least once, deliveries every delivery, redelivered the deliveries
+	// that were not a message's first.
+	published, messages, deliveries, redelivered, failed int64
+	// exhausted counts messages whose every delivery failed, and
+	// exhaustedMax the most deliveries of one of them; maxDeliveries is
+	// the most deliveries of any message.
+	exhausted, exhaustedMax, maxDeliveries int64
+	delays                                 reservoir // ms from a failed delivery's end to the next delivery
+	bytes                                  float64
+	bytesN                                 int64
+	consumers                              map[[2]int32]struct{} // (node, instance)
+	out                                    map[int32]*deliveryAcc
+	groups                                 map[int32]struct{}
+	// deadLetter counts, per other queue, messages published here and
+	// delivered from there (a dead-letter route the broker took).
+	deadLetter map[int32]int64
+	// failedPubs counts publishes into this queue by requests that failed.
+	failedPubs int64
+}
+
+// deliveryAcc is one consumer's deliveries from one queue.
+type deliveryAcc struct {
+	calls, failed, first, redelivered int64
+	latency                           reservoir // processing span durations, ms
+}
+
+func (q *queueAcc) to(consumer int32) *deliveryAcc {
+	if q.out == nil {
+		q.out = map[int32]*deliveryAcc{}
+	}
+	d := q.out[consumer]
+	if d == nil {
+		d = &deliveryAcc{}
+		q.out[consumer] = d
+	}
+	return d
+}
+
+// finishQueues joins every delivery to the message it took, across
+// traces (through its link to the publish span, the publish span it sits
+// under, or the message id), and feeds the queue nodes: a queue node's
+// requests are its messages' waits, from publish to delivery (and from a
+// failed delivery to the next), so its in-flight count is the messages
+// it holds over time.
+func (b *Builder) finishQueues() {
+	mq := &b.mq
+	if len(mq.pubs) == 0 && len(mq.delivs) == 0 {
+		return
+	}
+	bySpan := make(map[uint64]int32, len(mq.pubs))
+	byMsg := map[uint64]int32{}
+	for i := range mq.pubs {
+		p := &mq.pubs[i]
+		bySpan[p.key] = int32(i)
+		if p.msgID != 0 {
+			if _, ok := byMsg[p.msgID]; !ok {
+				byMsg[p.msgID] = int32(i)
+			}
+		}
+		q := b.nodes[p.queue].queue
+		q.published++
+		if p.bytes > 0 {
+			q.bytes += float64(p.bytes)
+			q.bytesN++
+		}
+		if p.callerFailed {
+			q.failedPubs++
+		}
+	}
+	matched := make([]bool, len(mq.pubs))
+	// Resolve each delivery's publish and queue.
+	pubOf := make([]int32, len(mq.delivs))
+	ident := make([]uint64, len(mq.delivs))
+	for i := range mq.delivs {
+		d := &mq.delivs[i]
+		p, ok := int32(-1), false
+		if d.pub != 0 {
+			p, ok = bySpan[d.pub]
+		}
+		if !ok && d.msgID != 0 {
+			p, ok = byMsg[d.msgID]
+		}
+		if !ok {
+			p = -1
+		}
+		pubOf[i] = p
+		if d.queue < 0 {
+			switch {
+			case p >= 0:
+				d.queue = mq.pubs[p].queue
+			case d.group >= 0:
+				d.queue = b.queueNode(d.group, d.sys)
+			default:
+				d.queue = b.queueNode(b.syms.id("unknown"), d.sys)
+				mq.unknown++
+			}
+		}
+		switch {
+		case d.msgID != 0:
+			ident[i] = d.msgID
+		case p >= 0:
+			ident[i] = mq.pubs[p].key
+		default:
+			ident[i] = d.pub
+		}
+		if p >= 0 {
+			matched[p] = true
+			if from := mq.pubs[p].queue; from != d.queue {
+				// Published to one queue, delivered from another: the
+				// broker moved it (dead-lettered).
+				q := b.nodes[from].queue
+				if q.deadLetter == nil {
+					q.deadLetter = map[int32]int64{}
+				}
+				q.deadLetter[d.queue]++
+			}
+		}
+	}
+	// Group the deliveries by queue and message, in time order.
+	order := make([]int32, len(mq.delivs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int {
+		a, c := &mq.delivs[x], &mq.delivs[y]
+		if v := cmp.Compare(a.queue, c.queue); v != 0 {
+			return v
+		}
+		if v := cmp.Compare(ident[x], ident[y]); v != 0 {
+			return v
+		}
+		if v := cmp.Compare(a.at, c.at); v != 0 {
+			return v
+		}
+		return cmp.Compare(x, y)
+	})
+	k := b.cfg.Reservoir
+	for lo := 0; lo < len(order); {
+		hi := lo + 1
+		first := &mq.delivs[order[lo]]
+		if ident[order[lo]] != 0 {
+			for hi < len(order) && mq.delivs[order[hi]].queue == first.queue && ident[order[hi]] == ident[order[lo]] {
+				hi++
+			}
+		}
+		qn := b.nodes[first.queue]
+		q := qn.queue
+		q.messages++
+		start := first.at
+		if p := pubOf[order[lo]]; p >= 0 {
+			start = min(mq.pubs[p].start, first.at)
+		}
+		qn.addRequest(b, start, first.at, false, false, -1, 0)
+		ok := false
+		n := int64(hi - lo)
+		for j := lo; j < hi; j++ {
+			d := &mq.delivs[order[j]]
+			q.deliveries++
+			if d.group >= 0 {
+				if q.groups == nil {
+					q.groups = map[int32]struct{}{}
+				}
+				q.groups[d.group] = struct{}{}
+			}
+			if q.consumers == nil {
+				q.consumers = map[[2]int32]struct{}{}
+			}
+			q.consumers[[2]int32{d.consumer, d.inst}] = struct{}{}
+			if d.bytes > 0 && q.bytesN == 0 {
+				q.bytes += float64(d.bytes)
+			}
+			out := q.to(d.consumer)
+			out.calls++
+			out.latency.add(b.rng, k, nsToMS(float64(d.end-d.start)))
+			if j == lo {
+				out.first++
+			}
+			if j > lo || d.redel > 0 {
+				q.redelivered++
+				out.redelivered++
+			}
+			if j > lo {
+				prev := &mq.delivs[order[j-1]]
+				q.delays.add(b.rng, k, nsToMS(float64(max(0, d.at-prev.end))))
+				// Back in the queue from the failure to the redelivery.
+				qn.addRequest(b, min(prev.end, d.at), d.at, false, false, -1, 0)
+			}
+			if d.failed {
+				q.failed++
+				out.failed++
+			} else {
+				ok = true
+			}
+			n = max(n, int64(d.redel)+1, int64(j-lo)+1)
+		}
+		q.maxDeliveries = max(q.maxDeliveries, n)
+		if !ok {
+			q.exhausted++
+			q.exhaustedMax = max(q.exhaustedMax, n)
+		}
+		lo = hi
+	}
+	for _, qi := range mq.queues {
+		if q := b.nodes[qi].queue; q.bytesN == 0 && q.bytes > 0 && q.deliveries > 0 {
+			q.bytesN = q.deliveries // message sizes read from the deliveries
+		}
+	}
+	// Messages no delivery was seen to take (the consumer untraced, or
+	// its trace not sampled) wait for no one knows how long: they count
+	// as the publish itself, as a virtual node's calls do.
+	for i := range mq.pubs {
+		if !matched[i] {
+			p := &mq.pubs[i]
+			b.nodes[p.queue].addRequest(b, p.start, p.end, false, false, -1, 0)
+		}
+	}
+	if mq.unknown > 0 {
+		b.warnf("%d deliveries name no queue (no destination, no consumer group, no link or message id to a publish seen): they come from queue:unknown", mq.unknown)
+	}
+}
+
+// redeliveryRequeueMS is the longest median delay between a failed
+// delivery and the next one that still reads as an immediate requeue
+// (a nack with requeue, the broker's own round trip); longer delays are
+// a delay queue's TTL.
+const redeliveryRequeueMS = 5
+
+// finishQueueModel turns the queue nodes of the model into queues: their
+// Queue settings with provenance, the deliveries as edges to their
+// consumers, the brokers, and an entry for each queue whose messages
+// came from no traced publisher.
+func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
+	if len(b.mq.queues) == 0 {
+		return
+	}
+	idx := make(map[string]int, len(m.Nodes))
+	for i := range m.Nodes {
+		idx[m.Nodes[i].Name] = i
+	}
+	brokers := map[string]*cascade.Broker{}
+	queueEntries := false
+	for _, qi := range b.mq.queues {
+		acc := b.nodes[qi]
+		q := acc.queue
+		node := &m.Nodes[idx[acc.name]]
+		name := b.syms.names[q.dest]
+		qm := b.metrics.queue(name)
+		prov := map[string]cascade.Provenance{"replicas": cascade.Default}
+		cq := &cascade.Queue{}
+		if q.sys >= 0 {
+			cq.System = b.syms.names[q.sys]
+			cq.Broker = cq.System
+			prov["system"] = cascade.Observed
+			if brokers[cq.Broker] == nil {
+				brokers[cq.Broker] = b.brokerOf(cq.System)
+			}
+		}
+		prov["max_length"], prov["overflow"] = cascade.Default, cascade.Default
+
+		// Consumers: the broker's count, else the distinct consumer
+		// instances (or nodes) seen taking messages.
+		switch {
+		case qm != nil && qm.consumers > 0:
+			cq.Consumers = int(math.Round(qm.consumers))
+			prov["consumers"] = cascade.Observed
+		case len(q.consumers) > 0:
+			cq.Consumers = len(q.consumers)
+			prov["consumers"] = cascade.Observed
+		default:
+			cq.Consumers = 1
+			prov["consumers"] = cascade.Default
+		}
+		if pf := b.metrics.prefetchOf(qm); pf > 0 {
+			cq.Prefetch = int(math.Round(pf))
+			prov["prefetch"] = cascade.Observed
+		} else {
+			prov["prefetch"] = cascade.Default
+		}
+
+		// Redelivery: requeue when a failed message comes back at once,
+		// delay (its TTL the median wait) when later, none when failures
+		// were never delivered again.
+		delays := q.delays.sorted()
+		switch {
+		case len(delays) > 0:
+			med := quantile(delays, 0.5)
+			if med < redeliveryRequeueMS {
+				cq.Redelivery = cascade.RedeliverRequeue
+			} else {
+				cq.Redelivery, cq.DelayMS = cascade.RedeliverDelay, roundMS(med)
+				prov["delay_ms"] = cascade.Inferred
+			}
+			prov["redelivery"] = cascade.Inferred
+		case q.redelivered > 0:
+			cq.Redelivery = cascade.RedeliverRequeue // flags without the earlier deliveries: no delay to read
+			prov["redelivery"] = cascade.Default
+		case q.failed > 0:
+			cq.Redelivery = cascade.RedeliverNone
+			prov["redelivery"] = cascade.Inferred
+		default:
+			prov["redelivery"] = cascade.Default
+		}
+		switch {
+		case q.redelivered > 0 && q.exhausted > 0 && q.exhaustedMax > 1:
+			cq.MaxDeliveries = int(q.exhaustedMax)
+			prov["max_deliveries"] = cascade.Observed
+		case q.redelivered > 0:
+			cq.MaxDeliveries = int(q.maxDeliveries)
+			prov["max_deliveries"] = cascade.ObservedPeak
+		default:
+			prov["max_deliveries"] = cascade.Default
+		}
+
+		// Message size: the spans' body sizes, else queue bytes over
+		// ready messages from the broker's series.
+		switch {
+		case q.bytesN > 0:
+			cq.MessageBytes = math.Round(q.bytes / float64(q.bytesN))
+			prov["message_bytes"] = cascade.Observed
+		case qm != nil && qm.bytesPerMessage() > 0:
+			cq.MessageBytes = math.Round(qm.bytesPerMessage())
+			prov["message_bytes"] = cascade.Inferred
+		default:
+			prov["message_bytes"] = cascade.Default
+		}
+		if cq.Broker != "" {
+			prov["broker"] = cascade.Observed
+		}
+
+		node.Queue = cq
+		node.Concurrency, node.QueueCap = 0, 0
+		node.Service, node.Tiers, node.FailService = cascade.Const(0), nil, nil
+		node.Overload = cascade.Overload{Threshold: 1}
+		obs := node.Observed
+		obs.CapacitySource, obs.CapacityProven = "", false
+		obs.FailureProcess, obs.FailureDispersion = "", 0
+		// Ready messages at most: the broker's series, else the most
+		// messages the spans show waiting at once.
+		if qm != nil && qm.depthN > 0 {
+			obs.QueueDepthMax = qm.depthMax
+			prov["observed.queue_depth_max"] = cascade.Observed
+		} else {
+			obs.QueueDepthMax = float64(obs.PeakInFlight)
+			prov["observed.queue_depth_max"] = cascade.Inferred
+		}
+		node.Provenance = prov
+
+		// Deliveries: one edge per consumer node, its mean the consumer's
+		// share of the messages.
+		cons := make([]int32, 0, len(q.out))
+		for c := range q.out {
+			cons = append(cons, c)
+		}
+		slices.SortFunc(cons, func(x, y int32) int { return cmp.Compare(b.nodes[x].name, b.nodes[y].name) })
+		for _, c := range cons {
+			d := q.out[c]
+			share := 1.0
+			if q.messages > 0 {
+				share = round6(float64(d.first) / float64(q.messages))
+			}
+			lat := d.latency.sorted()
+			eo := &cascade.EdgeObserved{
+				Calls:          d.calls,
+				ParentRequests: q.messages,
+				FanOutMean:     share,
+				FanOutP50:      1,
+				FanOutP95:      1,
+				FanOutMax:      1,
+				Retries:        d.redelivered,
+				Propagation:    1,
+				LatencyP50MS:   roundMS(quantile(lat, 0.5)),
+				LatencyP95MS:   roundMS(quantile(lat, 0.95)),
+				LatencyP99MS:   roundMS(quantile(lat, 0.99)),
+				RetryEvidence:  EvidenceNone,
+			}
+			if d.calls > 0 {
+				eo.ErrorRate = round6(float64(d.failed) / float64(d.calls))
+				eo.RetryShare = round6(float64(d.redelivered) / float64(d.calls))
+				eo.AttemptsPerCall = round6(float64(d.calls) / float64(max(1, d.first)))
+			}
+			if d.redelivered > 0 {
+				eo.RetryEvidence = EvidenceRedelivery
+			}
+			m.Edges = append(m.Edges, cascade.Edge{
+				From: acc.name, To: b.nodes[c].name, Async: true,
+				FanOut: cascade.Const(share), Parallelism: 1, Propagation: 1,
+				Observed: eo,
+				Provenance: map[string]cascade.Provenance{
+					"fan_out": cascade.Observed, "parallelism": cascade.Default,
+					"propagation": cascade.Default, "retry": cascade.Default, "stage": cascade.Default,
+				},
+			})
+		}
+		// Messages delivered with no publish seen came from outside the
+		// traces: the queue is where they enter.
+		if q.published == 0 && q.messages > 0 {
+			queueEntries = true
+			e := cascade.Entry{Node: acc.name, Share: 0}
+			if spanSeconds > 0 {
+				e.RatePerSec = round6(float64(q.messages) / spanSeconds)
+			}
+			m.Entries = append(m.Entries, e)
+		}
+	}
+	// Dead-letter routes, by the first rule that names one: a queue the
+	// broker moved the queue's messages to (published here, delivered
+	// from there); else a queue whose name says dead letters and that
+	// the queue's consumers publish to; else a queue that only failed
+	// requests of the consumers publish to.
+	for _, qi := range b.mq.queues {
+		acc := b.nodes[qi]
+		node := &m.Nodes[idx[acc.name]]
+		dl, why := b.deadLetterOf(qi, m)
+		if dl != "" {
+			node.Queue.DeadLetter = dl
+			node.Provenance["dead_letter"] = why
+		} else {
+			node.Provenance["dead_letter"] = cascade.Default
+		}
+	}
+	names := make([]string, 0, len(brokers))
+	for n := range brokers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		m.Brokers = append(m.Brokers, *brokers[n])
+	}
+	if queueEntries {
+		b.rebalanceEntries(m)
+	}
+}
+
+// EvidenceRedelivery says a delivery edge's retries are redeliveries.
+const EvidenceRedelivery = "redelivery"
+
+// deadLetterOf returns the dead-letter queue of queue node qi, and how it
+// was found.
+func (b *Builder) deadLetterOf(qi int32, m *cascade.Model) (string, cascade.Provenance) {
+	q := b.nodes[qi].queue
+	var best int32 = -1
+	for to, n := range q.deadLetter {
+		if n > 0 && (best < 0 || b.nodes[to].name < b.nodes[best].name) {
+			best = to
+		}
+	}
+	if best >= 0 {
+		return b.nodes[best].name, cascade.Observed
+	}
+	// The queues this queue's consumers publish to.
+	var named, failures string
+	for c := range q.out {
+		from := b.nodes[c].name
+		for i := range m.Edges {
+			e := &m.Edges[i]
+			if e.From != from {
+				continue
+			}
+			to, ok := b.mq.queueOf[b.queueKeyOf(e.To)]
+			if !ok || to == qi {
+				continue
+			}
+			tq := b.nodes[to].queue
+			switch {
+			case isDeadLetter(b.syms.names[tq.dest]):
+				if named == "" || e.To < named {
+					named = e.To
+				}
+			case tq.published >= 3 && tq.failedPubs == tq.published:
+				if failures == "" || e.To < failures {
+					failures = e.To
+				}
+			}
+		}
+	}
+	if named != "" {
+		return named, cascade.Inferred
+	}
+	if failures != "" {
+		return failures, cascade.Inferred
+	}
+	return "", ""
+}
+
+// queueKeyOf returns the queueOf key of a queue node's name, or a key no
+// queue has.
+func (b *Builder) queueKeyOf(name string) uint64 {
+	if len(name) <= len(QueuePrefix) || name[:len(QueuePrefix)] != QueuePrefix {
+		return math.MaxUint64
+	}
+	id, ok := b.syms.ids[name[len(QueuePrefix):]]
+	if !ok {
+		return math.MaxUint64
+	}
+	return uint64(uint32(id))
+}
+
+// brokerOf returns the broker of a messaging system, from the broker's
+// series when there are some: the memory high watermark, and its memory
+// when holding few messages (the least it used).
+func (b *Builder) brokerOf(system string) *cascade.Broker {
+	br := &cascade.Broker{Name: system, System: system, Provenance: map[string]cascade.Provenance{}}
+	bm := b.metrics.broker
+	if bm.limitN > 0 {
+		br.MemoryWatermarkBytes = bm.limit
+		br.Provenance["memory_watermark_bytes"] = cascade.Observed
+	} else {
+		br.Provenance["memory_watermark_bytes"] = cascade.Default
+	}
+	if bm.memN > 0 {
+		br.BaseBytes = bm.memMin
+		br.Provenance["base_bytes"] = cascade.Inferred
+	} else {
+		br.Provenance["base_bytes"] = cascade.Default
+	}
+	if system == "rabbitmq" {
+		br.Alarm = cascade.AlarmBlock
+	}
+	br.Provenance["alarm"] = cascade.Default
+	return br
+}
+
+// rebalanceEntries recomputes the entries' shares after queue entries
+// were added: each entry's rate over all entries' rates.
+func (b *Builder) rebalanceEntries(m *cascade.Model) {
+	var total float64
+	for i := range m.Entries {
+		total += m.Entries[i].RatePerSec
+	}
+	if total <= 0 {
+		return
+	}
+	for i := range m.Entries {
+		m.Entries[i].Share = round6(m.Entries[i].RatePerSec / total)
+	}
+}
