@@ -273,7 +273,7 @@ func (b *Builder) queueNode(dest, sys int32) int32 {
 	n := int32(len(b.nodes))
 	acc := newNodeAcc(name, name, b)
 	acc.virtual = false
-	acc.queue = &queueAcc{dest: dest, sys: sys}
+	acc.queue = &queueAcc{dest: dest, sys: sys, family: n, group: -1}
 	b.nodes = append(b.nodes, acc)
 	b.mq.queueOf[key] = n
 	b.mq.queues = append(b.mq.queues, n)

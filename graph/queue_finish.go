@@ -31,6 +31,11 @@ type queueAcc struct {
 	deadLetter map[int32]int64
 	// failedPubs counts publishes into this queue by requests that failed.
 	failedPubs int64
+	// family is the queue node a Kafka topic's publishes went to, for
+	// the queues split from it per consumer group; group the group.
+	family, group int32
+	// split lists the queues split from this one (its family's others).
+	split []int32
 }
 
 // deliveryAcc is one consumer's deliveries from one queue.
@@ -82,7 +87,18 @@ func (b *Builder) finishQueues() {
 			q.failedPubs++
 		}
 	}
+	b.splitGroups()
+	for _, qi := range mq.queues {
+		if q := b.nodes[qi].queue; q.family != qi {
+			f := b.nodes[q.family].queue
+			q.published, q.bytes, q.bytesN, q.failedPubs = f.published, f.bytes, f.bytesN, f.failedPubs
+		}
+	}
+	// matched says which publishes some delivery took: per publish for
+	// its own queue, and per (publish, queue) for the queues split from
+	// it.
 	matched := make([]bool, len(mq.pubs))
+	matchedSplit := map[[2]int32]bool{}
 	// Resolve each delivery's publish and queue.
 	pubOf := make([]int32, len(mq.delivs))
 	ident := make([]uint64, len(mq.delivs))
@@ -119,8 +135,11 @@ func (b *Builder) finishQueues() {
 			ident[i] = d.pub
 		}
 		if p >= 0 {
-			matched[p] = true
-			if from := mq.pubs[p].queue; from != d.queue {
+			if from := mq.pubs[p].queue; from == d.queue {
+				matched[p] = true
+			} else if b.nodes[d.queue].queue.family == from {
+				matchedSplit[[2]int32{p, d.queue}] = true
+			} else {
 				// Published to one queue, delivered from another: the
 				// broker moved it (dead-lettered).
 				q := b.nodes[from].queue
@@ -224,9 +243,14 @@ func (b *Builder) finishQueues() {
 	// its trace not sampled) wait for no one knows how long: they count
 	// as the publish itself, as a virtual node's calls do.
 	for i := range mq.pubs {
+		p := &mq.pubs[i]
 		if !matched[i] {
-			p := &mq.pubs[i]
 			b.nodes[p.queue].addRequest(b, p.start, p.end, false, false, -1, 0)
+		}
+		for _, qi := range b.nodes[p.queue].queue.split {
+			if !matchedSplit[[2]int32{int32(i), qi}] {
+				b.nodes[qi].addRequest(b, p.start, p.end, false, false, -1, 0)
+			}
 		}
 	}
 	if mq.unknown > 0 {
@@ -547,5 +571,76 @@ func (b *Builder) rebalanceEntries(m *cascade.Model) {
 	}
 	for i := range m.Entries {
 		m.Entries[i].Share = round6(m.Entries[i].RatePerSec / total)
+	}
+}
+
+// splitGroups splits each Kafka topic whose deliveries name two or more
+// consumer groups into a queue per group: every group reads every
+// message. The topic's node becomes the first group's queue
+// ("queue:orders/billing"), each other group gets a node of its own,
+// and each publish edge into the topic is repeated into each.
+func (b *Builder) splitGroups() {
+	mq := &b.mq
+	groups := map[int32][]int32{}
+	for i := range mq.delivs {
+		d := &mq.delivs[i]
+		if d.queue < 0 || d.group < 0 {
+			continue
+		}
+		q := b.nodes[d.queue].queue
+		if q.sys < 0 || b.syms.names[q.sys] != "kafka" || slices.Contains(groups[d.queue], d.group) {
+			continue
+		}
+		groups[d.queue] = append(groups[d.queue], d.group)
+	}
+	topics := make([]int32, 0, len(groups))
+	for t, gs := range groups {
+		if len(gs) > 1 {
+			topics = append(topics, t)
+		}
+	}
+	slices.Sort(topics)
+	nodeOf := map[[2]int32]int32{}
+	for _, t := range topics {
+		gs := groups[t]
+		slices.SortFunc(gs, func(x, y int32) int { return cmp.Compare(b.syms.names[x], b.syms.names[y]) })
+		acc := b.nodes[t]
+		base := acc.name
+		acc.name = base + "/" + b.syms.names[gs[0]]
+		acc.service = acc.name
+		acc.queue.group = gs[0]
+		nodeOf[[2]int32{t, gs[0]}] = t
+		var in []*edgeAcc
+		for _, e := range b.edges {
+			if e.to == t {
+				in = append(in, e)
+			}
+		}
+		for _, g := range gs[1:] {
+			name := base + "/" + b.syms.names[g]
+			n := int32(len(b.nodes))
+			na := newNodeAcc(name, name, b)
+			na.virtual = false
+			na.queue = &queueAcc{dest: acc.queue.dest, sys: acc.queue.sys, family: t, group: g}
+			b.nodes = append(b.nodes, na)
+			mq.queues = append(mq.queues, n)
+			acc.queue.split = append(acc.queue.split, n)
+			nodeOf[[2]int32{t, g}] = n
+			for _, e := range in {
+				c := *e
+				c.to = n
+				b.edgeIdx[uint64(uint32(c.from))<<32|uint64(uint32(n))] = int32(len(b.edges))
+				b.edges = append(b.edges, &c)
+			}
+		}
+	}
+	if len(nodeOf) == 0 {
+		return
+	}
+	for i := range mq.delivs {
+		d := &mq.delivs[i]
+		if n, ok := nodeOf[[2]int32{d.queue, d.group}]; ok {
+			d.queue = n
+		}
 	}
 }

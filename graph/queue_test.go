@@ -30,6 +30,8 @@ func brave(dest string) func(*cascade.Span) {
 	return func(s *cascade.Span) { s.MessagingSystem, s.Destination = "kafka", dest }
 }
 
+func group(g string) func(*cascade.Span) { return func(s *cascade.Span) { s.ConsumerGroup = g } }
+
 func link(tr, id string) func(*cascade.Span) {
 	return func(s *cascade.Span) { s.Links = append(s.Links, cascade.SpanLink{TraceID: tr, SpanID: id}) }
 }
@@ -155,6 +157,39 @@ func TestQueues(t *testing.T) {
 			require.Equal(t, cascade.RedeliverNone, q.Queue.Redelivery, "failures, none delivered again")
 			require.Nil(t, edgeOrNil(m, "gw", "worker"))
 			require.True(t, edge(t, m, "gw", "queue:orders").Async)
+		},
+	}, {
+		name: "kafka: a topic read by two consumer groups is a queue per group",
+		spans: func() []cascade.Span {
+			var out []cascade.Span
+			for i := range 20 {
+				at := float64(i) * 200
+				tr := fmt.Sprintf("k%04d", i)
+				out = append(out,
+					span(tr, "1", "", "gw", "/event", server, at, 20),
+					span(tr, "2", "1", "gw", "send", producer, at+5, 1, brave("orders")),
+					span(tr, "3", "2", "billing", "poll", consumer, at+30, 0.05, brave("orders"), group("billing")),
+					span(tr, "4", "3", "billing", "on-message", none, at+30.1, 50),
+					span(tr, "5", "2", "auditor", "poll", consumer, at+60, 0.05, brave("orders"), group("audit")),
+					span(tr, "6", "5", "auditor", "on-message", none, at+60.1, 5))
+			}
+			return out
+		}(),
+		check: func(t *testing.T, res *graph.Result) {
+			m := res.Model
+			require.Nil(t, m.Node("queue:orders"))
+			for _, c := range []struct {
+				queue, consumer string
+				waitMS, procMS  float64
+			}{{"queue:orders/audit", "auditor", 55, 5}, {"queue:orders/billing", "billing", 25, 50}} {
+				q := m.Node(c.queue)
+				require.NotNil(t, q, c.queue)
+				require.Equal(t, int64(20), q.Observed.Requests, c.queue)
+				require.Equal(t, c.waitMS, q.Observed.LatencyP50MS, c.queue)
+				require.Equal(t, int64(20), edge(t, m, "gw", c.queue).Observed.Calls)
+				require.Equal(t, int64(20), edge(t, m, c.queue, c.consumer).Observed.Calls)
+				require.Equal(t, c.procMS, m.Node(c.consumer).Tiers.P50)
+			}
 		},
 	}, {
 		name: "a root producer span still publishes",
