@@ -101,6 +101,9 @@ type Result struct {
 	Stats Stats
 	// Seed is the seed the reservoir sampling used (Config.Seed).
 	Seed uint64
+	// Queues describes each queue node (a node with a Queue), by name:
+	// the counts behind its settings and its depth over time.
+	Queues []QueueInfo
 	// Warnings are findings worth a look (a capacity below what Little's
 	// law requires, client spans whose callee could not be named), sorted.
 	Warnings []string

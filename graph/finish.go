@@ -86,6 +86,7 @@ func (b *Builder) finish() (*Result, error) {
 	m.Sort()
 
 	res := &Result{Model: m, Nodes: infos, Stats: b.stats, Seed: b.cfg.Seed}
+	res.Queues = b.queueInfos(infos)
 	analyze(res, b.stats.Roots)
 	if b.stats.Unresolved > 0 {
 		b.warnf("%d client or producer spans name no callee (no child span, no peer attribute)", b.stats.Unresolved)

@@ -125,6 +125,10 @@ func TestQueues(t *testing.T) {
 			require.Equal(t, cascade.Observed, q.Provenance["message_bytes"])
 			require.Equal(t, int64(40), q.Observed.Requests)
 			require.Equal(t, 25.0, q.Observed.LatencyP50MS, "publish at 5 ms, delivery at 30 ms")
+			require.Equal(t, 1.0, q.Observed.QueueDepthMax, "one message waits at a time")
+			require.Equal(t, cascade.Inferred, q.Provenance["observed.queue_depth_max"])
+			require.Equal(t, cascade.Const(0), q.Service)
+			require.Zero(t, q.Concurrency)
 			pub := edge(t, m, "gw", "queue:orders")
 			require.True(t, pub.Async)
 			require.Equal(t, int64(40), pub.Observed.Calls)
@@ -236,6 +240,13 @@ func TestQueues(t *testing.T) {
 			require.Equal(t, round(30.0/70), del.Observed.RetryShare)
 			require.Equal(t, round(40.0/70), del.Observed.ErrorRate)
 			require.Equal(t, int64(40), res.Model.Node("queue:orders").Observed.Requests-30, "40 messages and 30 requeues")
+			info := queueInfo(t, res, "queue:orders")
+			require.Equal(t, graph.QueueInfo{
+				Name: "queue:orders", Published: 40, Messages: 40, Deliveries: 70, Redelivered: 30, Failed: 40, Exhausted: 10,
+				RedeliveryShare: round(30.0 / 70), RedeliveryDelayMS: []float64{0.5, 0.5, 0.5},
+				DepthSource: graph.DepthSpans, Depth: info.Depth,
+			}, info)
+			require.NotEmpty(t, info.Depth)
 		},
 	}, {
 		name: "delay queue: failed messages come back after a second; never exhausted",
@@ -282,6 +293,10 @@ func TestQueues(t *testing.T) {
 			require.Equal(t, 10, q.Queue.Prefetch)
 			require.Equal(t, cascade.Observed, q.Provenance["prefetch"])
 			require.Equal(t, 120.0, q.Observed.QueueDepthMax)
+			require.Equal(t, cascade.Observed, q.Provenance["observed.queue_depth_max"])
+			info := queueInfo(t, res, "queue:orders")
+			require.Equal(t, graph.DepthMetric, info.DepthSource)
+			require.Equal(t, []graph.DepthPoint{{TimeNS: t0, Ready: 120}, {TimeNS: t0 + 1e9, Ready: 30}}, info.Depth)
 			a := m.Node("queue:audit")
 			require.Equal(t, 200.0, a.Queue.MessageBytes)
 			require.Equal(t, cascade.Inferred, a.Provenance["message_bytes"])
@@ -368,4 +383,15 @@ func edgeOrNil(m *cascade.Model, from, to string) *cascade.Edge {
 		}
 	}
 	return nil
+}
+
+func queueInfo(t *testing.T, res *graph.Result, name string) graph.QueueInfo {
+	t.Helper()
+	for _, q := range res.Queues {
+		if q.Name == name {
+			return q
+		}
+	}
+	t.Fatalf("no queue %s", name)
+	return graph.QueueInfo{}
 }
