@@ -85,7 +85,8 @@ type delivRec struct {
 
 // mqAcc accumulates what the messaging spans show.
 type mqAcc struct {
-	spans   []msgSpan // of the trace being read
+	spans   []msgSpan        // of the trace being read
+	idx     map[uint64]int32 // span id → its spans index
 	pubs    []pubRec
 	delivs  []delivRec
 	queueOf map[uint64]int32 // queue name symbol (with group) → node
@@ -94,7 +95,10 @@ type mqAcc struct {
 	unknown int64
 }
 
-func newMQAcc() mqAcc { return mqAcc{queueOf: map[uint64]int32{}} }
+func newMQAcc() mqAcc { return mqAcc{queueOf: map[uint64]int32{}, idx: map[uint64]int32{}} }
+
+// attrs returns the messaging attributes of span s (which has a role).
+func (b *Builder) attrs(s *tspan) *msgSpan { return &b.mq.spans[b.mq.idx[s.id]] }
 
 // linkKey is the key of span spanID of trace traceID, as a link names
 // it.
@@ -142,7 +146,7 @@ func (b *Builder) addMessaging(t *tspan, s *cascade.Span) {
 	if len(s.Links) > 0 {
 		m.link = linkKey(s.Links[0].TraceID, s.Links[0].SpanID)
 	}
-	t.mi = int32(len(b.mq.spans))
+	b.mq.idx[t.id] = int32(len(b.mq.spans))
 	b.mq.spans = append(b.mq.spans, m)
 }
 
@@ -199,7 +203,7 @@ func (b *Builder) addDelivery(sp []tspan, proc, env int32) {
 		if sp[k].msg == msgNone {
 			continue
 		}
-		m := &b.mq.spans[sp[k].mi]
+		m := b.attrs(&sp[k])
 		d.dest = pick(d.dest, m.dest)
 		d.group = pick(d.group, m.group)
 		d.sys = pick(d.sys, m.sys)
@@ -215,7 +219,7 @@ func (b *Builder) addDelivery(sp []tspan, proc, env int32) {
 	// A consumer span under the producer's publish span (context
 	// propagated in the message): the publish is its parent.
 	if p := e.pidx; p >= 0 && sp[p].msg == msgPublish {
-		m := &b.mq.spans[sp[p].mi]
+		m := b.attrs(&sp[p])
 		d.pub = m.key
 		d.dest = pick(d.dest, m.dest)
 		d.sys = pick(d.sys, m.sys)
@@ -237,7 +241,7 @@ func pick(have, v int32) int32 {
 // queue node its destination names (else its peer), and the message.
 func (b *Builder) addPublish(sp []tspan, i int32) {
 	s := &sp[i]
-	m := &b.mq.spans[s.mi]
+	m := b.attrs(s)
 	dest := m.dest
 	if dest < 0 {
 		dest = s.peer

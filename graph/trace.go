@@ -44,9 +44,8 @@ type tspan struct {
 	errT, code, resend  int32
 	kind                uint8
 	// msg is the span's messaging role (msgPublish, …; msgNone for the
-	// rest) and mi its messaging attributes' index in Builder.mq.spans.
+	// rest); its attributes are in Builder.mq.spans, by span id.
 	msg uint8
-	mi  int32
 	// envelope marks a receive span whose processing spans are its
 	// children: it starts no request of its own.
 	envelope           bool
@@ -245,7 +244,10 @@ func (b *Builder) flushTrace() {
 		b.nodes[to].addRequest(b, s.start, s.end, s.failed, s.failed, -1, nsToMS(float64(s.end-s.start)))
 	}
 	b.finishTrace(sp)
-	b.mq.spans = b.mq.spans[:0]
+	if len(b.mq.spans) > 0 {
+		b.mq.spans = b.mq.spans[:0]
+		clear(b.mq.idx)
+	}
 	clear(sp)
 	b.tr = sp[:0]
 }
