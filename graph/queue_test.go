@@ -196,6 +196,59 @@ func TestQueues(t *testing.T) {
 			}
 		},
 	}, {
+		name: "otel, one trace: the process span is the publish span's child (context in the headers)",
+		spans: func() []cascade.Span {
+			var out []cascade.Span
+			for i := range 20 {
+				at := float64(i) * 200
+				tr := fmt.Sprintf("o%04d", i)
+				var o []func(*cascade.Span)
+				if i%5 == 0 {
+					o = append(o, failed("HandlerError"))
+				}
+				out = append(out,
+					span(tr, "1", "", "gw", "/event", server, at, 20),
+					span(tr, "2", "1", "gw", "orders publish", producer, at+5, 1, publish("rabbitmq", "orders")),
+					span(tr, "3", "2", "worker", "orders process", consumer, at+30, 80, append(o, process("rabbitmq", "orders"))...))
+			}
+			return out
+		}(),
+		check: func(t *testing.T, res *graph.Result) {
+			m := res.Model
+			require.Len(t, m.Entries, 1)
+			require.Equal(t, int64(20), edge(t, m, "gw", "queue:orders").Observed.Calls)
+			require.Equal(t, int64(20), edge(t, m, "queue:orders", "worker").Observed.Calls)
+			require.Nil(t, edgeOrNil(m, "gw", "worker"))
+			require.Equal(t, 80.0, m.Node("worker").Tiers.P50)
+			require.Equal(t, 0.2, m.Node("worker").Observed.ErrorRate)
+			require.Equal(t, 25.0, m.Node("queue:orders").Observed.LatencyP50MS)
+		},
+	}, {
+		name: "otel pull consumer: a receive span linked to the publish, its process child does the work",
+		spans: func() []cascade.Span {
+			var out []cascade.Span
+			for i := range 20 {
+				at := float64(i) * 200
+				ptr, ctr := fmt.Sprintf("p%04d", i), fmt.Sprintf("q%04d", i)
+				out = append(out,
+					span(ptr, "1", "", "gw", "/event", server, at, 20),
+					span(ptr, "2", "1", "gw", "orders publish", producer, at+5, 1, publish("rabbitmq", "orders")),
+					span(ctr, "1", "", "worker", "orders receive", consumer, at+40, 0.05, func(s *cascade.Span) {
+						s.MessagingSystem, s.MessagingOperation, s.Destination = "rabbitmq", cascade.MessagingReceive, "orders"
+					}, link(ptr, "2")),
+					span(ctr, "2", "1", "worker", "orders process", internal, at+40.1, 60, process("rabbitmq", "orders")))
+			}
+			return out
+		}(),
+		check: func(t *testing.T, res *graph.Result) {
+			m := res.Model
+			require.Len(t, m.Entries, 1)
+			require.Equal(t, int64(20), res.Stats.Roots)
+			require.Equal(t, 60.0, m.Node("worker").Tiers.P50)
+			require.Equal(t, int64(20), m.Node("worker").Observed.Requests)
+			require.Equal(t, 35.0, m.Node("queue:orders").Observed.LatencyP50MS)
+		},
+	}, {
 		name: "a root producer span still publishes",
 		spans: func() []cascade.Span {
 			var out []cascade.Span
