@@ -63,6 +63,9 @@ type pubRec struct {
 	bytes        int64
 	queue        int32
 	callerFailed bool // the request that published it failed
+	// deliv is the delivery whose processing published it (a consumer
+	// passing the message on, or to a dead-letter queue); -1 for none.
+	deliv int32
 }
 
 // delivRec is one delivery of a message to a consumer: the consumer's
@@ -85,8 +88,11 @@ type delivRec struct {
 
 // mqAcc accumulates what the messaging spans show.
 type mqAcc struct {
-	spans   []msgSpan        // of the trace being read
-	idx     map[uint64]int32 // span id → its spans index
+	spans []msgSpan        // of the trace being read
+	idx   map[uint64]int32 // span id → its spans index
+	// procOf maps a processing span of the trace being read (its index)
+	// to its delivery in delivs.
+	procOf  map[int32]int32
 	pubs    []pubRec
 	delivs  []delivRec
 	queueOf map[uint64]int32 // queue name symbol (with group) → node
@@ -95,7 +101,9 @@ type mqAcc struct {
 	unknown int64
 }
 
-func newMQAcc() mqAcc { return mqAcc{queueOf: map[uint64]int32{}, idx: map[uint64]int32{}} }
+func newMQAcc() mqAcc {
+	return mqAcc{queueOf: map[uint64]int32{}, idx: map[uint64]int32{}, procOf: map[int32]int32{}}
+}
 
 // attrs returns the messaging attributes of span s (which has a role).
 func (b *Builder) attrs(s *tspan) *msgSpan { return &b.mq.spans[b.mq.idx[s.id]] }
@@ -227,6 +235,7 @@ func (b *Builder) addDelivery(sp []tspan, proc, env int32) {
 	if d.dest >= 0 {
 		d.queue = b.queueNode(d.dest, d.sys)
 	}
+	b.mq.procOf[proc] = int32(len(b.mq.delivs))
 	b.mq.delivs = append(b.mq.delivs, d)
 }
 
@@ -252,9 +261,13 @@ func (b *Builder) addPublish(sp []tspan, i int32) {
 	q := b.queueNode(dest, m.sys)
 	b.addCall(sp, s.req, q, -1, i, true)
 	if !s.failed {
+		from, ok := b.mq.procOf[s.req]
+		if !ok {
+			from = -1
+		}
 		b.mq.pubs = append(b.mq.pubs, pubRec{
 			key: m.key, msgID: m.msgID, start: s.start, end: s.end, bytes: m.bytes,
-			queue: q, callerFailed: sp[s.req].failed,
+			queue: q, callerFailed: sp[s.req].failed, deliv: from,
 		})
 	}
 }

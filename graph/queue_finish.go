@@ -31,6 +31,10 @@ type queueAcc struct {
 	deadLetter map[int32]int64
 	// failedPubs counts publishes into this queue by requests that failed.
 	failedPubs int64
+	// passedOn counts, per queue, the publishes into it by the processing
+	// of this queue's deliveries, and failedOn those of them whose
+	// processing failed.
+	passedOn, failedOn map[int32]int64
 	// family is the queue node a Kafka topic's publishes went to, for
 	// the queues split from it per consumer group; group the group.
 	family, group int32
@@ -148,6 +152,22 @@ func (b *Builder) finishQueues() {
 				}
 				q.deadLetter[d.queue]++
 			}
+		}
+	}
+	// What the consumers of each queue publish, and to where.
+	for i := range mq.pubs {
+		p := &mq.pubs[i]
+		if p.deliv < 0 {
+			continue
+		}
+		d := &mq.delivs[p.deliv]
+		q := b.nodes[d.queue].queue
+		if q.passedOn == nil {
+			q.passedOn, q.failedOn = map[int32]int64{}, map[int32]int64{}
+		}
+		q.passedOn[p.queue]++
+		if d.failed || p.callerFailed {
+			q.failedOn[p.queue]++
 		}
 	}
 	// Group the deliveries by queue and message, in time order.
@@ -443,13 +463,13 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 	}
 	// Dead-letter routes, by the first rule that names one: a queue the
 	// broker moved the queue's messages to (published here, delivered
-	// from there); else a queue whose name says dead letters and that
-	// the queue's consumers publish to; else a queue that only failed
-	// requests of the consumers publish to.
+	// from there); else a queue whose name says dead letters that the
+	// consumers publish to while processing the queue's messages; else a
+	// queue fed only by failed processing of them (3 publishes or more).
 	for _, qi := range b.mq.queues {
 		acc := b.nodes[qi]
 		node := &m.Nodes[idx[acc.name]]
-		dl, why := b.deadLetterOf(qi, m)
+		dl, why := b.deadLetterOf(qi)
 		if dl != "" {
 			node.Queue.DeadLetter = dl
 			node.Provenance["dead_letter"] = why
@@ -475,7 +495,7 @@ const EvidenceRedelivery = "redelivery"
 
 // deadLetterOf returns the dead-letter queue of queue node qi, and how it
 // was found.
-func (b *Builder) deadLetterOf(qi int32, m *cascade.Model) (string, cascade.Provenance) {
+func (b *Builder) deadLetterOf(qi int32) (string, cascade.Provenance) {
 	q := b.nodes[qi].queue
 	var best int32 = -1
 	for to, n := range q.deadLetter {
@@ -486,29 +506,22 @@ func (b *Builder) deadLetterOf(qi int32, m *cascade.Model) (string, cascade.Prov
 	if best >= 0 {
 		return b.nodes[best].name, cascade.Observed
 	}
-	// The queues this queue's consumers publish to.
+	// The queues this queue's consumers publish to while processing its
+	// messages.
 	var named, failures string
-	for c := range q.out {
-		from := b.nodes[c].name
-		for i := range m.Edges {
-			e := &m.Edges[i]
-			if e.From != from {
-				continue
+	for to, n := range q.passedOn {
+		if to == qi || n == 0 {
+			continue
+		}
+		name := b.nodes[to].name
+		switch tq := b.nodes[to].queue; {
+		case isDeadLetter(b.syms.names[tq.dest]):
+			if named == "" || name < named {
+				named = name
 			}
-			to, ok := b.mq.queueOf[b.queueKeyOf(e.To)]
-			if !ok || to == qi {
-				continue
-			}
-			tq := b.nodes[to].queue
-			switch {
-			case isDeadLetter(b.syms.names[tq.dest]):
-				if named == "" || e.To < named {
-					named = e.To
-				}
-			case tq.published >= 3 && tq.failedPubs == tq.published:
-				if failures == "" || e.To < failures {
-					failures = e.To
-				}
+		case n >= 3 && q.failedOn[to] == n && tq.published == n:
+			if failures == "" || name < failures {
+				failures = name
 			}
 		}
 	}
@@ -519,19 +532,6 @@ func (b *Builder) deadLetterOf(qi int32, m *cascade.Model) (string, cascade.Prov
 		return failures, cascade.Inferred
 	}
 	return "", ""
-}
-
-// queueKeyOf returns the queueOf key of a queue node's name, or a key no
-// queue has.
-func (b *Builder) queueKeyOf(name string) uint64 {
-	if len(name) <= len(QueuePrefix) || name[:len(QueuePrefix)] != QueuePrefix {
-		return math.MaxUint64
-	}
-	id, ok := b.syms.ids[name[len(QueuePrefix):]]
-	if !ok {
-		return math.MaxUint64
-	}
-	return uint64(uint32(id))
 }
 
 // brokerOf returns the broker of a messaging system, from the broker's

@@ -3,12 +3,14 @@ package graph_test
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"cascade"
 	"cascade/graph"
+	"cascade/internal/testutil"
 )
 
 // Messaging span options.
@@ -390,6 +392,31 @@ func TestQueues(t *testing.T) {
 			require.Equal(t, cascade.Inferred, q.Provenance["dead_letter"])
 		},
 	}, {
+		name: "dead letters: a queue fed only by failed processing",
+		spans: func() []cascade.Span {
+			out := otelFlows(10, 20, 0, func(i int) []bool { return []bool{i%2 == 0} })
+			for i := 0; i < 10; i += 2 {
+				tr := fmt.Sprintf("c%04d-0", i)
+				out = append(out, span(tr, "9", "1", "worker", "parked publish", producer, float64(i)*200+40, 1, publish("rabbitmq", "parked-orders")),
+					span(tr, "8", "1", "worker", "audit publish", producer, float64(i)*200+41, 1, publish("rabbitmq", "audit")))
+			}
+			for i := 1; i < 10; i += 2 {
+				tr := fmt.Sprintf("c%04d-0", i)
+				out = append(out, span(tr, "8", "1", "worker", "audit publish", producer, float64(i)*200+41, 1, publish("rabbitmq", "audit")))
+			}
+			for i := range out {
+				if out[i].Destination == "parked-orders" {
+					out[i].Destination = "orders-later"
+				}
+			}
+			return out
+		}(),
+		check: func(t *testing.T, res *graph.Result) {
+			q := res.Model.Node("queue:orders")
+			require.Equal(t, "queue:orders-later", q.Queue.DeadLetter, "not queue:audit, fed by successes too")
+			require.Equal(t, cascade.Inferred, q.Provenance["dead_letter"])
+		},
+	}, {
 		name: "messages from an untraced producer enter at the queue",
 		spans: func() []cascade.Span {
 			var out []cascade.Span
@@ -447,4 +474,53 @@ func queueInfo(t *testing.T, res *graph.Result, name string) graph.QueueInfo {
 	}
 	t.Fatalf("no queue %s", name)
 	return graph.QueueInfo{}
+}
+
+// TestQueueGolden renders a model with queues (OTel flows with requeues
+// and a dead-letter queue, broker series) as JSON, table and DOT, to pin
+// every queue field and its provenance.
+func TestQueueGolden(t *testing.T) {
+	spans := concat(
+		otelFlows(30, 20, 0.5, func(i int) []bool {
+			switch i % 3 {
+			case 0:
+				return []bool{true, false}
+			case 1:
+				return []bool{true, true, true}
+			}
+			return []bool{false}
+		}),
+		braveFlows(20, 40, 5),
+	)
+	for i := range 30 {
+		if i%3 == 1 {
+			tr := fmt.Sprintf("c%04d-2", i)
+			spans = append(spans, span(tr, "9", "1", "worker", "orders.dlq publish", producer, float64(i)*200+60, 1, publish("rabbitmq", "orders.dlq")))
+		}
+	}
+	for i := range spans {
+		if spans[i].Destination == "orders" && spans[i].MessagingSystem == "kafka" {
+			spans[i].Destination = "events"
+		}
+	}
+	sortByTrace(spans)
+	samples := []cascade.Sample{
+		{Time: t0, Service: "rabbitmq", Kind: cascade.MetricConsumers, Labels: `queue="orders",vhost="/"`, Value: 2},
+		{Time: t0, Service: "rabbitmq", Kind: cascade.MetricQueueDepth, Labels: `queue="orders",vhost="/"`, Value: 3},
+		{Time: t0 + 2e9, Service: "rabbitmq", Kind: cascade.MetricQueueDepth, Labels: `queue="orders",vhost="/"`, Value: 7},
+		{Time: t0, Service: "rabbitmq", Kind: cascade.MetricMemoryLimit, Value: 4e8},
+		{Time: t0, Service: "rabbitmq", Kind: cascade.MetricBrokerMemory, Value: 9e7},
+	}
+	res, err := graph.Build(t.Context(), graph.Config{}, graph.Spans(spans), graph.Samples(samples))
+	require.NoError(t, err)
+	data, err := cascade.EncodeModel(res.Model)
+	require.NoError(t, err)
+	_, err = cascade.DecodeModel(data)
+	require.NoError(t, err)
+	testutil.Golden(t, "queues.json", data)
+	var table, dot strings.Builder
+	require.NoError(t, graph.WriteTable(&table, res))
+	require.NoError(t, graph.WriteDOT(&dot, res.Model))
+	testutil.Golden(t, "queues.table", []byte(table.String()))
+	testutil.Golden(t, "queues.dot", []byte(dot.String()))
 }

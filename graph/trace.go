@@ -247,6 +247,7 @@ func (b *Builder) flushTrace() {
 	if len(b.mq.spans) > 0 {
 		b.mq.spans = b.mq.spans[:0]
 		clear(b.mq.idx)
+		clear(b.mq.procOf)
 	}
 	clear(sp)
 	b.tr = sp[:0]
