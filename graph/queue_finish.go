@@ -105,6 +105,10 @@ func (b *Builder) finishQueues() {
 	matchedSplit := map[[2]int32]bool{}
 	// Resolve each delivery's publish and queue.
 	pubOf := make([]int32, len(mq.delivs))
+	// moved marks deliveries of messages the broker moved from the queue
+	// they were published to (dead-lettered): their redelivery count is
+	// the earlier queue's.
+	moved := make([]bool, len(mq.delivs))
 	ident := make([]uint64, len(mq.delivs))
 	for i := range mq.delivs {
 		d := &mq.delivs[i]
@@ -144,6 +148,7 @@ func (b *Builder) finishQueues() {
 			} else if b.nodes[d.queue].queue.family == from {
 				matchedSplit[[2]int32{p, d.queue}] = true
 			} else {
+				moved[i] = true
 				// Published to one queue, delivered from another: the
 				// broker moved it (dead-lettered).
 				q := b.nodes[from].queue
@@ -229,7 +234,7 @@ func (b *Builder) finishQueues() {
 			if j == lo {
 				out.first++
 			}
-			if j > lo || d.redel > 0 {
+			if j > lo || d.redel > 0 && !moved[order[j]] {
 				q.redelivered++
 				out.redelivered++
 			}
@@ -245,7 +250,10 @@ func (b *Builder) finishQueues() {
 			} else {
 				ok = true
 			}
-			n = max(n, int64(d.redel)+1, int64(j-lo)+1)
+			n = max(n, int64(j-lo)+1)
+			if !moved[order[j]] {
+				n = max(n, int64(d.redel)+1)
+			}
 		}
 		q.maxDeliveries = max(q.maxDeliveries, n)
 		if !ok {
@@ -298,6 +306,14 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 	}
 	brokers := map[string]*cascade.Broker{}
 	queueEntries := false
+	// Queues the broker moves other queues' messages to are fed by them,
+	// not from outside.
+	fed := map[int32]bool{}
+	for _, qi := range b.mq.queues {
+		for to := range b.nodes[qi].queue.deadLetter {
+			fed[to] = true
+		}
+	}
 	for _, qi := range b.mq.queues {
 		acc := b.nodes[qi]
 		q := acc.queue
@@ -452,7 +468,7 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 		}
 		// Messages delivered with no publish seen came from outside the
 		// traces: the queue is where they enter.
-		if q.published == 0 && q.messages > 0 {
+		if q.published == 0 && q.messages > 0 && !fed[qi] {
 			queueEntries = true
 			e := cascade.Entry{Node: acc.name, Share: 0}
 			if spanSeconds > 0 {

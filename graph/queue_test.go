@@ -375,6 +375,9 @@ func TestQueues(t *testing.T) {
 			require.Equal(t, "queue:orders.dlq", q.Queue.DeadLetter)
 			require.Equal(t, cascade.Observed, q.Provenance["dead_letter"])
 			require.NotNil(t, res.Model.Node("queue:orders.dlq").Queue)
+			require.Len(t, res.Model.Entries, 1, "the dead-letter queue is fed by orders, not from outside")
+			require.Zero(t, queueInfo(t, res, "queue:orders.dlq").Redelivered, "x-death counts deliveries from orders")
+			require.Equal(t, int64(10), queueInfo(t, res, "queue:orders.dlq").Messages)
 		},
 	}, {
 		name: "dead letters: the consumer publishes failures to a queue named so",
