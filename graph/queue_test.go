@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"testing"
@@ -526,4 +527,61 @@ func TestQueueGolden(t *testing.T) {
 	require.NoError(t, graph.WriteDOT(&dot, res.Model))
 	testutil.Golden(t, "queues.table", []byte(table.String()))
 	testutil.Golden(t, "queues.dot", []byte(dot.String()))
+}
+
+// TestQueuesRandom builds models from random messaging spans (roles,
+// links, message ids, redelivery counts, parents in and out of the
+// trace, consumer groups): Build must neither fail nor panic, and the
+// model must validate.
+func TestQueuesRandom(t *testing.T) {
+	ops := []string{"", cascade.MessagingPublish, cascade.MessagingReceive, cascade.MessagingProcess, cascade.MessagingSettle, cascade.MessagingCreate}
+	kinds := []cascade.SpanKind{server, client, producer, consumer, internal, none}
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var spans []cascade.Span
+		for tr := range 30 {
+			trace := fmt.Sprintf("t%02d", tr)
+			n := 1 + rng.IntN(6)
+			for i := range n {
+				parent := ""
+				if i > 0 && rng.IntN(5) > 0 {
+					parent = fmt.Sprintf("%x", 1+rng.IntN(n+1)) // sometimes missing, sometimes itself
+				}
+				s := span(trace, fmt.Sprintf("%x", 1+i), parent, []string{"a", "b", "c"}[rng.IntN(3)], "op",
+					kinds[rng.IntN(len(kinds))], float64(rng.IntN(1000)), float64(rng.IntN(50)))
+				if rng.IntN(3) > 0 {
+					s.MessagingSystem = []string{"rabbitmq", "kafka", ""}[rng.IntN(3)]
+					s.MessagingOperation = ops[rng.IntN(len(ops))]
+					s.Destination = []string{"q1", "q2", "q1.dlq", ""}[rng.IntN(4)]
+					s.ConsumerGroup = []string{"", "g1", "g2"}[rng.IntN(3)]
+					if rng.IntN(2) == 0 {
+						s.MessageID = fmt.Sprintf("m%d", rng.IntN(20))
+					}
+					if rng.IntN(2) == 0 {
+						s.Links = []cascade.SpanLink{{TraceID: fmt.Sprintf("t%02d", rng.IntN(30)), SpanID: fmt.Sprintf("%x", 1+rng.IntN(6))}}
+					}
+					s.Redelivery = int32(rng.IntN(3))
+					s.MessageBytes = int64(rng.IntN(1000))
+				}
+				if rng.IntN(4) == 0 {
+					s.Status = cascade.StatusError
+				}
+				spans = append(spans, s)
+			}
+		}
+		samples := []cascade.Sample{
+			{Time: t0, Kind: cascade.MetricQueueDepth, Labels: `queue="q1"`, Value: float64(rng.IntN(10))},
+			{Time: t0, Kind: cascade.MetricQueueBytes, Labels: `queue="q1"`, Value: float64(rng.IntN(1000))},
+			{Time: t0, Kind: cascade.MetricPrefetch, Labels: `topic="q2"`, Value: 5},
+			{Time: t0, Kind: cascade.MetricConsumers, Labels: `queue="q2`, Value: 5},
+		}
+		for _, level := range []graph.Level{graph.LevelService, graph.LevelOperation} {
+			res, err := graph.Build(t.Context(), graph.Config{Level: level}, graph.Spans(spans), graph.Samples(samples))
+			require.NoError(t, err, "seed %d", seed)
+			data, err := cascade.EncodeModel(res.Model)
+			require.NoError(t, err, "seed %d", seed)
+			_, err = cascade.DecodeModel(data)
+			require.NoError(t, err, "seed %d: the model must validate", seed)
+		}
+	}
 }
