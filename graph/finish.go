@@ -36,6 +36,9 @@ func (b *Builder) finish() (*Result, error) {
 	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(b.nodes[x].name, b.nodes[y].name) })
 	infos := make([]NodeInfo, 0, len(order))
 	for _, i := range order {
+		if b.nodes[i].dropped {
+			continue
+		}
 		n, info := b.nodes[i].finish(b, spanSeconds)
 		m.Nodes = append(m.Nodes, n)
 		infos = append(infos, info)
@@ -49,6 +52,9 @@ func (b *Builder) finish() (*Result, error) {
 	}
 	assignStages(b.edges, edges, facts)
 	m.Edges = edges
+	if dropped := b.droppedNames(); len(dropped) > 0 {
+		m.Edges = slices.DeleteFunc(m.Edges, func(e cascade.Edge) bool { return dropped[e.From] || dropped[e.To] })
+	}
 
 	// Entries: root spans per node, with the dominant root operation.
 	type entry struct {

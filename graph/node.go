@@ -47,6 +47,9 @@ type nodeAcc struct {
 	zombie    int64 // request time after the caller gave up, ns
 	// queue is set on a queue node: what its messages showed.
 	queue *queueAcc
+	// dropped marks a node left out of the model (an exchange replaced
+	// by the queues it routes to).
+	dropped bool
 }
 
 func newNodeAcc(name, service string, b *Builder) *nodeAcc {

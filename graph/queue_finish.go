@@ -40,6 +40,11 @@ type queueAcc struct {
 	family, group int32
 	// split lists the queues split from this one (its family's others).
 	split []int32
+	// routes are the queues this destination's messages were delivered
+	// from while none was delivered from it: an exchange. routed lists
+	// them once the exchange is replaced by them.
+	routes map[int32]bool
+	routed []int32
 }
 
 // deliveryAcc is one consumer's deliveries from one queue.
@@ -105,6 +110,7 @@ func (b *Builder) finishQueues() {
 	matchedSplit := map[[2]int32]bool{}
 	// Resolve each delivery's publish and queue.
 	pubOf := make([]int32, len(mq.delivs))
+	own := map[int32]bool{} // queues with deliveries of their own
 	// moved marks deliveries of messages the broker moved from the queue
 	// they were published to (dead-lettered): their redelivery count is
 	// the earlier queue's.
@@ -142,11 +148,24 @@ func (b *Builder) finishQueues() {
 		default:
 			ident[i] = d.pub
 		}
+		own[d.queue] = true
+	}
+	for i := range mq.delivs {
+		d, p := &mq.delivs[i], pubOf[i]
 		if p >= 0 {
 			if from := mq.pubs[p].queue; from == d.queue {
 				matched[p] = true
 			} else if b.nodes[d.queue].queue.family == from {
 				matchedSplit[[2]int32{p, d.queue}] = true
+			} else if !own[from] && !isDeadLetter(b.syms.names[b.nodes[d.queue].queue.dest]) {
+				// Published to a destination nothing is delivered from,
+				// delivered from a queue: an exchange that routes to it.
+				matchedSplit[[2]int32{p, d.queue}] = true
+				q := b.nodes[from].queue
+				if q.routes == nil {
+					q.routes = map[int32]bool{}
+				}
+				q.routes[d.queue] = true
 			} else {
 				moved[i] = true
 				// Published to one queue, delivered from another: the
@@ -159,6 +178,7 @@ func (b *Builder) finishQueues() {
 			}
 		}
 	}
+	b.routeExchanges()
 	// What the consumers of each queue publish, and to where.
 	for i := range mq.pubs {
 		p := &mq.pubs[i]
@@ -280,6 +300,11 @@ func (b *Builder) finishQueues() {
 				b.nodes[qi].addRequest(b, p.start, p.end, false, false, -1, 0)
 			}
 		}
+		for _, qi := range b.nodes[p.queue].queue.routed {
+			if !matchedSplit[[2]int32{int32(i), qi}] {
+				b.nodes[qi].addRequest(b, p.start, p.end, false, false, -1, 0)
+			}
+		}
 	}
 	if mq.unknown > 0 {
 		b.warnf("%d deliveries name no queue (no destination, no consumer group, no link or message id to a publish seen): they come from queue:unknown", mq.unknown)
@@ -316,6 +341,9 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 	}
 	for _, qi := range b.mq.queues {
 		acc := b.nodes[qi]
+		if acc.dropped {
+			continue
+		}
 		q := acc.queue
 		node := &m.Nodes[idx[acc.name]]
 		name := b.syms.names[q.dest]
@@ -484,6 +512,9 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 	// queue fed only by failed processing of them (3 publishes or more).
 	for _, qi := range b.mq.queues {
 		acc := b.nodes[qi]
+		if acc.dropped {
+			continue
+		}
 		node := &m.Nodes[idx[acc.name]]
 		dl, why := b.deadLetterOf(qi)
 		if dl != "" {
@@ -717,6 +748,9 @@ func (b *Builder) queueInfos(infos []NodeInfo) []QueueInfo {
 	out := make([]QueueInfo, 0, len(b.mq.queues))
 	for _, qi := range b.mq.queues {
 		acc := b.nodes[qi]
+		if acc.dropped {
+			continue
+		}
 		q := acc.queue
 		info := QueueInfo{
 			Name: acc.name, Published: q.published, Messages: q.messages, Deliveries: q.deliveries,
@@ -743,5 +777,64 @@ func (b *Builder) queueInfos(infos []NodeInfo) []QueueInfo {
 		out = append(out, info)
 	}
 	slices.SortFunc(out, func(x, y QueueInfo) int { return cmp.Compare(x.Name, y.Name) })
+	return out
+}
+
+// routeExchanges replaces each exchange (a destination whose messages
+// were delivered from other queues, none from itself: a fanout or topic
+// exchange routing to bound queues) by the queues it routes to: each
+// publish edge into it is repeated into each of them, as the broker puts
+// every message in every bound queue, and the exchange leaves the model.
+func (b *Builder) routeExchanges() {
+	for _, e := range b.mq.queues {
+		q := b.nodes[e].queue
+		if len(q.routes) == 0 {
+			continue
+		}
+		for to := range q.routes {
+			q.routed = append(q.routed, to)
+		}
+		slices.SortFunc(q.routed, func(x, y int32) int { return cmp.Compare(b.nodes[x].name, b.nodes[y].name) })
+		b.nodes[e].dropped = true
+		var in []*edgeAcc
+		for _, ea := range b.edges {
+			if ea.to == e {
+				in = append(in, ea)
+			}
+		}
+		for _, to := range q.routed {
+			tq := b.nodes[to].queue
+			tq.published += q.published
+			tq.bytes += q.bytes
+			tq.bytesN += q.bytesN
+			tq.failedPubs += q.failedPubs
+			if tq.sys < 0 {
+				tq.sys = q.sys
+			}
+			for _, ea := range in {
+				key := uint64(uint32(ea.from))<<32 | uint64(uint32(to))
+				if _, ok := b.edgeIdx[key]; ok {
+					continue // published there directly too: that edge stays as it is
+				}
+				c := *ea
+				c.to = to
+				b.edgeIdx[key] = int32(len(b.edges))
+				b.edges = append(b.edges, &c)
+			}
+		}
+	}
+}
+
+// droppedNames returns the names of the nodes left out of the model.
+func (b *Builder) droppedNames() map[string]bool {
+	var out map[string]bool
+	for _, qi := range b.mq.queues {
+		if b.nodes[qi].dropped {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[b.nodes[qi].name] = true
+		}
+	}
 	return out
 }

@@ -252,6 +252,39 @@ func TestQueues(t *testing.T) {
 			require.Equal(t, 35.0, m.Node("queue:orders").Observed.LatencyP50MS)
 		},
 	}, {
+		name: "an exchange: one publish, delivered from each bound queue, is a publish into each",
+		spans: func() []cascade.Span {
+			var out []cascade.Span
+			for i := range 20 {
+				at := float64(i) * 200
+				ptr := fmt.Sprintf("p%04d", i)
+				out = append(out,
+					span(ptr, "1", "", "gw", "/event", server, at, 20),
+					span(ptr, "2", "1", "gw", "events publish", producer, at+5, 1, publish("rabbitmq", "events")))
+				for k, q := range []string{"rights", "points", "sms"} {
+					tr := fmt.Sprintf("e%04d-%d", i, k)
+					out = append(out, span(tr, "1", "", q+"-svc", q+" process", consumer, at+10+float64(10*k), 30,
+						process("rabbitmq", q), link(ptr, "2")))
+				}
+			}
+			return out
+		}(),
+		check: func(t *testing.T, res *graph.Result) {
+			m := res.Model
+			require.Nil(t, m.Node("queue:events"), "the exchange holds no messages")
+			require.Len(t, m.Entries, 1)
+			for k, q := range []string{"rights", "points", "sms"} {
+				qn := m.Node("queue:" + q)
+				require.NotNil(t, qn, q)
+				require.Empty(t, qn.Queue.DeadLetter, q)
+				require.Equal(t, int64(20), edge(t, m, "gw", "queue:"+q).Observed.Calls, q)
+				require.Equal(t, int64(20), edge(t, m, "queue:"+q, q+"-svc").Observed.Calls, q)
+				require.Equal(t, float64(5+10*k), qn.Observed.LatencyP50MS, q)
+				require.Equal(t, int64(20), queueInfo(t, res, "queue:"+q).Published, q)
+			}
+			require.Len(t, res.Queues, 3)
+		},
+	}, {
 		name: "a root producer span still publishes",
 		spans: func() []cascade.Span {
 			var out []cascade.Span
