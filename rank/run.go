@@ -260,19 +260,26 @@ func score(m *cascade.Model, o Objective, floor float64, regimes []Regime, c Can
 	return row
 }
 
-// rankRows returns the order of rows: wins by gain (highest first), then
-// not enough data, no measurable effect, worse and failed; ties keep the
-// candidates' order. It numbers the wins.
+// rankRows returns the order of rows: wins by gain (highest first), the
+// wins that are product changes after the others, then not enough data,
+// no measurable effect, worse and failed; ties keep the candidates'
+// order. It numbers the wins.
 func rankRows(rows []Row) []int {
-	class := map[Verdict]int{Win: 0, NotEnoughData: 1, NoEffect: 2, Worse: 3, Failed: 4}
+	class := map[Verdict]int{Win: 0, NotEnoughData: 2, NoEffect: 3, Worse: 4, Failed: 5}
+	classOf := func(r *Row) int {
+		if r.Verdict == Win && productChange(&r.Candidate) {
+			return 1
+		}
+		return class[r.Verdict]
+	}
 	order := make([]int, len(rows))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool {
 		ra, rb := &rows[order[a]], &rows[order[b]]
-		if class[ra.Verdict] != class[rb.Verdict] {
-			return class[ra.Verdict] < class[rb.Verdict]
+		if ca, cb := classOf(ra), classOf(rb); ca != cb {
+			return ca < cb
 		}
 		return ra.Gain > rb.Gain
 	})
@@ -411,3 +418,9 @@ func evidence(m *cascade.Model, bres [][]*replay.Result, curve *CapacityCurve, l
 	}
 	return ev
 }
+
+// productChange reports whether a candidate changes what the system does
+// rather than how (a task no longer run): such a change can win only by
+// doing less, so it ranks after every other win and joins no best set;
+// it is listed for the reader to weigh.
+func productChange(c *Candidate) bool { return c.Kind == KindFanOutCut }
