@@ -84,7 +84,8 @@ type msg struct {
 	flow       int32 // -1 none
 	depth      int32
 	deliveries int32
-	head       bool // comes back to the head (requeue) rather than the tail
+	head       bool  // comes back to the head (requeue) rather than the tail
+	waitFrom   int64 // when it was published or last failed: its wait is the queue node's latency
 }
 
 // heldPub is a publisher held back by a full queue that blocks or by its
@@ -309,6 +310,7 @@ func (e *Engine) accept(q *mqueue, l int32, seq uint32) {
 		ms.epoch = e.brokers[q.broker].epoch
 	}
 	q.st.Published++
+	ms.waitFrom = e.now
 	e.q.push(e.now, evRespOK, l, seq)
 	e.pushReady(q, mi, ms, false)
 	e.dispatch(q)
@@ -492,6 +494,10 @@ func (e *Engine) consume(c int32) {
 	}
 	cs.busy = true
 	q := &e.mqs[cs.q]
+	// A queue node's latency is a message's wait: from its publish, or
+	// its last failed delivery, to the start of the work on it (graph
+	// reads a queue's requests the same way).
+	e.nodes[q.node].nm.latency.add(e.now - ms.waitFrom)
 	ei := q.outs[0]
 	if len(q.outs) > 1 {
 		u := q.outR.Float64() * q.outCum[len(q.outCum)-1]
@@ -563,6 +569,7 @@ func (e *Engine) nack(q *mqueue, mi int32, ms *msg) {
 	}
 	q.st.Redelivered++
 	q.delayed++
+	ms.waitFrom = e.now
 	d := q.delay
 	ms.head = q.redeliver == rdRequeue
 	if ms.head {
