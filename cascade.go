@@ -158,6 +158,20 @@ func (s *Span) Equal(o *Span) bool {
 		s.MessageBytes == o.MessageBytes && s.Redelivery == o.Redelivery
 }
 
+// Delivered reports whether the span is a consumer's receive or process
+// of a message: work a queue delivered, not a request a caller sent, so a
+// root span that is delivered is no arrival of a root request. Its
+// messaging operation says so, or, without one, its kind (consumer).
+func (s *Span) Delivered() bool {
+	switch s.MessagingOperation {
+	case MessagingReceive, MessagingProcess, "deliver":
+		return true
+	case "":
+		return s.Kind == KindConsumer
+	}
+	return false
+}
+
 // IsRoot reports whether the span has no parent.
 func (s *Span) IsRoot() bool { return s.ParentSpanID == "" }
 

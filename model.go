@@ -525,7 +525,9 @@ func (m *Model) Validate() error {
 		if n.ShedLowAt < 0 {
 			add(fmt.Errorf("%s.shed_low_at: %d is negative", p, n.ShedLowAt))
 		}
-		add(n.Service.Validate(p + ".service_ms"))
+		if n.Queue == nil || n.Service.Kind != "" {
+			add(n.Service.Validate(p + ".service_ms")) // a queue has no service time
+		}
 		if n.FailService != nil {
 			add(n.FailService.Validate(p + ".fail_service_ms"))
 		}

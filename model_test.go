@@ -98,7 +98,7 @@ func TestValidateQueues(t *testing.T) {
 				Entries: []Entry{{Node: "p", Share: 1}},
 				Nodes: []Node{
 					{Name: "p", Replicas: 1, Service: Dist{Kind: "const", Value: 1}},
-					{Name: "q", Replicas: 1, Service: Dist{Kind: "const", Value: 1}, Queue: &q},
+					{Name: "q", Replicas: 1, Queue: &q}, // a queue needs no service time
 				}}
 			if tc.b != nil {
 				m.Brokers = []Broker{*tc.b}

@@ -170,7 +170,7 @@ func Observe(ctx context.Context, cfg Config, m *cascade.Model, spans SpanSource
 			tStart, hasRoot = s.Start, false
 		}
 		tStart = min(tStart, s.Start)
-		if s.IsRoot() && (!hasRoot || s.Start < tRoot) {
+		if s.IsRoot() && !s.Delivered() && (!hasRoot || s.Start < tRoot) {
 			tRoot, hasRoot = s.Start, true
 		}
 		return nil

@@ -110,7 +110,7 @@ func (o *observer) add(s *cascade.Span) {
 	t := tspan{
 		id: spanKey(s.SpanID), svc: o.intern(s.Service), op: o.intern(s.Operation),
 		peer: o.intern(s.Peer), kind: cascade.SpanKind(o.intern(string(s.Kind))), start: s.Start, end: s.Start + max(0, s.Duration),
-		failed: s.Status == cascade.StatusError, resend: s.ResendCount,
+		failed: s.Status == cascade.StatusError, resend: s.ResendCount, delivered: s.Delivered(),
 	}
 	if s.ParentSpanID != "" {
 		t.parent, t.hasParent = spanKey(s.ParentSpanID), true

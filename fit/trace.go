@@ -16,6 +16,7 @@ import (
 type tspan struct {
 	id, parent     uint64
 	hasParent      bool
+	delivered      bool // a consumer's receive or process: no arrival when a root
 	svc, op, peer  string
 	kind           cascade.SpanKind
 	start, end     int64
@@ -141,7 +142,7 @@ func (t *traceReader) classify(sp []tspan, i int32) {
 		s.request, s.req, s.rq = true, i, int32(len(t.reqs))
 		t.reqs = append(t.reqs, request{
 			node: t.nodeName(s.svc, s.op), service: s.svc, parent: -1, start: s.start, end: s.end,
-			failed: s.failed, root: !s.hasParent, top: true, callOp: s.op, resend: s.resend,
+			failed: s.failed, root: !s.hasParent && !s.delivered, top: true, callOp: s.op, resend: s.resend,
 		})
 		return
 	}

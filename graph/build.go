@@ -101,6 +101,9 @@ type Result struct {
 	Stats Stats
 	// Seed is the seed the reservoir sampling used (Config.Seed).
 	Seed uint64
+	// Queues describes each queue node (a node with a Queue), by name:
+	// the counts behind its settings and its depth over time.
+	Queues []QueueInfo
 	// Warnings are findings worth a look (a capacity below what Little's
 	// law requires, client spans whose callee could not be named), sorted.
 	Warnings []string
@@ -195,6 +198,10 @@ type Builder struct {
 	metrics  metricAcc
 	warnings []string
 
+	// messaging: queue nodes, and every publish and delivery kept to join
+	// them across traces at Finish (see queue.go)
+	mq mqAcc
+
 	// the trace being read
 	traceID []byte
 	tr      []tspan
@@ -224,6 +231,7 @@ func NewBuilder(cfg Config) (*Builder, error) {
 		entries: map[uint64]int64{},
 		metrics: newMetricAcc(),
 		work:    newTraceWork(),
+		mq:      newMQAcc(),
 	}, nil
 }
 
@@ -279,6 +287,9 @@ func (b *Builder) AddSpan(s *cascade.Span) {
 	}
 	if t.failed && s.ErrorType != "" {
 		t.errT = b.syms.id(s.ErrorType)
+	}
+	if s.MessagingSystem != "" || s.MessagingOperation != "" || s.Destination != "" {
+		b.addMessaging(&t, s)
 	}
 	b.tr = append(b.tr, t)
 }

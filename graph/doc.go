@@ -37,6 +37,28 @@
 // the callee's status, a timeout of the edge, and zombie work at the
 // callee.
 //
+// # Message queues
+//
+// Spans with messaging attributes (a messaging system, operation type or
+// destination) put a queue node between producer and consumer:
+// "queue:<destination>" (QueuePrefix), or "queue:<topic>/<group>" for a
+// Kafka topic that several consumer groups read. A publish span is a call
+// from its request into the queue, also when it is a root span (its
+// service is then an entry). A consumer's processing span (messaging
+// operation process, or the child of a receive span that does the work,
+// as Brave's on-message under poll) starts the consumer's request,
+// delivered from the queue: the consumer's service time and errors are
+// its processing span's. A delivery is never a root request or an entry.
+// At Finish every delivery is joined to the message it took, across
+// traces: through its span link to the publish span, the publish span it
+// sits under, or the message id. The joins give the messages' waits (the
+// queue node's requests, so its in-flight count is the queue's depth),
+// redeliveries and their delays, dead-letter routes, and one flow per
+// message. The queue's settings, the brokers and the delivery edges come
+// out with provenance; Result.Queues adds the counts behind them and the
+// depth over time. Memory grows by a small record per message and per
+// delivery, kept for the joins.
+//
 // # Statistics
 //
 // Per edge, per caller request: the calls and their concurrency (the most

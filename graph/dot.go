@@ -67,8 +67,9 @@ func dotQuote(s string) string {
 }
 
 // WriteDOT writes the model as a Graphviz digraph: entry nodes double
-// bordered, virtual nodes as cylinders, asynchronous edges dashed, edges
-// labelled with calls, fan-out, retry share and error rate.
+// bordered, virtual nodes as cylinders, queues as arrows (cds),
+// asynchronous edges dashed, edges labelled with calls, fan-out, retry
+// share and error rate.
 func WriteDOT(w io.Writer, m *cascade.Model) error {
 	bw := bufio.NewWriter(w)
 	entry := map[string]bool{}
@@ -81,6 +82,9 @@ func WriteDOT(w io.Writer, m *cascade.Model) error {
 		attrs := []string{"label=" + dotQuote(strings.Join(nodeLabel(n), "\n"))}
 		if n.Virtual {
 			attrs = append(attrs, "shape=cylinder")
+		}
+		if n.Queue != nil {
+			attrs = append(attrs, "shape=cds")
 		}
 		if entry[n.Name] {
 			attrs = append(attrs, "peripheries=2")

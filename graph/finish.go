@@ -22,6 +22,7 @@ func (b *Builder) finish() (*Result, error) {
 			EndNS:   b.endNS,
 		},
 	}
+	b.finishQueues()
 	for _, e := range b.edges {
 		if e.from == e.to {
 			b.nodes[e.from].selfCall = true
@@ -35,6 +36,9 @@ func (b *Builder) finish() (*Result, error) {
 	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(b.nodes[x].name, b.nodes[y].name) })
 	infos := make([]NodeInfo, 0, len(order))
 	for _, i := range order {
+		if b.nodes[i].dropped {
+			continue
+		}
 		n, info := b.nodes[i].finish(b, spanSeconds)
 		m.Nodes = append(m.Nodes, n)
 		infos = append(infos, info)
@@ -48,6 +52,9 @@ func (b *Builder) finish() (*Result, error) {
 	}
 	assignStages(b.edges, edges, facts)
 	m.Edges = edges
+	if dropped := b.droppedNames(); len(dropped) > 0 {
+		m.Edges = slices.DeleteFunc(m.Edges, func(e cascade.Edge) bool { return dropped[e.From] || dropped[e.To] })
+	}
 
 	// Entries: root spans per node, with the dominant root operation.
 	type entry struct {
@@ -80,10 +87,12 @@ func (b *Builder) finish() (*Result, error) {
 		}
 		m.Entries = append(m.Entries, e)
 	}
+	b.finishQueueModel(m, spanSeconds)
 	m.Load = loadOf(b.roots, b.rootCount())
 	m.Sort()
 
 	res := &Result{Model: m, Nodes: infos, Stats: b.stats, Seed: b.cfg.Seed}
+	res.Queues = b.queueInfos(infos)
 	analyze(res, b.stats.Roots)
 	if b.stats.Unresolved > 0 {
 		b.warnf("%d client or producer spans name no callee (no child span, no peer attribute)", b.stats.Unresolved)

@@ -45,6 +45,11 @@ type nodeAcc struct {
 	waitNS    int64 // time requests waited for synchronous calls, ns
 	busy      int64 // request time, ns
 	zombie    int64 // request time after the caller gave up, ns
+	// queue is set on a queue node: what its messages showed.
+	queue *queueAcc
+	// dropped marks a node left out of the model (an exchange replaced
+	// by the queues it routes to).
+	dropped bool
 }
 
 func newNodeAcc(name, service string, b *Builder) *nodeAcc {

@@ -194,6 +194,9 @@ func writeTable(tw tableWriter, res *Result) error {
 			num(o.LatencyP50MS), num(o.LatencyP95MS), num(o.LatencyP99MS),
 			dash(o.RetryEvidence), dash(o.TimeoutEvidence), dash(strings.Join(flags, ",")))
 	}
+	if len(res.Queues) > 0 {
+		writeQueues(p, res)
+	}
 	if s := m.Source; s != nil && len(s.Notes) > 0 {
 		p("\nNOTES\n")
 		for _, n := range s.Notes {
@@ -224,4 +227,36 @@ func num(v float64) string {
 // pct formats a share as a percentage with up to one decimal.
 func pct(v float64) string {
 	return strconv.FormatFloat(float64(int64(v*1000+0.5))/10, 'f', -1, 64) + "%"
+}
+
+// writeQueues writes the queue table: each queue's settings and the
+// counts behind them.
+func writeQueues(p func(string, ...any), res *Result) {
+	p("\nQUEUE\tSYSTEM\tCONSUMERS\tPREFETCH\tPUBLISHED\tDELIVERIES\tREDELIVERED\tREDELIVERY\tDELAY MS\tMAX DELIVERIES\tDEAD LETTER\tBYTES/MSG\tDEPTH MAX\tDEPTH FROM\n")
+	for _, qi := range res.Queues {
+		n := res.Model.Node(qi.Name)
+		if n == nil || n.Queue == nil {
+			continue
+		}
+		q := n.Queue
+		red := q.Redelivery
+		if red == "" {
+			red = cascade.RedeliverRequeue
+		}
+		maxd := "-"
+		if q.MaxDeliveries > 0 {
+			maxd = strconv.Itoa(q.MaxDeliveries)
+			if n.Provenance["max_deliveries"] == cascade.ObservedPeak {
+				maxd += " (≥, never ran out)"
+			}
+		}
+		depth := 0.0
+		if n.Observed != nil {
+			depth = n.Observed.QueueDepthMax
+		}
+		p("%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			qi.Name, dash(q.System), q.Consumers, q.Prefetch, qi.Published, qi.Deliveries,
+			pct(qi.RedeliveryShare), red, num(q.DelayMS), maxd, dash(q.DeadLetter),
+			num(q.MessageBytes), num(depth), dash(qi.DepthSource))
+	}
 }

@@ -43,9 +43,15 @@ type tspan struct {
 	svc, op, inst, peer int32
 	errT, code, resend  int32
 	kind                uint8
-	failed, hasParent   bool
-	hasCallee, request  bool
-	childFailed         bool // a synchronous call of this request failed
+	// msg is the span's messaging role (msgPublish, …; msgNone for the
+	// rest); its attributes are in Builder.mq.spans, by span id.
+	msg uint8
+	// envelope marks a receive span whose processing spans are its
+	// children: it starts no request of its own.
+	envelope           bool
+	failed, hasParent  bool
+	hasCallee, request bool
+	childFailed        bool // a synchronous call of this request failed
 	// childFinal: a synchronous call of this request failed for good (the
 	// last attempt of some operation on some edge failed), so its own
 	// failure may be that call's, not its own.
@@ -154,7 +160,12 @@ func (b *Builder) flushTrace() {
 	}
 	for i := range sp {
 		if !sp[i].hasParent {
-			b.stats.Roots++
+			// A consumer's receive or process span without a parent is a
+			// delivery of a message published elsewhere, not a root
+			// request.
+			if !delivering(sp[i].msg) {
+				b.stats.Roots++
+			}
 			continue
 		}
 		j, ok := int32(-1), false
@@ -210,6 +221,16 @@ func (b *Builder) flushTrace() {
 	// uninstrumented service).
 	for _, i := range w.order {
 		s := &sp[i]
+		if s.msg == msgPublish {
+			// A publish goes to its queue whatever else its span shows:
+			// a consumer under it in this trace takes the message from
+			// the queue, and a producer span that starts a request (a
+			// root) still sends its message.
+			if s.req >= 0 {
+				b.addPublish(sp, i)
+			}
+			continue
+		}
 		if s.request || s.hasCallee || !calling(s.kind) || s.req < 0 {
 			continue
 		}
@@ -223,6 +244,11 @@ func (b *Builder) flushTrace() {
 		b.nodes[to].addRequest(b, s.start, s.end, s.failed, s.failed, -1, nsToMS(float64(s.end-s.start)))
 	}
 	b.finishTrace(sp)
+	if len(b.mq.spans) > 0 {
+		b.mq.spans = b.mq.spans[:0]
+		clear(b.mq.idx)
+		clear(b.mq.procOf)
+	}
 	clear(sp)
 	b.tr = sp[:0]
 }
@@ -231,6 +257,10 @@ func (b *Builder) flushTrace() {
 // has a caller, records the call.
 func (b *Builder) classify(sp []tspan, i int32) {
 	s := &sp[i]
+	if delivering(s.msg) || s.pidx >= 0 && sp[s.pidx].envelope && b.processing(sp, i) {
+		b.classifyDelivery(sp, i)
+		return
+	}
 	if s.pidx < 0 {
 		s.request = true
 		s.req = i

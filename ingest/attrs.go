@@ -43,7 +43,9 @@ func instanceFrom(get attrGetter) string {
 }
 
 // applySpanAttrs fills the fields of s that come from span attributes:
-// Peer, StatusCode, ErrorType (when s failed) and ResendCount. It leaves
+// Peer, StatusCode, ErrorType (when s failed), ResendCount and the
+// messaging columns (applyMessaging, which needs s.Kind and s.Operation
+// set). It leaves
 // fields it finds no attribute for as they are, so a decoder can set them
 // from the format's own fields first or after.
 func applySpanAttrs(s *cascade.Span, get attrGetter) {
@@ -69,6 +71,7 @@ func applySpanAttrs(s *cascade.Span, get attrGetter) {
 			}
 		}
 	}
+	applyMessaging(s, get)
 }
 
 // peerFrom names the callee as the caller sees it: peer.service, then the

@@ -70,6 +70,27 @@ type CSVMap struct {
 	// Peer is the column naming the callee as a client span sees it.
 	Peer string
 
+	// Links is the column of a span's links to spans of other traces:
+	// "traceid:spanid" pairs separated by spaces, semicolons or both;
+	// ids are treated like TraceID. Empty means no links.
+	Links string
+	// MessagingSystem, MessagingOperation, Destination, ConsumerGroup and
+	// MessageID are the columns of the messaging fields of cascade.Span,
+	// kept as written except that the system and the operation are
+	// lower-cased and the operation "deliver" is "process". Without an
+	// operation column (or where its cell is empty) a producer span is a
+	// publish and a consumer span a receive, as for the other formats.
+	MessagingSystem    string
+	MessagingOperation string
+	Destination        string
+	ConsumerGroup      string
+	MessageID          string
+	// BatchCount, MessageBytes and Redelivery are the columns of the
+	// messaging counts: whole numbers, 0 or more; an empty cell is 0.
+	BatchCount   string
+	MessageBytes string
+	Redelivery   string
+
 	// StartUnit is the unit of Start: time.Nanosecond, Microsecond,
 	// Millisecond or Second; zero means nanoseconds.
 	StartUnit time.Duration
@@ -143,6 +164,15 @@ func (m *CSVMap) fields() []csvMapField {
 		{"status", &m.Status, nil},
 		{"status_code", &m.StatusCode, nil},
 		{"peer", &m.Peer, nil},
+		{"links", &m.Links, nil},
+		{"messaging_system", &m.MessagingSystem, nil},
+		{"messaging_operation", &m.MessagingOperation, nil},
+		{"messaging_destination", &m.Destination, nil},
+		{"messaging_consumer_group", &m.ConsumerGroup, nil},
+		{"messaging_message_id", &m.MessageID, nil},
+		{"messaging_batch_count", &m.BatchCount, nil},
+		{"messaging_message_bytes", &m.MessageBytes, nil},
+		{"messaging_redelivery", &m.Redelivery, nil},
 	}
 }
 
@@ -157,6 +187,12 @@ var csvMapAliases = map[string]string{
 	"service_name":   "service",
 	"start_time":     "start",
 	"end_time":       "end",
+	"destination":    "messaging_destination",
+	"consumer_group": "messaging_consumer_group",
+	"message_id":     "messaging_message_id",
+	"batch_count":    "messaging_batch_count",
+	"message_bytes":  "messaging_message_bytes",
+	"redelivery":     "messaging_redelivery",
 }
 
 // csvMapKeys lists the --csv-map keys, as the unknown-key error names
@@ -227,8 +263,11 @@ func (m *CSVMap) String() string {
 //	duration=Duration:us,root=root,strip_pod_suffix=true
 //
 // The keys trace_id, span_id, parent_span_id, service, instance,
-// operation, kind, start, end, duration, status, status_code and peer name
-// the column that fills that Span field (see CSVMap); csvMapAliases lists
+// operation, kind, start, end, duration, status, status_code, peer, links
+// and the messaging_ keys (messaging_system, messaging_operation,
+// messaging_destination, messaging_consumer_group, messaging_message_id,
+// messaging_batch_count, messaging_message_bytes, messaging_redelivery)
+// name the column that fills that Span field (see CSVMap); csvMapAliases lists
 // other spellings (parent_id, operation_name, start_time, ...). The time
 // keys start, end and duration take a unit after a colon: ns (the
 // default), us, ms or s. root lists the parent values that mark a root

@@ -138,6 +138,8 @@ func detectSpanCSVPreset(header []string) *CSVMap {
 type spanCSVColumns struct {
 	trace, span, parent, service, instance, operation, kind int
 	start, end, duration, status, statusCode, peer          int
+	links, system, op, dest, group, msgID, batch, bytes     int
+	redelivery                                              int
 }
 
 // resolveSpanCSV finds m's columns in the header, or reports every one
@@ -159,6 +161,10 @@ func resolveSpanCSV(name string, line int, header []string, m *CSVMap) (spanCSVC
 		service: idx["service"], instance: idx["instance"], operation: idx["operation"],
 		kind: idx["kind"], start: idx["start"], end: idx["end"], duration: idx["duration"],
 		status: idx["status"], statusCode: idx["status_code"], peer: idx["peer"],
+		links: idx["links"], system: idx["messaging_system"], op: idx["messaging_operation"],
+		dest: idx["messaging_destination"], group: idx["messaging_consumer_group"],
+		msgID: idx["messaging_message_id"], batch: idx["messaging_batch_count"],
+		bytes: idx["messaging_message_bytes"], redelivery: idx["messaging_redelivery"],
 	}
 	if len(missing) > 0 {
 		return c, &ParseError{File: name, Line: line, Path: "header",
@@ -434,7 +440,74 @@ func (d *spanCSVDecoder) record(rec []string) *ParseError {
 			sp.Status = st.status
 		}
 	}
+	return d.messaging(rec)
+}
+
+// messaging fills the links and messaging fields of d.span from the
+// columns the map names, or reports a cell that cannot be read.
+func (d *spanCSVDecoder) messaging(rec []string) *ParseError {
+	c := &d.c
+	sp := &d.span
+	if v := csvCell(rec, c.links); v != "" {
+		links, err := csvLinks(v)
+		if err != nil {
+			return d.fieldError(c.links, ErrBadID, "%s", err)
+		}
+		sp.Links = links
+	}
+	sp.MessagingSystem = strings.ToLower(csvCell(rec, c.system))
+	if v := csvCell(rec, c.op); v != "" {
+		sp.MessagingOperation = operationType(v)
+	}
+	sp.Destination = csvCell(rec, c.dest)
+	sp.ConsumerGroup = csvCell(rec, c.group)
+	sp.MessageID = csvCell(rec, c.msgID)
+	for _, f := range []struct {
+		col int
+		max int64
+		set func(int64)
+	}{
+		{c.batch, math.MaxInt32, func(n int64) { sp.BatchCount = int32(n) }},
+		{c.bytes, math.MaxInt64, func(n int64) { sp.MessageBytes = n }},
+		{c.redelivery, math.MaxInt32, func(n int64) { sp.Redelivery = int32(n) }},
+	} {
+		v := csvCell(rec, f.col)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > f.max {
+			return d.fieldError(f.col, ErrBadValue, "%q is not a count from 0 to %d", v, f.max)
+		}
+		f.set(n)
+	}
+	if sp.MessagingOperation == "" {
+		switch sp.Kind {
+		case cascade.KindProducer:
+			sp.MessagingOperation = cascade.MessagingPublish
+		case cascade.KindConsumer:
+			sp.MessagingOperation = cascade.MessagingReceive
+		}
+	}
 	return nil
+}
+
+// csvLinks reads a links cell: "traceid:spanid" pairs separated by spaces
+// or semicolons. The slice is new for every span.
+func csvLinks(v string) ([]cascade.SpanLink, error) {
+	fields := strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ' ' || r == '\t' })
+	if len(fields) == 0 {
+		return nil, nil
+	}
+	links := make([]cascade.SpanLink, 0, len(fields))
+	for _, f := range fields {
+		tid, sid, ok := strings.Cut(f, ":")
+		if !ok || tid == "" || sid == "" {
+			return nil, fmt.Errorf("link %q is not traceid:spanid", truncateText(f))
+		}
+		links = append(links, cascade.SpanLink{TraceID: csvID(tid), SpanID: csvID(sid)})
+	}
+	return links, nil
 }
 
 // csvID lower-cases an id made of hexadecimal digits and keeps any other

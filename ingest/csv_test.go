@@ -235,7 +235,7 @@ func TestParseCSVMap(t *testing.T) {
 		{
 			name: "unknown key",
 			text: "trace_id=t,span_id=s,service=v,start=a,end=b,colour=red",
-			err:  `unknown key "colour" (want trace_id, span_id, parent_span_id, service, instance, operation, kind, start, end, duration, status, status_code, peer, root or strip_pod_suffix)`,
+			err:  `unknown key "colour" (want trace_id, span_id, parent_span_id, service, instance, operation, kind, start, end, duration, status, status_code, peer, links, messaging_system, messaging_operation, messaging_destination, messaging_consumer_group, messaging_message_id, messaging_batch_count, messaging_message_bytes, messaging_redelivery, root or strip_pod_suffix)`,
 		},
 		{
 			name: "bad unit",
@@ -275,7 +275,7 @@ func TestParseCSVMap(t *testing.T) {
 		{
 			name: "every entry problem at once",
 			text: "trace_id=t,span_id=s,service=v,start=a:x,end=b,foo=1,strip_pod_suffix=2",
-			err:  "key \"start\": unknown time unit \"x\" (want ns, us, ms or s)\nunknown key \"foo\" (want trace_id, span_id, parent_span_id, service, instance, operation, kind, start, end, duration, status, status_code, peer, root or strip_pod_suffix)\nkey \"strip_pod_suffix\": \"2\" is not true or false",
+			err:  "key \"start\": unknown time unit \"x\" (want ns, us, ms or s)\nunknown key \"foo\" (want trace_id, span_id, parent_span_id, service, instance, operation, kind, start, end, duration, status, status_code, peer, links, messaging_system, messaging_operation, messaging_destination, messaging_consumer_group, messaging_message_id, messaging_batch_count, messaging_message_bytes, messaging_redelivery, root or strip_pod_suffix)\nkey \"strip_pod_suffix\": \"2\" is not true or false",
 		},
 	}
 	for _, tc := range tests {
@@ -320,7 +320,7 @@ func TestLoadCSVMap(t *testing.T) {
 		{
 			name: "errors name the line",
 			text: "trace_id=t\nspan_id=s\n# comment\nbogus=1\nservice=v\nstart=a:h\nend=e\n",
-			err:  "MAP:4: unknown key \"bogus\" (want trace_id, span_id, parent_span_id, service, instance, operation, kind, start, end, duration, status, status_code, peer, root or strip_pod_suffix)\nMAP:6: key \"start\": unknown time unit \"h\" (want ns, us, ms or s)",
+			err:  "MAP:4: unknown key \"bogus\" (want trace_id, span_id, parent_span_id, service, instance, operation, kind, start, end, duration, status, status_code, peer, links, messaging_system, messaging_operation, messaging_destination, messaging_consumer_group, messaging_message_id, messaging_batch_count, messaging_message_bytes, messaging_redelivery, root or strip_pod_suffix)\nMAP:6: key \"start\": unknown time unit \"h\" (want ns, us, ms or s)",
 		},
 		{
 			name: "inline syntax on a line",

@@ -28,12 +28,15 @@ import (
 // The span and its strings are only valid during the call; copy what you
 // keep (strings.Clone). The strings alias the reader's buffers, which the
 // next batch of rows replaces: a *cascade.Span copied by assignment still
-// shares them.
+// shares them. Links is a new slice for each span that has links (nil
+// otherwise), but its ids alias the buffers too.
 //
 // Columns are looked up by name. trace_id, span_id and start must be
 // present; any other column the file lacks, and any null value, reads as
-// the field's zero value. start may be stored in any timestamp unit; it is
-// returned in nanoseconds.
+// the field's zero value. Links are read from the list column links
+// (links.list.element.trace_id and .span_id, Parquet's standard LIST
+// layout); other repeated columns are skipped. start may be stored in any
+// timestamp unit; it is returned in nanoseconds.
 func ReadSpans(dir string, fn func(*cascade.Span) error) error {
 	return readDatasetFile(filepath.Join(dir, SpansFile), spanColumns, decodeSpan, fn)
 }
@@ -56,15 +59,11 @@ const readBatchRows = 256
 type fieldType uint8
 
 const (
-	fieldString fieldType = iota // BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY
-	fieldInt                     // INT32 or INT64
-	fieldTime                    // INT32 or INT64, scaled to nanoseconds by its timestamp unit
-	fieldFloat                   // DOUBLE, FLOAT, INT32 or INT64
-
-	// fieldRepeated marks a leaf of a list: a row holds zero or more of
-	// its values (and one null for an empty list). It is or-ed with the
-	// value's type.
-	fieldRepeated fieldType = 0x80
+	fieldString     fieldType = iota // BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY
+	fieldInt                         // INT32 or INT64
+	fieldTime                        // INT32 or INT64, scaled to nanoseconds by its timestamp unit
+	fieldFloat                       // DOUBLE, FLOAT, INT32 or INT64
+	fieldListString                  // BYTE_ARRAY in a list: repeated, read with rowValues.list
 )
 
 // columnSpec names a column a reader decodes into one field.
@@ -91,6 +90,8 @@ var (
 		{"status_code", fieldInt, false},
 		{"peer", fieldString, false},
 		{"resend_count", fieldInt, false},
+		{"links.list.element.trace_id", fieldListString, false},
+		{"links.list.element.span_id", fieldListString, false},
 		{"messaging_system", fieldString, false},
 		{"messaging_operation", fieldString, false},
 		{"messaging_destination", fieldString, false},
@@ -99,8 +100,6 @@ var (
 		{"messaging_batch_count", fieldInt, false},
 		{"messaging_message_bytes", fieldInt, false},
 		{"messaging_redelivery", fieldInt, false},
-		{"links.list.element.trace_id", fieldString | fieldRepeated, false},
-		{"links.list.element.span_id", fieldString | fieldRepeated, false},
 	}
 	sampleColumns = []columnSpec{
 		{"time", fieldTime, true},
@@ -129,6 +128,8 @@ const (
 	colSpanStatusCode
 	colSpanPeer
 	colSpanResendCount
+	colSpanLinkTraceID
+	colSpanLinkSpanID
 	colSpanMessagingSystem
 	colSpanMessagingOperation
 	colSpanDestination
@@ -137,8 +138,6 @@ const (
 	colSpanBatchCount
 	colSpanMessageBytes
 	colSpanRedelivery
-	colSpanLinkTraceID
-	colSpanLinkSpanID
 )
 
 const (
@@ -198,24 +197,23 @@ func (c *column) float64(row parquet.Row) float64 {
 	return v.Double()
 }
 
-func decodeSpan(c []column, row, full parquet.Row, s *cascade.Span) {
-	links := s.Links[:0]
+func decodeSpan(c []column, rv rowValues, s *cascade.Span) {
+	row := rv.flat
 	*s = cascade.Span{
-		TraceID:      c[colSpanTraceID].str(row),
-		SpanID:       c[colSpanSpanID].str(row),
-		ParentSpanID: c[colSpanParentSpanID].str(row),
-		Service:      c[colSpanService].str(row),
-		Instance:     c[colSpanInstance].str(row),
-		Operation:    c[colSpanOperation].str(row),
-		Kind:         cascade.SpanKind(c[colSpanKind].str(row)),
-		Start:        c[colSpanStart].time(row),
-		Duration:     c[colSpanDuration].int64(row),
-		Status:       cascade.Status(c[colSpanStatus].str(row)),
-		ErrorType:    c[colSpanErrorType].str(row),
-		StatusCode:   int32(c[colSpanStatusCode].int64(row)),
-		Peer:         c[colSpanPeer].str(row),
-		ResendCount:  int32(c[colSpanResendCount].int64(row)),
-
+		TraceID:            c[colSpanTraceID].str(row),
+		SpanID:             c[colSpanSpanID].str(row),
+		ParentSpanID:       c[colSpanParentSpanID].str(row),
+		Service:            c[colSpanService].str(row),
+		Instance:           c[colSpanInstance].str(row),
+		Operation:          c[colSpanOperation].str(row),
+		Kind:               cascade.SpanKind(c[colSpanKind].str(row)),
+		Start:              c[colSpanStart].time(row),
+		Duration:           c[colSpanDuration].int64(row),
+		Status:             cascade.Status(c[colSpanStatus].str(row)),
+		ErrorType:          c[colSpanErrorType].str(row),
+		StatusCode:         int32(c[colSpanStatusCode].int64(row)),
+		Peer:               c[colSpanPeer].str(row),
+		ResendCount:        int32(c[colSpanResendCount].int64(row)),
 		MessagingSystem:    c[colSpanMessagingSystem].str(row),
 		MessagingOperation: c[colSpanMessagingOperation].str(row),
 		Destination:        c[colSpanDestination].str(row),
@@ -225,34 +223,30 @@ func decodeSpan(c []column, row, full parquet.Row, s *cascade.Span) {
 		MessageBytes:       c[colSpanMessageBytes].int64(row),
 		Redelivery:         int32(c[colSpanRedelivery].int64(row)),
 	}
-	// A list's values follow each other in the row, in list order; an
-	// empty list is one null value.
-	ti, si := c[colSpanLinkTraceID].index, c[colSpanLinkSpanID].index
-	if ti < 0 || si < 0 || len(full) == len(row) && full[ti].IsNull() {
-		return
-	}
-	n := 0
-	for _, v := range full {
-		if v.Column() != ti || v.IsNull() {
-			continue
-		}
-		b := v.ByteArray()
-		links = append(links, cascade.SpanLink{TraceID: unsafe.String(unsafe.SliceData(b), len(b))})
-	}
-	for _, v := range full {
-		if v.Column() != si || v.IsNull() || n >= len(links) {
-			continue
-		}
-		b := v.ByteArray()
-		links[n].SpanID = unsafe.String(unsafe.SliceData(b), len(b))
-		n++
-	}
-	if len(links) > 0 {
-		s.Links = links
-	}
+	s.Links = decodeLinks(rv.list(&c[colSpanLinkTraceID]), rv.list(&c[colSpanLinkSpanID]))
 }
 
-func decodeSample(c []column, row, _ parquet.Row, s *cascade.Sample) {
+// decodeLinks pairs the trace and span ids of a span's links, in order;
+// nil when there are none. The slice is new for every span that has
+// links; its strings alias the row's bytes, as the span's do.
+func decodeLinks(traces, spans []parquet.Value) []cascade.SpanLink {
+	n := min(len(traces), len(spans))
+	if n == 0 {
+		return nil
+	}
+	links := make([]cascade.SpanLink, n)
+	for i := range links {
+		t, s := traces[i].ByteArray(), spans[i].ByteArray()
+		links[i] = cascade.SpanLink{
+			TraceID: unsafe.String(unsafe.SliceData(t), len(t)),
+			SpanID:  unsafe.String(unsafe.SliceData(s), len(s)),
+		}
+	}
+	return links
+}
+
+func decodeSample(c []column, rv rowValues, s *cascade.Sample) {
+	row := rv.flat
 	*s = cascade.Sample{
 		Time:     c[colSampleTime].time(row),
 		Service:  c[colSampleService].str(row),
@@ -264,22 +258,17 @@ func decodeSample(c []column, row, _ parquet.Row, s *cascade.Sample) {
 	}
 }
 
-// mapColumns finds each spec's column in the schema by name (a dotted
-// path for a list's leaves). Every leaf but those of a repeated spec must
-// hold exactly one value a row; the reader then finds a value at its leaf
-// column index in the row once the row is flattened to one value a
-// column (see readRowGroup).
-func mapColumns(schema *parquet.Schema, specs []columnSpec) ([]column, error) {
-	lists := map[string]bool{}
-	for _, spec := range specs {
-		if spec.typ&fieldRepeated != 0 {
-			lists[spec.name] = true
-		}
-	}
+// mapColumns finds each spec's column in the schema by name; a name with
+// dots is a path into nested groups (links.list.element.trace_id). It
+// also reports whether any leaf of the schema is repeated (a list), in
+// which case a row holds more values than leaves and rowView must place
+// them.
+func mapColumns(schema *parquet.Schema, specs []columnSpec) ([]column, bool, error) {
+	repeated := false
 	for _, path := range schema.Columns() {
 		leaf, _ := schema.Lookup(path...)
-		if name := strings.Join(path, "."); leaf.MaxRepetitionLevel > 0 && !lists[name] {
-			return nil, fmt.Errorf("column %s is repeated", name)
+		if leaf.MaxRepetitionLevel > 0 {
+			repeated = true
 		}
 	}
 	cols := make([]column, len(specs))
@@ -287,16 +276,19 @@ func mapColumns(schema *parquet.Schema, specs []columnSpec) ([]column, error) {
 		leaf, ok := schema.Lookup(strings.Split(spec.name, ".")...)
 		if !ok {
 			if spec.required {
-				return nil, fmt.Errorf("no column %s", spec.name)
+				return nil, false, fmt.Errorf("no column %s", spec.name)
 			}
 			cols[i] = column{index: -1}
 			continue
 		}
+		if leaf.MaxRepetitionLevel > 0 && spec.typ != fieldListString {
+			return nil, false, fmt.Errorf("column %s is repeated", spec.name)
+		}
 		typ := leaf.Node.Type()
 		c := column{index: leaf.ColumnIndex, kind: typ.Kind(), scale: 1}
 		ok = false
-		switch spec.typ &^ fieldRepeated {
-		case fieldString:
+		switch spec.typ {
+		case fieldString, fieldListString:
 			ok = c.kind == parquet.ByteArray || c.kind == parquet.FixedLenByteArray
 		case fieldInt, fieldTime:
 			ok = c.kind == parquet.Int32 || c.kind == parquet.Int64
@@ -305,7 +297,7 @@ func mapColumns(schema *parquet.Schema, specs []columnSpec) ([]column, error) {
 				c.kind == parquet.Int32 || c.kind == parquet.Int64
 		}
 		if !ok {
-			return nil, fmt.Errorf("column %s has type %s", spec.name, typ)
+			return nil, false, fmt.Errorf("column %s has type %s", spec.name, typ)
 		}
 		if spec.typ == fieldTime {
 			if lt := typ.LogicalType(); lt != nil {
@@ -316,12 +308,56 @@ func mapColumns(schema *parquet.Schema, specs []columnSpec) ([]column, error) {
 		}
 		cols[i] = c
 	}
-	return cols, nil
+	return cols, repeated, nil
+}
+
+// rowView places the values of a row of a schema with repeated leaves:
+// view[i] is the first value of leaf i (the only one of a leaf that is
+// not repeated), so that column.str and the others read it as they read
+// a flat row; a repeated leaf's values are row[start[i]:start[i+1]].
+type rowView struct {
+	view  parquet.Row
+	start []int
+}
+
+// place fills the view from row, whose values parquet-go orders by leaf.
+// It fails when a leaf has no value.
+func (v *rowView) place(row parquet.Row, width int) error {
+	if v.view == nil {
+		v.view = make(parquet.Row, width)
+		v.start = make([]int, width+1)
+	}
+	for i := range v.start {
+		v.start[i] = -1
+	}
+	for i := range row {
+		c := row[i].Column()
+		if c < 0 || c >= width {
+			return fmt.Errorf("a value of column %d, want fewer than %d", c, width)
+		}
+		if v.start[c] < 0 {
+			v.start[c] = i
+			v.view[c] = row[i]
+		}
+	}
+	v.start[width] = len(row)
+	for c := width - 1; c >= 0; c-- {
+		if v.start[c] < 0 {
+			return fmt.Errorf("a row without a value of column %d", c)
+		}
+	}
+	return nil
+}
+
+// values returns the values of leaf c in the row last placed (place has
+// checked that every leaf has one).
+func (v *rowView) values(row parquet.Row, c int) []parquet.Value {
+	return row[v.start[c]:v.start[c+1]]
 }
 
 // readDatasetFile calls fn for every row of the Parquet file at path,
 // decoded by decode into one reused value.
-func readDatasetFile[T any](path string, specs []columnSpec, decode func(c []column, flat, full parquet.Row, v *T), fn func(*T) error) error {
+func readDatasetFile[T any](path string, specs []columnSpec, decode func([]column, rowValues, *T), fn func(*T) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -335,7 +371,7 @@ func readDatasetFile[T any](path string, specs []columnSpec, decode func(c []col
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	cols, err := mapColumns(pf.Schema(), specs)
+	cols, repeated, err := mapColumns(pf.Schema(), specs)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -343,7 +379,7 @@ func readDatasetFile[T any](path string, specs []columnSpec, decode func(c []col
 	rows := make([]parquet.Row, readBatchRows)
 	var v T
 	for i, rg := range pf.RowGroups() {
-		if err := readRowGroup(rg, rows, width, cols, decode, &v, fn); err != nil {
+		if err := readRowGroup(rg, rows, width, repeated, cols, decode, &v, fn); err != nil {
 			if re, ok := err.(rowGroupError); ok {
 				return fmt.Errorf("%s: row group %d: %w", path, i, re.err)
 			}
@@ -353,31 +389,51 @@ func readDatasetFile[T any](path string, specs []columnSpec, decode func(c []col
 	return nil
 }
 
+// rowValues is one row as a decode function reads it: flat holds one
+// value a leaf (the first, for a repeated leaf); row and view are set when
+// the schema has repeated leaves, to read all of a leaf's values.
+type rowValues struct {
+	flat parquet.Row
+	row  parquet.Row
+	view *rowView
+}
+
+// list returns the values of the repeated leaf c; nil when the column is
+// absent or the list is empty or null.
+func (r rowValues) list(c *column) []parquet.Value {
+	if c.index < 0 || r.view == nil {
+		return nil
+	}
+	vals := r.view.values(r.row, c.index)
+	if len(vals) == 1 && vals[0].IsNull() {
+		return nil
+	}
+	return vals
+}
+
 // rowGroupError wraps an error of the reader, to tell it from fn's, which is
 // returned as it is.
 type rowGroupError struct{ err error }
 
 func (e rowGroupError) Error() string { return e.err.Error() }
 
-// readRowGroup decodes every row of rg. A row with one value a column is
-// decoded as it is; a row with list values (more than one value in a
-// column, or none) is flattened first to the first value of each column,
-// and decode reads the lists from the full row.
-func readRowGroup[T any](rg parquet.RowGroup, rows []parquet.Row, width int, cols []column, decode func(c []column, flat, full parquet.Row, v *T), v *T, fn func(*T) error) error {
+func readRowGroup[T any](rg parquet.RowGroup, rows []parquet.Row, width int, repeated bool, cols []column, decode func([]column, rowValues, *T), v *T, fn func(*T) error) error {
 	r := rg.Rows()
 	defer r.Close()
-	var flat parquet.Row
+	var view rowView
 	for {
 		n, err := r.ReadRows(rows)
 		for _, row := range rows[:n] {
-			use := row
-			if len(row) != width || !oneValueEach(row) {
-				if flat = flatten(flat, row, width); flat == nil {
-					return rowGroupError{fmt.Errorf("a row of %d values with a column missing, want %d columns", len(row), width)}
+			rv := rowValues{flat: row}
+			if repeated {
+				if err := view.place(row, width); err != nil {
+					return rowGroupError{err}
 				}
-				use = flat
+				rv = rowValues{flat: view.view, row: row, view: &view}
+			} else if len(row) != width {
+				return rowGroupError{fmt.Errorf("a row of %d values, want %d", len(row), width)}
 			}
-			decode(cols, use, row, v)
+			decode(cols, rv, v)
 			if e := fn(v); e != nil {
 				return e
 			}
@@ -392,33 +448,4 @@ func readRowGroup[T any](rg parquet.RowGroup, rows []parquet.Row, width int, col
 			return nil
 		}
 	}
-}
-
-// oneValueEach reports whether the i-th value of row is of column i.
-func oneValueEach(row parquet.Row) bool {
-	for i := range row {
-		if row[i].Column() != i {
-			return false
-		}
-	}
-	return true
-}
-
-// flatten sets flat to the first value of each of width columns in row;
-// nil when a column has no value.
-func flatten(flat, row parquet.Row, width int) parquet.Row {
-	flat = append(flat[:0], make(parquet.Row, width)...) // zero values: Column() -1
-	for i := len(row) - 1; i >= 0; i-- {                 // backwards: the first value wins
-		c := row[i].Column()
-		if c < 0 || c >= width {
-			return nil
-		}
-		flat[c] = row[i]
-	}
-	for i := range flat {
-		if flat[i].Column() != i {
-			return nil
-		}
-	}
-	return flat
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 	"github.com/stretchr/testify/require"
 
 	"cascade"
@@ -104,4 +106,99 @@ func TestDatasetAbortLeavesNothing(t *testing.T) {
 	entries, err := os.ReadDir(parent)
 	require.NoError(t, err)
 	require.Empty(t, entries)
+}
+
+// TestDatasetMessagingRoundTrip checks that the links and messaging
+// columns survive the dataset: through the sorter's spilled runs (runRows
+// 1 and 2) and in memory, written by Run's writer and read back by
+// ReadSpans and by parquet-go's GenericReader; and that links are a
+// standard three-level LIST (links.list.element), as DuckDB and Arrow read
+// it.
+func TestDatasetMessagingRoundTrip(t *testing.T) {
+	producer := span("aa", "p1", "", 100)
+	producer.Kind, producer.Operation = cascade.KindProducer, "notify publish"
+	producer.MessagingSystem, producer.MessagingOperation = "rabbitmq", cascade.MessagingPublish
+	producer.Destination, producer.MessageID, producer.MessageBytes = "notify", "m-1", 512
+	consumer := span("bb", "c1", "", 200)
+	consumer.Kind, consumer.Operation = cascade.KindConsumer, "rights process"
+	consumer.MessagingSystem, consumer.MessagingOperation = "rabbitmq", cascade.MessagingProcess
+	consumer.Destination, consumer.ConsumerGroup, consumer.MessageID = "rights", "rights", "m-1"
+	consumer.BatchCount, consumer.Redelivery = 2, 3
+	consumer.Links = []cascade.SpanLink{{TraceID: "aa", SpanID: "p1"}, {TraceID: "cc", SpanID: "q9"}}
+	plain := span("bb", "c2", "c1", 210)
+	in := []cascade.Span{consumer, plain, producer}
+	want := []cascade.Span{producer, consumer, plain}
+	for _, runRows := range []int{1, 2, 1000} {
+		t.Run(fmt.Sprintf("runRows=%d", runRows), func(t *testing.T) {
+			sum, got, _ := writeDataset(t, in, nil, runRows)
+			require.Equal(t, want, got)
+			require.EqualValues(t, 3, sum.Spans)
+			require.EqualValues(t, 2, sum.MessagingSpans)
+			require.EqualValues(t, 1, sum.LinkedSpans)
+		})
+	}
+
+	out := filepath.Join(t.TempDir(), "ds")
+	w, err := createDataset(out, 0)
+	require.NoError(t, err)
+	for i := range in {
+		require.NoError(t, w.spans.add(&in[i]))
+	}
+	require.NoError(t, w.commit(&Summary{}))
+	require.Equal(t, want, genericSpans(t, filepath.Join(out, SpansFile)))
+	schema := parquetSchema(t, filepath.Join(out, SpansFile))
+	for _, path := range [][]string{{"links", "list", "element", "trace_id"}, {"links", "list", "element", "span_id"}} {
+		leaf, ok := schema.Lookup(path...)
+		require.True(t, ok, "column %v", path)
+		require.Equal(t, 1, leaf.MaxRepetitionLevel, "column %v", path)
+	}
+	var links parquet.Field
+	for _, f := range schema.Fields() {
+		if f.Name() == "links" {
+			links = f
+		}
+	}
+	require.NotNil(t, links, "links column")
+	lt := links.Type().LogicalType()
+	require.NotNil(t, lt, "links is annotated")
+	require.IsType(t, (*format.ListType)(nil), lt.Value, "links is a LIST")
+}
+
+// parquetSchema returns the schema of the Parquet file at path.
+func parquetSchema(t *testing.T, path string) *parquet.Schema {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	info, err := f.Stat()
+	require.NoError(t, err)
+	pf, err := parquet.OpenFile(f, info.Size())
+	require.NoError(t, err)
+	return pf.Schema()
+}
+
+// TestReadSpansLinksForeignLayout checks that links are read from a file
+// laid out by another writer: the columns in another order, a repeated
+// column ReadSpans does not know before them, and rows whose lists are
+// empty, one long or longer.
+func TestReadSpansLinksForeignLayout(t *testing.T) {
+	type foreign struct {
+		Tags    []string           `parquet:"tags,list"`
+		Links   []cascade.SpanLink `parquet:"links,list"`
+		Start   int64              `parquet:"start"`
+		SpanID  string             `parquet:"span_id"`
+		TraceID string             `parquet:"trace_id"`
+		Dest    string             `parquet:"messaging_destination"`
+	}
+	rows := []foreign{
+		{Tags: []string{"a", "b"}, Start: 1, SpanID: "s1", TraceID: "t"},
+		{Links: []cascade.SpanLink{{TraceID: "u", SpanID: "x"}}, Start: 2, SpanID: "s2", TraceID: "t", Dest: "q"},
+		{Tags: []string{"c"}, Links: []cascade.SpanLink{{TraceID: "u", SpanID: "y"}, {TraceID: "v", SpanID: "z"}}, Start: 3, SpanID: "s3", TraceID: "t"},
+	}
+	dir := rewrite(t, t.TempDir(), SpansFile, rows, parquet.MaxRowsPerRowGroup(2))
+	require.Equal(t, []cascade.Span{
+		{TraceID: "t", SpanID: "s1", Start: 1},
+		{TraceID: "t", SpanID: "s2", Start: 2, Destination: "q", Links: []cascade.SpanLink{{TraceID: "u", SpanID: "x"}}},
+		{TraceID: "t", SpanID: "s3", Start: 3, Links: []cascade.SpanLink{{TraceID: "u", SpanID: "y"}, {TraceID: "v", SpanID: "z"}}},
+	}, readAllSpans(t, dir))
 }

@@ -30,6 +30,14 @@ func addTraceJSONSeeds(f *testing.F, inputs ...[]byte) {
 	}
 }
 
+// readSeed reads a seed file.
+func readSeed(f *testing.F, path string) []byte {
+	f.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(f, err)
+	return b
+}
+
 // jaegerFuzzExcerpt returns the first n spans of the sample Jaeger trace
 // in testdata, in the file's own layout. Whole files make slow seeds: the
 // fuzzer minimizes every interesting input, and the seeds' 40 spans add
@@ -113,6 +121,9 @@ func checkTraceJSONDecode(t *testing.T, dec decodeFunc, data []byte) {
 		require.GreaterOrEqual(t, sp.End(), sp.Start, "%+v", sp)
 		require.Contains(t, []cascade.Status{cascade.StatusUnset, cascade.StatusOK, cascade.StatusError}, sp.Status, "%+v", sp)
 		require.True(t, sp.Status == cascade.StatusError || sp.ErrorType == "", "%+v", sp)
+		for _, l := range sp.Links {
+			require.True(t, l.TraceID != "" && l.SpanID != "", "%+v", sp)
+		}
 	}
 
 	bytewise, err := decodeTestBytes(dec, "fuzz.json", iotest.OneByteReader(bytes.NewReader(data)), nil)
@@ -140,6 +151,7 @@ func FuzzDecodeJaeger(f *testing.F) {
 	good := jaegerSpanJSON("a1", tagsJSON(tagJSON("span.kind", "string", "client"), tagJSON("error", "bool", true)))
 	addTraceJSONSeeds(f,
 		jaegerFuzzExcerpt(f, 3),
+		readSeed(f, "testdata/mq/jaeger-follows-from.json"),
 		[]byte(""),
 		[]byte(jaegerDoc(good, jaegerSpanJSON("a2", `"references":[{"refType":"CHILD_OF","traceID":"1","spanID":"a1"}]`))),
 		[]byte(jaegerDoc(good)[:150]),
@@ -160,6 +172,7 @@ func FuzzDecodeZipkin(f *testing.F) {
 	addTraceJSONSeeds(f,
 		zipkinFuzzExcerpt(f, zipkinTraceFixture, 3, false),
 		zipkinFuzzExcerpt(f, zipkinTracesFixture, 3, true),
+		readSeed(f, "testdata/mq/brave-rabbit-kafka.json"),
 		[]byte(""),
 		[]byte("["+good+"]"),
 		[]byte("[["+good+"],["+zipkinSpanJSON("a2", `"parentId":"a1","shared":true`)+"]]\n["+good+"]"),

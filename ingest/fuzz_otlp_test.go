@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 	"unicode/utf8"
 
@@ -74,6 +75,18 @@ func loadOTLPSeeds(f *testing.F) otlpSeeds {
 	pb, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
 	require.NoError(f, err)
 	add(&seeds.proto, pb)
+	// A producer and a consumer linked across traces, as the file
+	// exporter writes them, and the same as protobuf.
+	mq, err := os.ReadFile(filepath.Join("testdata", "mq", "otel-rabbitmq.jsonl"))
+	require.NoError(f, err)
+	add(&seeds.json, mq)
+	for _, line := range bytes.Split(bytes.TrimSpace(mq), []byte("\n")) {
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
+		require.NoError(f, err)
+		pb, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+		require.NoError(f, err)
+		add(&seeds.proto, pb)
+	}
 	add(&seeds.proto, []byte{})
 	// Found by the fuzzer: a field number beyond protobuf's range.
 	add(&seeds.proto, []byte("0;\xf0\x8a\xce\xcd\xf900"))

@@ -437,8 +437,44 @@ func (d *jaegerDecoder) complete(t *jaegerTrace, p *jaegerPending) error {
 			return err
 		}
 		p.span.TraceID = id
+		// A reference without a traceID is to the span's own trace.
+		for i := range p.span.Links {
+			if p.span.Links[i].TraceID == "" {
+				p.span.Links[i].TraceID = id
+			}
+		}
 	}
 	return nil
+}
+
+// links returns the span's references other than its parent, as
+// OpenTelemetry's Jaeger receiver reads them: FOLLOWS_FROM references to
+// another trace (the OpenTelemetry-to-Jaeger translation writes each span
+// link so), and any reference that is not the one jaegerParent picked. A
+// reference with a bad id is dropped with a warning. nil when none; the
+// slice is new for every span.
+func (d *jaegerDecoder) links(sp *jaegerSpan, out *cascade.Span) []cascade.SpanLink {
+	var links []cascade.SpanLink
+	for i := range sp.References {
+		ref := &sp.References[i]
+		sid, err := spanHexID("references.spanID", ref.SpanID)
+		if err != nil {
+			d.w.s.warn("span reference with a bad id (dropped)")
+			continue
+		}
+		if sid == out.ParentSpanID && sameHexID(ref.TraceID, sp.TraceID) {
+			continue // the parent
+		}
+		tid := out.TraceID
+		if ref.TraceID != "" {
+			if tid, err = traceHexID("references.traceID", ref.TraceID); err != nil {
+				d.w.s.warn("span reference with a bad id (dropped)")
+				continue
+			}
+		}
+		links = append(links, cascade.SpanLink{TraceID: tid, SpanID: sid})
+	}
+	return links
 }
 
 // convert fills out from a decoded Jaeger span, except for the service,
@@ -458,6 +494,7 @@ func (d *jaegerDecoder) convert(sp *jaegerSpan, out *cascade.Span) (spanNotes, e
 	if out.ParentSpanID, err = jaegerParent(sp); err != nil {
 		return 0, err
 	}
+	out.Links = d.links(sp, out)
 	if out.Start, out.Duration, notes, err = microsSpan("startTime", sp.StartTime, "duration", sp.Duration); err != nil {
 		return 0, err
 	}

@@ -305,7 +305,15 @@ func TestDecodeJaegerMapping(t *testing.T) {
 				`{"refType":"FOLLOWS_FROM","traceID":"1","spanID":"f1"},`+
 				`{"refType":"CHILD_OF","traceID":"1","spanID":"c1"},`+
 				`{"refType":"CHILD_OF","traceID":"1","spanID":"c2"}]`)),
-			want: []cascade.Span{with(func(s *cascade.Span) { s.ParentSpanID = "00000000000000c1" })},
+			// The references that are not the parent are links, as
+			// OpenTelemetry's Jaeger receiver reads them.
+			want: []cascade.Span{with(func(s *cascade.Span) {
+				s.ParentSpanID = "00000000000000c1"
+				s.Links = []cascade.SpanLink{
+					{TraceID: "00000000000000000000000000000001", SpanID: "00000000000000f1"},
+					{TraceID: "00000000000000000000000000000001", SpanID: "00000000000000c2"},
+				}
+			})},
 		},
 		{
 			name: "parent is FOLLOWS_FROM without CHILD_OF",
@@ -316,7 +324,10 @@ func TestDecodeJaegerMapping(t *testing.T) {
 			name: "references to other traces are not parents",
 			in: jaegerDoc(jaegerSpanJSON("a1", `"references":[{"refType":"CHILD_OF","traceID":"2","spanID":"c1"}],`+
 				`"parentSpanID":"b1"`)),
-			want: []cascade.Span{with(func(s *cascade.Span) { s.ParentSpanID = "00000000000000b1" })},
+			want: []cascade.Span{with(func(s *cascade.Span) {
+				s.ParentSpanID = "00000000000000b1"
+				s.Links = []cascade.SpanLink{{TraceID: "00000000000000000000000000000002", SpanID: "00000000000000c1"}}
+			})},
 		},
 		{
 			name: "reference trace id written in full is the same trace",

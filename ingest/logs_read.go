@@ -3,8 +3,6 @@ package ingest
 import (
 	"path/filepath"
 
-	"github.com/parquet-go/parquet-go"
-
 	"cascade"
 )
 
@@ -47,7 +45,8 @@ const (
 	colLogTemplate
 )
 
-func decodeLog(c []column, row, _ parquet.Row, r *cascade.LogRecord) {
+func decodeLog(c []column, rv rowValues, r *cascade.LogRecord) {
+	row := rv.flat
 	*r = cascade.LogRecord{
 		Time:       c[colLogTime].time(row),
 		Service:    c[colLogService].str(row),

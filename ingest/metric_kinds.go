@@ -358,6 +358,17 @@ const (
 	kSuccess  = cascade.MetricSuccessRate
 	kLag      = cascade.MetricConsumerLag
 	kOther    = cascade.MetricOther
+
+	kUnacked      = cascade.MetricQueueUnacked
+	kConsumers    = cascade.MetricConsumers
+	kPrefetch     = cascade.MetricPrefetch
+	kPublished    = cascade.MetricPublished
+	kRedelivered  = cascade.MetricRedelivered
+	kDeadLettered = cascade.MetricDeadLettered
+	kQueueBytes   = cascade.MetricQueueBytes
+	kBrokerMem    = cascade.MetricBrokerMemory
+	kMemLimit     = cascade.MetricMemoryLimit
+	kMemAlarm     = cascade.MetricMemoryAlarm
 )
 
 // defaultKindTable is the built-in mapping, grouped by the exporter that
@@ -451,15 +462,57 @@ var defaultKindTable = []kindDefault{
 	{"kafka.consumer_group.lag", kLag},
 	{"kafka.consumer_group.lag_sum", kLag},
 
-	// RabbitMQ (rabbitmq_prometheus plugin, aggregated and detailed
-	// endpoints). Unacknowledged messages were delivered and are being
-	// worked on: they are the consumers' in-flight work.
-	{"rabbitmq_queue_messages", kQueue},
+	// RabbitMQ's Prometheus plugin (rabbitmq_prometheus, as in 3.10):
+	// the aggregated /metrics families, the same families per object on
+	// /metrics/per-object, and the rabbitmq_detailed_ ones of
+	// /metrics/detailed. A queue's series carry queue="..." (and vhost).
+	// The depth is the ready messages; rabbitmq_queue_messages is ready
+	// plus unacked, both of which have their own kind, so it stays
+	// "other" rather than be counted twice.
 	{"rabbitmq_queue_messages_ready", kQueue},
-	{"rabbitmq_queue_messages_unacked", kActive},
-	{"rabbitmq_detailed_queue_messages", kQueue},
+	{"rabbitmq_queue_messages_unacked", kUnacked},
+	{"rabbitmq_queue_messages", kOther},
+	{"rabbitmq_queue_consumers", kConsumers},
+	{"rabbitmq_queue_messages_bytes", kQueueBytes},
+	{"rabbitmq_queue_messages_published_total", kPublished},
 	{"rabbitmq_detailed_queue_messages_ready", kQueue},
-	{"rabbitmq_detailed_queue_messages_unacked", kActive},
+	{"rabbitmq_detailed_queue_messages_unacked", kUnacked},
+	{"rabbitmq_detailed_queue_messages", kOther},
+	{"rabbitmq_detailed_queue_consumers", kConsumers},
+	{"rabbitmq_detailed_queue_messages_bytes", kQueueBytes},
+	{"rabbitmq_detailed_queue_messages_published_total", kPublished},
+	// Publishes into exchanges, per channel and node-wide, and
+	// redeliveries.
+	{"rabbitmq_channel_messages_published_total", kPublished},
+	{"rabbitmq_detailed_channel_messages_published_total", kPublished},
+	{"rabbitmq_global_messages_received_total", kPublished},
+	{"rabbitmq_channel_messages_redelivered_total", kRedelivered},
+	{"rabbitmq_detailed_channel_messages_redelivered_total", kRedelivered},
+	{"rabbitmq_global_messages_redelivered_total", kRedelivered},
+	// Dead-lettered, by cause: maxlen (overflow drop-head or
+	// reject-publish-dlx), expired, rejected, delivery_limit; and
+	// confirmed (at-least-once dead-lettering of quorum queues).
+	{"rabbitmq_global_messages_dead_lettered_*_total", kDeadLettered},
+	// Prefetch: per consumer (basic.qos global=false) and shared by a
+	// channel (global=true).
+	{"rabbitmq_consumer_prefetch", kPrefetch},
+	{"rabbitmq_channel_prefetch", kPrefetch},
+	{"rabbitmq_detailed_consumer_prefetch", kPrefetch},
+	{"rabbitmq_detailed_channel_prefetch", kPrefetch},
+	// The broker's memory against its high watermark, and the alarm
+	// that blocks publishers past it.
+	{"rabbitmq_process_resident_memory_bytes", kBrokerMem},
+	{"rabbitmq_detailed_process_resident_memory_bytes", kBrokerMem},
+	{"rabbitmq_resident_memory_limit_bytes", kMemLimit},
+	{"rabbitmq_detailed_resident_memory_limit_bytes", kMemLimit},
+	{"rabbitmq_alarms_memory_used_watermark", kMemAlarm},
+
+	// NATS JetStream (prometheus-nats-exporter's jetstream metrics):
+	// a consumer's pending messages are its queue, its ack-pending ones
+	// delivered but not acknowledged, its redelivered count a counter.
+	{"jetstream_consumer_num_pending", kQueue},
+	{"jetstream_consumer_num_ack_pending", kUnacked},
+	{"jetstream_consumer_num_redelivered", kRedelivered},
 
 	// resilience4j (resilience4j-micrometer). The breaker state gauge has
 	// one series per state with value 1 for the current one: the series

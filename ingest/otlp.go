@@ -150,6 +150,7 @@ func (d *otlpDecoder) normalize(sp ptrace.Span, service, instance string) error 
 		}
 		return v.AsString(), true
 	})
+	d.span.Links = d.links(sp.Links())
 	// OTLP's own status is the truth: applySpanAttrs may have found an
 	// error.type on a span that did not fail, which Span.ErrorType must not
 	// carry.
@@ -168,6 +169,32 @@ func (d *otlpDecoder) normalize(sp ptrace.Span, service, instance string) error 
 		d.s.warn(warnUnknownKind)
 	}
 	return nil
+}
+
+// links returns a span's links with their ids as lower-case hex; nil when
+// it has none. Links without a trace or span id say nothing and are
+// dropped. The slice is new for every span: the sink keeps it.
+func (d *otlpDecoder) links(ls ptrace.SpanLinkSlice) []cascade.SpanLink {
+	if ls.Len() == 0 {
+		return nil
+	}
+	out := make([]cascade.SpanLink, 0, ls.Len())
+	var buf [48]byte
+	for i := range ls.Len() {
+		l := ls.At(i)
+		tid, sid := l.TraceID(), l.SpanID()
+		if tid.IsEmpty() || sid.IsEmpty() {
+			continue
+		}
+		hex.Encode(buf[:32], tid[:])
+		hex.Encode(buf[32:], sid[:])
+		ids := string(buf[:])
+		out = append(out, cascade.SpanLink{TraceID: ids[:32], SpanID: ids[32:]})
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // traceHex returns tid as lower-case hex, reusing the previous string when

@@ -406,14 +406,16 @@ func TestDecodeOTLPFields(t *testing.T) {
 			span: otlpTestSpan{trace: otlpTID, span: otlpSID2, name: "q", kind: ptrace.SpanKindProducer, start: 5, end: 6,
 				status: ptrace.StatusCodeError, message: "queue full", attrs: map[string]any{"messaging.destination.name": "orders"}},
 			want: cascade.Span{TraceID: otlpTID, SpanID: otlpSID2, Service: "checkout", Instance: "checkout-7", Operation: "q",
-				Kind: cascade.KindProducer, Start: 5, Duration: 1, Status: cascade.StatusError, ErrorType: "queue full", Peer: "orders"},
+				Kind: cascade.KindProducer, Start: 5, Duration: 1, Status: cascade.StatusError, ErrorType: "queue full", Peer: "orders",
+				MessagingOperation: cascade.MessagingPublish, Destination: "orders"},
 		},
 		{
 			name: "unset status keeps no error type, even with error.type and a 500",
 			span: otlpTestSpan{trace: otlpTID, span: otlpSID2, name: "q", kind: ptrace.SpanKindConsumer, start: 5, end: 6,
 				attrs: map[string]any{"error.type": "x", "http.response.status_code": 500}},
 			want: cascade.Span{TraceID: otlpTID, SpanID: otlpSID2, Service: "checkout", Instance: "checkout-7", Operation: "q",
-				Kind: cascade.KindConsumer, Start: 5, Duration: 1, Status: cascade.StatusUnset, StatusCode: 500},
+				Kind: cascade.KindConsumer, Start: 5, Duration: 1, Status: cascade.StatusUnset, StatusCode: 500,
+				MessagingOperation: cascade.MessagingReceive},
 		},
 		{
 			name: "unspecified kind, db peer, grpc code",

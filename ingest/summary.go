@@ -51,6 +51,12 @@ type Summary struct {
 	// marked failed because their request handed its response to a web
 	// framework's error handler (see ErrorDispatch).
 	DispatchErrorSpans int64 `json:"dispatch_error_spans,omitempty"`
+	// MessagingSpans counts spans that are messaging operations (a
+	// messaging operation was read or inferred: publish, receive,
+	// process, ...); LinkedSpans counts spans with at least one link.
+	// Both are left out of the JSON when zero.
+	MessagingSpans int64 `json:"messaging_spans,omitempty"`
+	LinkedSpans    int64 `json:"linked_spans,omitempty"`
 	// SharedServerSpans counts server spans that shared their client's
 	// span id (Zipkin's B3 model, Brave's default) and were given their
 	// own, with the id and SharedSuffix.
@@ -141,6 +147,7 @@ type spanStats struct {
 	spans, traces, errors, roots             int64
 	dups, orphans, noRoot, truncated, skewed int64
 	cycles, dispatched, unshared             int64
+	messaging, linked                        int64
 	conflicts                                int64
 	// first positions ("trace T span S") of each counted problem
 	firstDup, firstConflict, firstOrphan, firstSkew, firstCycle string
@@ -221,6 +228,12 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 		if s.Status == cascade.StatusError {
 			st.errors++
 		}
+		if s.MessagingOperation != "" {
+			st.messaging++
+		}
+		if len(s.Links) > 0 {
+			st.linked++
+		}
 		if s.IsRoot() {
 			roots++
 			continue
@@ -259,6 +272,7 @@ func (st *spanStats) fill(sum *Summary) {
 	sum.Operations = len(st.ops)
 	sum.SpanRange = st.rng
 	sum.DispatchErrorSpans = st.dispatched
+	sum.MessagingSpans, sum.LinkedSpans = st.messaging, st.linked
 	sum.SharedServerSpans = st.unshared
 	file := spanFile(sum)
 	if st.cycles > 0 {
@@ -422,8 +436,7 @@ func cloneSpan(s *cascade.Span) cascade.Span {
 	c.Destination = strings.Clone(s.Destination)
 	c.ConsumerGroup = strings.Clone(s.ConsumerGroup)
 	c.MessageID = strings.Clone(s.MessageID)
-	c.Links = nil
-	if len(s.Links) > 0 {
+	if s.Links != nil {
 		c.Links = make([]cascade.SpanLink, len(s.Links))
 		for i, l := range s.Links {
 			c.Links[i] = cascade.SpanLink{TraceID: strings.Clone(l.TraceID), SpanID: strings.Clone(l.SpanID)}

@@ -249,6 +249,7 @@ func TestDecodeZipkinMapping(t *testing.T) {
 				s.Kind = cascade.KindProducer
 				s.Instance = "[::1]:9000"
 				s.Peer = "10.0.0.2:5672"
+				s.MessagingOperation = cascade.MessagingPublish // a producer span publishes
 			}),
 		},
 		{

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"cascade"
@@ -21,7 +22,9 @@ type Candidate struct {
 	// Kind is the mechanism: attempts, backoff, retry-budget,
 	// concurrency-cap, batching, bounded-queue, breaker, deadline,
 	// load-balancer, rate-limit, replicas, pool, async, fallback,
-	// bulkhead, priority, or scenario for the user's own.
+	// bulkhead, priority; for message queues delay-queue,
+	// delivery-limit, queue-cap, overflow, consumers, prefetch,
+	// publish-async, fan-out-cut; or scenario for the user's own.
 	Kind string `json:"kind"`
 	// Fields are the model fields the change patches, as
 	// "edge:FROM->TO/retry.max_attempts" or "node:NAME/queue_cap"; two
@@ -86,6 +89,9 @@ type Evidence struct {
 	// (the replay counts them over all entries).
 	QueueFull, BreakerOpened map[string]bool
 	RateLimited              bool
+	// QueueMax is each queue node's most ready messages in any baseline
+	// replay (message queues only).
+	QueueMax map[string]int
 }
 
 // saw reports whether the evidence shows what pick selects for node name
@@ -110,9 +116,13 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 		c.Scenario.Description = c.Description
 		out = append(out, c)
 	}
+	// A queue's deliveries are not calls: a consumer's callers are the
+	// nodes that call it in line.
 	callers := map[string][]string{}
 	for i := range m.Edges {
-		callers[m.Edges[i].To] = append(callers[m.Edges[i].To], m.Edges[i].From)
+		if e := &m.Edges[i]; !isQueue(m, e.From) {
+			callers[e.To] = append(callers[e.To], e.From)
+		}
 	}
 
 	// Retries at entries (the client of root requests) and on edges.
@@ -123,16 +133,34 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 		}, add)
 		entryLimits(ev, en, add)
 	}
+	// A model with message queues: a delivery edge is the queue's (its
+	// candidates are the queue's own), a publish edge has the publisher's
+	// (see queue.go).
+	var topo *queueTopology
+	if hasQueues(m) {
+		topo = topologyOf(m)
+	}
 	for i := range m.Edges {
 		e := &m.Edges[i]
 		key := e.From + "->" + e.To
 		label := e.From + "→" + e.To
+		if topo != nil && isQueue(m, e.From) {
+			continue
+		}
 		retryCandidates(e.Retry, label, key, func(p map[string]any) *cascade.Scenario {
 			return &cascade.Scenario{Edges: map[string]json.RawMessage{key: raw(p)}}
 		}, add)
+		if topo != nil && isQueue(m, e.To) {
+			publishCandidates(m, topo, e, key, label, add)
+			continue
+		}
 		fanOutCandidates(m, e, key, label, callers[e.To], add)
 		edgeLimits(m, ev, e, key, label, add)
+		k := len(out)
 		edgeRemedies(m, ev, e, key, label, add)
+		if topo != nil && !slices.ContainsFunc(out[k:], func(c Candidate) bool { return c.Kind == KindAsync }) {
+			offPathCandidate(topo, e, key, label, add)
+		}
 	}
 
 	// Per node.
@@ -146,6 +174,10 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 	}
 	sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	for _, n := range nodes {
+		if n.Queue != nil {
+			queueCandidates(m, ev, topo, n, add)
+			continue
+		}
 		if q, why := littleQueue(n, ev, latencyTargetMS); q > 0 && ev.saw(queued, n.Name) {
 			add(Candidate{
 				Name:        "queue=" + fmt.Sprint(q) + " " + n.Name,

@@ -79,6 +79,35 @@
 //     another, which the root-level objectives below do not separate;
 //     their replays show it per node (latency, queue) and in the shed
 //     counts;
+//   - on a model with message queues (nodes with a Queue), the
+//     remediations seed 002 §5.3 names, in the broker's own words
+//     (RabbitMQ's queue arguments, basic.qos; neutral words for other
+//     systems); a queue node gets none of the node candidates above, a
+//     delivery edge none of the edge ones, and a queue no consumer reads
+//     (a dead-letter queue) none at all. Where a consumer failed: a delay
+//     queue instead of requeue ("nack → delay queue (TTL 1000 ms,
+//     dead-letter back to q)"; the TTL is 4× the slowest consumer's
+//     p99, at least 1 s, up to a whole 100 ms), and at most 1 and 0
+//     redeliveries ("x-delivery-limit 3→1"). An unbounded queue whose
+//     ready messages reached it: a cap of 10,000 (seed 002's), lowered
+//     where the queue's broker has a memory watermark to what it holds
+//     with each of its queues full (rounded down to 1, 2 or 5 × 10^k),
+//     with drop-head and with reject-publish; a capped queue that
+//     filled: its cap ×2 and ÷2 and each other overflow policy. Where
+//     messages waited ready: consumers ×2 (and the consumer node's
+//     slots, where they would hold the new consumers back), prefetch
+//     ×2 and prefetch 1; where a consumer fails under load (its overload
+//     curve): consumers ÷2. On each confirmed publish: publish without
+//     waiting for the confirm. A producer publishing to 3 queues or
+//     more: one candidate per queue whose consumers no other node calls,
+//     dropping it ("publish to 4 of 5 queues (drop q-log)") — a product
+//     change, said so, whose flows then count only the remaining tasks.
+//     A synchronous call into a node that also consumes from a queue,
+//     whose failures were not seen to fail the caller: move the task off
+//     the request path (async). Not derived: splitting a queue by
+//     priority (a scenario patch cannot add the new queue node) and the
+//     broker's memory watermark (configuration: raising it moves the
+//     alarm, not the load that sets it off);
 //   - each entry: a rate limit at the capacity knee (the highest swept load
 //     still before it, split by share, with a burst of 100 ms of it rounded
 //     up);
@@ -111,6 +140,17 @@
 // objective averages the five headline metrics' relative changes
 // (success, goodput, p99, amplification, spread — the time-averaged
 // number of infected nodes), each signed so that positive is better.
+//
+// Where the baseline's replays count flows (a model with message queues
+// or async edges: a root request and the work of every message it
+// published), a flow's success, goodput (successful flows per second)
+// and p99 stand for the root request's in the objective and the
+// composite, since an async publish leaves the root blind to what its
+// messages do; the effects add the flow metrics (p50 included), and a
+// change that costs flow success names the queue that lost the messages
+// and how (overflow drops, a memory alarm that blocks or refuses
+// publishers, a broker restart, more dead letters or redeliveries).
+// Models whose replays count no flows are scored as before.
 //
 // # The data a ranking rests on
 //

@@ -127,11 +127,12 @@ func fieldsOf(s *cascade.Scenario) []string {
 }
 
 // leafFields names the fields a patch sets: nested objects down to the
-// retry policy's parts (retry.max_attempts, retry.backoff), whole
-// objects elsewhere.
+// retry policy's and a message queue's parts (retry.max_attempts,
+// retry.backoff, queue.max_length), whole objects elsewhere, so that a
+// delay queue and a cap on one queue are compatible.
 func leafFields(v any, prefix string) []string {
 	m, ok := v.(map[string]any)
-	if !ok || (prefix != "" && prefix != "retry.") {
+	if !ok || (prefix != "" && prefix != "retry." && prefix != "queue.") {
 		return []string{strings.TrimSuffix(prefix, ".")}
 	}
 	keys := make([]string, 0, len(m))
@@ -141,9 +142,9 @@ func leafFields(v any, prefix string) []string {
 	sort.Strings(keys)
 	var out []string
 	for _, k := range keys {
-		if k == "retry" && prefix == "" {
+		if (k == "retry" || k == "queue") && prefix == "" {
 			if _, ok := m[k].(map[string]any); ok {
-				out = append(out, leafFields(m[k], "retry.")...)
+				out = append(out, leafFields(m[k], k+".")...)
 				continue
 			}
 		}

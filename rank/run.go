@@ -52,7 +52,16 @@ type Report struct {
 	// move the objective by more than this, beyond its interval excluding
 	// zero, to be a win or worse.
 	NoiseFloor float64 `json:"noise_floor"`
+	// Flows reports that the baseline's replays count flows (the model
+	// has message queues or async edges): the objective then reads a
+	// flow's success, goodput and p99 in place of the root request's
+	// (ObjectiveMetric), and the effects add the flow metrics.
+	Flows bool `json:"flows,omitempty"`
 }
+
+// ObjectiveMetric returns the metric the report's objective read (as
+// named in the effects), "" for the composite.
+func (r *Report) ObjectiveMetric() string { return r.Objective.ScoredMetric(r.Flows) }
 
 // Regime is one traffic the candidates run under.
 type Regime struct {
@@ -141,6 +150,7 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 		TickNote:   tickNote,
 		Regimes:    regimes,
 		Basis:      BasisOf(m),
+		Flows:      flowsIn(bres),
 	}
 	for r := range regimes {
 		s := replay.Summarize(bres[r])
@@ -250,19 +260,26 @@ func score(m *cascade.Model, o Objective, floor float64, regimes []Regime, c Can
 	return row
 }
 
-// rankRows returns the order of rows: wins by gain (highest first), then
-// not enough data, no measurable effect, worse and failed; ties keep the
-// candidates' order. It numbers the wins.
+// rankRows returns the order of rows: wins by gain (highest first), the
+// wins that are product changes after the others, then not enough data,
+// no measurable effect, worse and failed; ties keep the candidates'
+// order. It numbers the wins.
 func rankRows(rows []Row) []int {
-	class := map[Verdict]int{Win: 0, NotEnoughData: 1, NoEffect: 2, Worse: 3, Failed: 4}
+	class := map[Verdict]int{Win: 0, NotEnoughData: 2, NoEffect: 3, Worse: 4, Failed: 5}
+	classOf := func(r *Row) int {
+		if r.Verdict == Win && productChange(&r.Candidate) {
+			return 1
+		}
+		return class[r.Verdict]
+	}
 	order := make([]int, len(rows))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool {
 		ra, rb := &rows[order[a]], &rows[order[b]]
-		if class[ra.Verdict] != class[rb.Verdict] {
-			return class[ra.Verdict] < class[rb.Verdict]
+		if ca, cb := classOf(ra), classOf(rb); ca != cb {
+			return ca < cb
 		}
 		return ra.Gain > rb.Gain
 	})
@@ -350,6 +367,7 @@ func evidence(m *cascade.Model, bres [][]*replay.Result, curve *CapacityCurve, l
 		Queued: map[string]bool{}, Failing: map[string]bool{}, Zombies: map[string]bool{},
 		Utilisation: map[string]float64{}, RatePerSec: map[string]float64{}, P99MS: map[string]float64{},
 		LatencyMS: map[string]float64{}, QueueFull: map[string]bool{}, BreakerOpened: map[string]bool{},
+		QueueMax: map[string]int{},
 	}
 	for r, rs := range bres {
 		for _, res := range rs {
@@ -359,6 +377,9 @@ func evidence(m *cascade.Model, bres [][]*replay.Result, curve *CapacityCurve, l
 				n := &res.Nodes[i]
 				ev.Queued[n.Name] = ev.Queued[n.Name] || n.QueueMax > 0
 				ev.Failing[n.Name] = ev.Failing[n.Name] || n.Failures > 0
+				if n.Queue != nil {
+					ev.QueueMax[n.Name] = max(ev.QueueMax[n.Name], n.QueueMax)
+				}
 				if r == 0 {
 					ev.Utilisation[n.Name] += n.Utilisation / k
 					ev.RatePerSec[n.Name] += float64(n.Calls) / (res.DurationMS / 1000) / k
@@ -397,3 +418,9 @@ func evidence(m *cascade.Model, bres [][]*replay.Result, curve *CapacityCurve, l
 	}
 	return ev
 }
+
+// productChange reports whether a candidate changes what the system does
+// rather than how (a task no longer run): such a change can win only by
+// doing less, so it ranks after every other win and joins no best set;
+// it is listed for the reader to weigh.
+func productChange(c *Candidate) bool { return c.Kind == KindFanOutCut }

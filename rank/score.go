@@ -19,19 +19,87 @@ const (
 	MetricSpread        = "spread"
 	MetricRejected      = "rejected_share"
 	MetricZombie        = "zombie_share"
+	// The flow metrics, for a model with message queues or async edges
+	// whose replays count flows (a root request and all the work its
+	// messages set off): the share of flows that succeeded, successful
+	// flows per second, and the flows' completion quantiles.
+	MetricFlowSuccess = "flow_success_rate"
+	MetricFlowGoodput = "flow_goodput_per_sec"
+	MetricFlowP50     = "flow_p50_ms"
+	MetricFlowP99     = "flow_p99_ms"
 )
 
 // reported lists the metrics of each row's effects, in order.
 var reported = []string{MetricSuccess, MetricGoodput, MetricP50, MetricP99, MetricAmplification,
 	MetricSpread, MetricRejected, MetricZombie}
 
+// reportedFlows is reported, with the flow metrics, where flows exist.
+var reportedFlows = append(append([]string(nil), reported...), MetricFlowSuccess, MetricFlowGoodput, MetricFlowP50, MetricFlowP99)
+
 // composite lists the metrics the composite objective averages.
 var composite = []string{MetricSuccess, MetricGoodput, MetricP99, MetricAmplification, MetricSpread}
+
+// compositeFlows is the composite where flows exist: a flow's success,
+// goodput and completion stand for the root request's, which an async
+// publish leaves blind to what its messages do.
+var compositeFlows = []string{MetricFlowSuccess, MetricFlowGoodput, MetricFlowP99, MetricAmplification, MetricSpread}
+
+// flowsIn reports whether the baseline's replays count flows: the model
+// has message queues or async edges, and its replays say what became of
+// the messages. Only then do the flow metrics score a candidate; a model
+// without them is scored as before, byte for byte.
+func flowsIn(base [][]*replay.Result) bool {
+	for _, rs := range base {
+		for _, r := range rs {
+			if r.Flows > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reportedOf and compositeOf are the reported and composite metrics.
+func reportedOf(flows bool) []string {
+	if flows {
+		return reportedFlows
+	}
+	return reported
+}
+
+func compositeOf(flows bool) []string {
+	if flows {
+		return compositeFlows
+	}
+	return composite
+}
+
+// ScoredMetric returns the metric a single-metric objective reads for a
+// model whose replays count flows (flows true) or not: a flow's success,
+// goodput and p99 in place of the root request's; "" for the composite.
+func (o Objective) ScoredMetric(flows bool) string { return objectiveMetricOf(o, flows) }
+
+func objectiveMetricOf(o Objective, flows bool) string {
+	m := objectiveMetric(o)
+	if !flows {
+		return m
+	}
+	switch m {
+	case MetricSuccess:
+		return MetricFlowSuccess
+	case MetricGoodput:
+		return MetricFlowGoodput
+	case MetricP99:
+		return MetricFlowP99
+	}
+	return m
+}
 
 // compositeFloor keeps the composite's relative changes finite when a
 // baseline metric is near zero.
 var compositeFloor = map[string]float64{
 	MetricSuccess: 0.01, MetricGoodput: 0.01, MetricP99: 1, MetricAmplification: 0.01, MetricSpread: 0.1,
+	MetricFlowSuccess: 0.01, MetricFlowGoodput: 0.01, MetricFlowP99: 1,
 }
 
 // value reads metric m of one replay. Spread is the time-averaged number
@@ -62,12 +130,25 @@ func value(r *replay.Result, m string) float64 {
 		return r.RejectedShare
 	case MetricZombie:
 		return r.ZombieShare
+	case MetricFlowSuccess:
+		return r.FlowSuccessRate
+	case MetricFlowGoodput:
+		if r.DurationMS <= 0 {
+			return 0
+		}
+		return float64(r.Flows) * r.FlowSuccessRate / (r.DurationMS / 1000)
+	case MetricFlowP50:
+		return r.FlowP50MS
+	case MetricFlowP99:
+		return r.FlowP99MS
 	}
 	panic("rank: unknown metric " + m)
 }
 
 // higherBetter reports whether a larger value of metric m is better.
-func higherBetter(m string) bool { return m == MetricSuccess || m == MetricGoodput }
+func higherBetter(m string) bool {
+	return m == MetricSuccess || m == MetricGoodput || m == MetricFlowSuccess || m == MetricFlowGoodput
+}
 
 // Metric returns the metric a single-metric objective reads (as named in
 // the outcome's JSON, or "spread"); "" for the composite.
@@ -163,8 +244,9 @@ const (
 // baseline's, metric by metric.
 func effects(regimes []Regime, base, cand [][]*replay.Result) []Effect {
 	var out []Effect
+	metrics := reportedOf(flowsIn(base))
 	for r := range regimes {
-		for _, m := range reported {
+		for _, m := range metrics {
 			d := make([]float64, len(base[r]))
 			var b, c float64
 			for i := range base[r] {
@@ -184,11 +266,13 @@ func effects(regimes []Regime, base, cand [][]*replay.Result) []Effect {
 // baseline on the objective, averaged over the regimes. For a single
 // metric it is in the metric's units (candidate − baseline); for the
 // composite it is the mean relative change over its five metrics, each
-// signed so that positive is better.
+// signed so that positive is better. Where the baseline counts flows, a
+// flow's success, goodput and p99 stand for the root request's.
 func objectiveDiffs(o Objective, base, cand [][]*replay.Result) []float64 {
 	k := len(base[0])
 	d := make([]float64, k)
-	if m := objectiveMetric(o); m != "" {
+	flows := flowsIn(base)
+	if m := objectiveMetricOf(o, flows); m != "" {
 		for r := range base {
 			for i := 0; i < k; i++ {
 				d[i] += (value(cand[r][i], m) - value(base[r][i], m)) / float64(len(base))
@@ -196,9 +280,10 @@ func objectiveDiffs(o Objective, base, cand [][]*replay.Result) []float64 {
 		}
 		return d
 	}
-	n := float64(len(base) * len(composite))
+	comp := compositeOf(flows)
+	n := float64(len(base) * len(comp))
 	for r := range base {
-		for _, m := range composite {
+		for _, m := range comp {
 			sign, scale := compositeTerm(base[r], m)
 			for i := 0; i < k; i++ {
 				d[i] += sign * (value(cand[r][i], m) - value(base[r][i], m)) / scale / n
@@ -262,16 +347,18 @@ func baselineSpread(o Objective, base [][]*replay.Result) float64 {
 		return 0
 	}
 	level := make([]float64, k)
-	if m := objectiveMetric(o); m != "" {
+	flows := flowsIn(base)
+	if m := objectiveMetricOf(o, flows); m != "" {
 		for r := range base {
 			for i := 0; i < k; i++ {
 				level[i] += value(base[r][i], m) / float64(len(base))
 			}
 		}
 	} else {
-		n := float64(len(base) * len(composite))
+		comp := compositeOf(flows)
+		n := float64(len(base) * len(comp))
 		for r := range base {
-			for _, m := range composite {
+			for _, m := range comp {
 				sign, scale := compositeTerm(base[r], m)
 				for i := 0; i < k; i++ {
 					level[i] += sign * value(base[r][i], m) / scale / n

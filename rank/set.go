@@ -45,7 +45,7 @@ func bestSet(ctx context.Context, rn *runner, base *cascade.Model, cfg Config, f
 	bres [][]*replay.Result, rows []Row, runs [][][]*replay.Result) (*Set, error) {
 	var wins []int
 	for i := range rows {
-		if rows[i].Verdict == Win {
+		if rows[i].Verdict == Win && !productChange(&rows[i].Candidate) {
 			wins = append(wins, i)
 		}
 	}

@@ -26,6 +26,11 @@ type Cost struct {
 	// Failures says where the success it costs was lost, when it costs
 	// success: the node whose own failures rose and why.
 	Failures *FailureRise `json:"failures,omitempty"`
+	// FlowSuccessDrop is the largest mean fall of the flows' success
+	// rate, when its interval excludes zero (models whose replays count
+	// flows); Queue says which queue lost the messages and how.
+	FlowSuccessDrop float64    `json:"flow_success_drop,omitempty"`
+	Queue           *QueueLoss `json:"queue,omitempty"`
 	// Text says it in words ("sheds 3.1% of calls; +12 ms p50"), or
 	// "none".
 	Text string `json:"text"`
@@ -98,6 +103,9 @@ func costOf(m *cascade.Model, regimes []Regime, effs []Effect, base, cand [][]*r
 			// grew with the calls, not with a node's trouble.
 			s += fmt.Sprintf(" (no node fails a larger share of its calls: %s still fails %s of them, and %s)", f.Node, pct(f.Candidate), f.Mechanism)
 		}
+		parts = append(parts, s)
+	}
+	if s := flowCost(m, regimes, effs, base, cand, &c); s != "" {
 		parts = append(parts, s)
 	}
 	if c.ExtraP50MS >= 0.5 {
@@ -379,4 +387,154 @@ func pct(x float64) string {
 		return fmt.Sprintf("%.1f%%", 100*x)
 	}
 	return fmt.Sprintf("%.0f%%", 100*x)
+}
+
+// QueueLoss is the queue where a candidate that costs flow success loses
+// its messages, in the traffic where flow success falls most.
+type QueueLoss struct {
+	// Queue is the queue node.
+	Queue string `json:"queue"`
+	// Mechanism says how ("overflow drops its oldest messages (drop-head):
+	// 0 → 0.12 per root request").
+	Mechanism string `json:"mechanism"`
+	// Regime is the traffic.
+	Regime string `json:"regime"`
+}
+
+// flowCost fills c's FlowSuccessDrop and Queue from the flow success
+// effects, and says it in words; "" when flow success does not fall.
+func flowCost(m *cascade.Model, regimes []Regime, effs []Effect, base, cand [][]*replay.Result, c *Cost) string {
+	worst, wr := 0.0, -1
+	for _, e := range effs {
+		if e.Metric == MetricFlowSuccess && e.Delta.High < 0 && e.Delta.Mean < worst {
+			worst = e.Delta.Mean
+			wr = slices.IndexFunc(regimes, func(r Regime) bool { return r.Name == e.Regime })
+		}
+	}
+	if wr < 0 {
+		return ""
+	}
+	c.FlowSuccessDrop = -worst
+	s := fmt.Sprintf("flow success −%.1f pp", 100*c.FlowSuccessDrop)
+	if wr < len(base) && wr < len(cand) {
+		if c.Queue = queueLoss(m, base[wr], cand[wr]); c.Queue != nil {
+			c.Queue.Regime = regimes[wr].Name
+			s += " (" + c.Queue.Queue + ": " + c.Queue.Mechanism + ")"
+		}
+	}
+	return s
+}
+
+// queueTotals are a queue's message counts per root request, and its
+// broker's alarm time and restarts per run, means over seeds.
+type queueTotals struct {
+	dropped, rejected, dead, redelivered, blockedMS float64
+	alarmMS, restarts, lost                         float64
+}
+
+func queueMeans(m *cascade.Model, rs []*replay.Result) map[string]queueTotals {
+	out := map[string]queueTotals{}
+	k := float64(len(rs))
+	for _, r := range rs {
+		roots := math.Max(1, float64(r.Roots))
+		brokers := map[string]cascade.BrokerOutcome{}
+		for _, b := range r.Brokers {
+			brokers[b.Name] = b
+		}
+		for i := range r.Nodes {
+			q := r.Nodes[i].Queue
+			if q == nil {
+				continue
+			}
+			t := out[r.Nodes[i].Name]
+			t.dropped += float64(q.Dropped) / roots / k
+			t.rejected += float64(q.Rejected) / roots / k
+			t.dead += float64(q.DeadLettered) / roots / k
+			t.redelivered += float64(q.Redelivered) / roots / k
+			t.blockedMS += q.BlockedMS / roots / k
+			if n := m.Node(r.Nodes[i].Name); n != nil && n.Queue != nil {
+				if b, ok := brokers[n.Queue.Broker]; ok {
+					t.alarmMS += b.AlarmMS / k
+					t.restarts += float64(b.Restarts) / k
+					t.lost += float64(b.Lost) / roots / k
+				}
+			}
+			out[r.Nodes[i].Name] = t
+		}
+	}
+	return out
+}
+
+// queueLoss finds the queue whose messages a candidate loses: the one
+// whose lost messages per root request (dropped, refused, dead-lettered,
+// lost in a restart) rose most, or, where none lost more, whose
+// redeliveries or blocked publishers rose most; and names the mechanism:
+// overflow drops, a memory alarm that blocks publishers or a broker that
+// restarts, refused publishes, more redeliveries. Nil when no queue
+// changed for the worse.
+func queueLoss(m *cascade.Model, base, cand []*replay.Result) *QueueLoss {
+	bq, cq := queueMeans(m, base), queueMeans(m, cand)
+	names := make([]string, 0, len(cq))
+	for n := range cq {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	lost := func(t queueTotals) float64 { return t.dropped + t.rejected + t.dead + t.lost }
+	top, rise := "", 0.0
+	for _, n := range names {
+		if d := lost(cq[n]) - lost(bq[n]); d > rise {
+			top, rise = n, d
+		}
+	}
+	if top == "" {
+		// Nothing lost more: more redeliveries or longer blocks.
+		for _, n := range names {
+			b, c := bq[n], cq[n]
+			if d := (c.redelivered - b.redelivered) + (c.blockedMS-b.blockedMS)/1000; d > rise {
+				top, rise = n, d
+			}
+		}
+	}
+	if top == "" {
+		return nil
+	}
+	n := m.Node(top)
+	if n == nil || n.Queue == nil {
+		return nil
+	}
+	b, c, q := bq[top], cq[top], n.Queue
+	per := func(what string, x, y float64) string {
+		return fmt.Sprintf("%s %s → %s per root request", what, num(round3(x)), num(round3(y)))
+	}
+	broker := q.Broker
+	type cause struct {
+		d    float64
+		text string
+	}
+	causes := []cause{
+		{c.lost - b.lost, fmt.Sprintf("broker %s restarts past its memory watermark and loses what it holds (%s; restarts %s → %s a run)",
+			broker, per("messages lost", b.lost, c.lost), num(round3(b.restarts)), num(round3(c.restarts)))},
+		{c.dropped - b.dropped, fmt.Sprintf("the full queue drops its oldest messages (overflow %s; %s)", overflowOf(q), per("dropped", b.dropped, c.dropped))},
+		{c.dead - b.dead, fmt.Sprintf("more messages run out of deliveries and are dead-lettered (%s)", per("dead-lettered", b.dead, c.dead))},
+		{c.redelivered - b.redelivered, fmt.Sprintf("more redeliveries (%s)", per("redelivered", b.redelivered, c.redelivered))},
+	}
+	rejected := fmt.Sprintf("the full queue refuses publishes (overflow reject-publish; %s)", per("refused", b.rejected, c.rejected))
+	if c.alarmMS > b.alarmMS && broker != "" {
+		rejected = fmt.Sprintf("broker %s's memory alarm refuses and blocks publishers (alarm on %s → %s a run; %s)",
+			broker, ms(round3(b.alarmMS)), ms(round3(c.alarmMS)), per("refused", b.rejected, c.rejected))
+	}
+	causes = append(causes, cause{c.rejected - b.rejected, rejected})
+	blocked := fmt.Sprintf("publishers into it wait longer (blocked %s → %s per root request)", ms(round3(b.blockedMS)), ms(round3(c.blockedMS)))
+	if c.alarmMS > b.alarmMS && broker != "" {
+		blocked = fmt.Sprintf("broker %s's memory alarm blocks publishers (alarm on %s → %s a run; blocked %s → %s per root request)",
+			broker, ms(round3(b.alarmMS)), ms(round3(c.alarmMS)), ms(round3(b.blockedMS)), ms(round3(c.blockedMS)))
+	}
+	causes = append(causes, cause{(c.blockedMS - b.blockedMS) / 1000, blocked})
+	best := causes[0]
+	for _, x := range causes[1:] {
+		if x.d > best.d {
+			best = x
+		}
+	}
+	return &QueueLoss{Queue: top, Mechanism: best.text}
 }

@@ -14,7 +14,7 @@
 //
 // Randomness comes from PCG streams derived from Config.Seed, one per
 // purpose (arrivals, service, failure, network, fan-out, retry, load
-// balancing, availability) and per node, edge or entry. A change to one
+// balancing, availability, a queue's choice of out-edge) and per node, edge or entry. A change to one
 // mechanism leaves the draws of the others alone, so scenarios compared
 // under one seed see common random numbers. Same model, configuration
 // and seed give the same Result, byte for byte once encoded.
@@ -84,6 +84,55 @@
 // random: alternating up and down periods, exponential, with down periods
 // of mean MeanDownMS and Up the fraction of time up) fails its calls at
 // once.
+//
+// # Message queues
+//
+// A node with a Queue is a broker's queue. A call into it is a publish:
+// the broker accepts it (the message joins the FIFO of ready messages),
+// refuses it (a nack: reject-publish overflow, a broker restarting or in
+// a restart alarm), or holds the publisher (block overflow on a full
+// queue, or the broker's memory alarm) until it can accept. Drop-head
+// overflow drops the oldest ready message to make room. A confirmed
+// publish (a synchronous edge) ends at the confirm, not at consumption,
+// and a refused one is a failed call that the edge's Retry may repeat
+// (the edge's timeout applies to a held publisher; a publish takes no
+// network delay); an async publish ends its flow's piece with it.
+// Publishes and deliveries are calls, and count in Amplification.
+//
+// Each of Queue.Consumers consumers holds at most Prefetch unacked
+// messages (0: all it is given) and works them one at a time; the broker
+// hands ready messages to consumers with room in turn. Working a message
+// is a call from the queue node along one of its out-edges (chosen by
+// FanOut means as weights, from a stream of its own): the consumer node's
+// slots, service time, overload, children, timeouts and the edge's retry
+// apply as to any call. Its success acks the message; its failure nacks
+// it: requeue puts it back at the head of the ready messages (a tick
+// later, so a delivery that fails at once cannot spin), delay at the tail
+// after DelayMS, none dead-letters it, and so does any failure of its
+// MaxDeliveries-th delivery. A dead-lettered or dropped message goes to
+// the DeadLetter queue node as a new message outside any flow, or is
+// dropped when there is none or it is not a queue. A queue node with no
+// out-edge keeps its messages. Its QueueMax and QueueMean (and the
+// series' QueueDepth) are its ready messages; NodeOutcome.Queue counts
+// publishes (accepted and refused), deliveries, acks, redeliveries,
+// dead letters, drops, refusals, the most unacked messages, and the time
+// publishers spent held (by those that gave up: until their deadline).
+//
+// A broker holds BaseBytes plus MessageBytes for every ready, unacked or
+// delayed message of its queues. When that reaches MemoryWatermarkBytes
+// the alarm goes off: block holds every publish into its queues until
+// memory falls below the watermark; restart loses every message held
+// (BrokerOutcome.Lost; their flows fail), refuses the held publishers
+// and every publish for RestartMS, then starts empty.
+//
+// A flow is a root request and the work it sets off through async edges
+// and queues: the root, every async call and every message published
+// count as pending pieces, and the flow ends with its last. It succeeds
+// when the root succeeded, no async call failed for good, no publish was
+// refused for good and every message was acked (none dropped,
+// dead-lettered or lost). Flows are counted only in models with an async
+// edge or a queue; FlowP50MS… are from the root's first attempt to the
+// flow's end, over successful flows that ended within the replay.
 //
 // # Arrivals
 //

@@ -58,6 +58,17 @@ type Engine struct {
 
 	m metrics
 
+	// Message queues and brokers (engine_broker.go): the queue nodes,
+	// their consumers, the brokers, the messages held, and the flows of
+	// root requests, which are kept (flowOn) when the model has an async
+	// edge or a queue.
+	mqs     []mqueue
+	cons    []consumer
+	brokers []broker
+	msgs    slab[msg]
+	flows   slab[flow]
+	flowOn  bool
+
 	check   func(event) // tests: called after every event
 	checked event       // the event check is called with
 	maxJobs int32       // maxJobs, lowered by tests
@@ -117,6 +128,7 @@ type node struct {
 	lbR      stream
 	over     cascade.Overload
 	brk      breaker
+	mq       int32 // index in Engine.mqs of a queue node, else -1
 }
 
 // Load balancers.
@@ -234,10 +246,13 @@ type route struct {
 	// into a node that calls nobody: such a call is answered exactly when
 	// its work ends. done is the event that ends a lean attempt's work:
 	// evLeafDone into a leaf, else evJobDone.
-	lean    bool
-	leaf    bool
-	done    uint8
-	netOn   bool
+	lean  bool
+	leaf  bool
+	done  uint8
+	netOn bool
+	// pub: the callee is a queue node, and a call is a publish
+	// (Engine.publish, from turnedAway: pub routes are guarded).
+	pub     bool
 	timeout int64 // ticks; 0 none
 	prop    float64
 	net     sampler
@@ -352,6 +367,11 @@ type link struct {
 	prev      int32
 	next      int32
 	depth     int32 // depth of its jobs when it has no parent (async calls)
+	// flow is the flow of the link's request (-1 none, or when flows
+	// are not kept). A job's flow is its record's own.flow: the record's
+	// link when that is live (then the job is one of its attempts), else
+	// set when the job takes the record.
+	flow int32
 
 	rt      *route // &routes[route]
 	pj      *job   // the calling job's record (valid while parentGen matches), or nil
@@ -598,13 +618,15 @@ func (e *Engine) build() error {
 		r.prop = 1
 	}
 	e.entryCum[len(e.entryCum)-1] = 1
+	e.buildBrokers(index)
 	for i := range e.routes {
 		r := &e.routes[i]
 		r.callee = &e.nodes[r.to]
+		r.pub = r.callee.mq >= 0
 		if r.edge >= 0 {
 			r.ed = &e.edges[r.edge]
 		}
-		r.guarded = e.nodes[r.to].brkOn ||
+		r.guarded = r.pub || e.nodes[r.to].brkOn ||
 			(r.edge >= 0 && e.edges[r.edge].availOn) || (r.entry >= 0 && e.entries[r.entry].rlOn)
 		// A call fails when it is turned away, or (below) its callee
 		// fails it; it is abandoned only when its caller times out.
@@ -749,4 +771,5 @@ func (e *Engine) reset(seed uint64) {
 		}
 	}
 	e.m.reset(e)
+	e.resetBrokers(seed)
 }

@@ -121,6 +121,11 @@ func (e *Engine) attemptFailed(l int32, lk *link) {
 		e.q.push(e.now+e.ticks(d), evRetry, l, lk.seq)
 		return
 	}
+	if r.pub && lk.parent >= 0 {
+		// A confirmed publish refused for good: its message is lost to
+		// the flow. (An async publish fails its flow as it ends.)
+		e.flowFail(lk.flow)
+	}
 	e.linkDone(l, lk, false)
 }
 
@@ -133,6 +138,9 @@ func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 		if lk.low {
 			e.m.lowDone(ok)
 		}
+		if e.flowOn {
+			e.flowWork(lk.flow, ok)
+		}
 		u := lk.user
 		e.freeLink(l, lk)
 		if u >= 0 {
@@ -141,17 +149,18 @@ func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 		return
 	}
 	p, pgen, is, jb := lk.parent, lk.parentGen, lk.issue, lk.pj
+	if p < 0 {
+		e.asyncDone(l, lk, ok)
+		return
+	}
 	// freeLink(l, lk), by hand.
-	if p >= 0 && e.kids {
+	if e.kids {
 		e.unlinkKid(lk)
 	}
 	lk.live = false
 	lk.seq++
 	if lk.home.state == jsFree {
 		e.jobs.release(l)
-	}
-	if p < 0 {
-		return
 	}
 	if jb.gen != pgen || jb.state != jsWaiting {
 		return

@@ -115,6 +115,10 @@ func (e *Engine) loop() {
 			if jb := e.jobs.at(id); jb.gen == gen && jb.state == jsRunning {
 				e.finishLeaf(id, jb)
 			}
+		case evMsgBack:
+			e.onMsgBack(id, gen)
+		case evBroker:
+			e.onBroker(id, gen)
 		}
 		if e.check != nil {
 			e.check(e.checked)
@@ -132,6 +136,9 @@ func (e *Engine) loop() {
 func (e *Engine) newRoot(en int32, u int32) {
 	e.m.rootOffered(e)
 	l, lk := e.newLink(int32(len(e.edges))+en, -1, 0, nil, -1, u)
+	if e.flowOn {
+		lk.flow = e.newFlow()
+	}
 	if ent := &e.entries[en]; ent.low > 0 && (ent.low >= 1 || ent.lowR.Float64() < ent.low) {
 		lk.low = true
 		e.m.lowRoots++
@@ -157,6 +164,13 @@ func (e *Engine) newLink(r, p int32, pgen uint32, jb *job, is int32, u int32) (i
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = jb
 	lk.low = jb != nil && jb.low
+	if e.flowOn {
+		// Read only when flows are kept (linkDone, asyncDone, accept).
+		lk.flow = -1
+		if jb != nil {
+			lk.flow = jb.own.flow
+		}
+	}
 	if p >= 0 && e.kids {
 		e.linkKid(l, lk, jb)
 	}
@@ -192,6 +206,9 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = pj
 	lk.low = pj.low
+	if e.flowOn {
+		lk.flow = pj.own.flow
+	}
 	if e.kids {
 		e.linkKid(l, lk, pj)
 	}
@@ -331,6 +348,9 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	e.njobs++
 	jb.own.live = false // a record left by an earlier run may say otherwise
 	jb.own.parent, jb.own.parentGen, jb.own.pj, jb.own.issue = p, pgen, pj, is
+	if e.flowOn {
+		jb.own.flow = pj.own.flow
+	}
 	jb.rt, jb.nd, jb.rep = r, n, rep
 	jb.state = jsRunning
 	jb.arrive, jb.start = e.now, e.now
@@ -400,6 +420,9 @@ func (e *Engine) callQueued(ri int32, r *route, p int32, pgen uint32, pj *job, i
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = pj
 	lk.low = pj.low
+	if e.flowOn {
+		lk.flow = pj.own.flow
+	}
 	j := l
 	e.njobs++
 	n := r.callee
@@ -477,6 +500,7 @@ func (e *Engine) send(l int32, lk *link) {
 		j = e.jobs.alloc()
 		jb = e.jobs.at(j)
 		jb.own.live = false
+		jb.own.flow = lk.flow
 	}
 	e.njobs++
 	gen := jb.gen
@@ -528,6 +552,11 @@ func (e *Engine) turnedAway(l int32, r *route, seq uint32) bool {
 		e.q.push(e.now, evRespFail, l, seq)
 		return true
 	}
+	if r.pub {
+		// Not turned away: taken by the queue, which answers it.
+		e.publish(l, r, seq)
+		return true
+	}
 	return false
 }
 
@@ -566,6 +595,9 @@ func (e *Engine) runStages(j int32, jb *job) {
 				for k := int32(0); k < c; k++ {
 					l, lk := e.newLink(ei, -1, 0, nil, -1, -1)
 					lk.depth, lk.low = jb.depth+1, jb.low
+					if e.flowOn {
+						lk.flow = e.flowGain(jb.own.flow)
+					}
 					e.send(l, lk)
 				}
 				continue

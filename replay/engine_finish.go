@@ -72,7 +72,11 @@ func (e *Engine) finish(j int32, jb *job) {
 	}
 	// linkDone(l, lk, true), by hand, for a call between nodes.
 	p, pgen, is, pj := lk.parent, lk.parentGen, lk.issue, lk.pj
-	if p >= 0 && e.kids {
+	if p < 0 {
+		e.asyncDone(l, lk, true)
+		return
+	}
+	if e.kids {
 		e.unlinkKid(lk)
 	}
 	lk.live = false
@@ -80,7 +84,7 @@ func (e *Engine) finish(j int32, jb *job) {
 	if lk.home.state == jsFree {
 		e.jobs.release(l)
 	}
-	if p < 0 || pj.gen != pgen || pj.state != jsWaiting {
+	if pj.gen != pgen || pj.state != jsWaiting {
 		return
 	}
 	pj.pending--

@@ -44,6 +44,10 @@ type metrics struct {
 	aborted           bool
 	slotTicks         int64
 	zombieTicks       int64
+	// flows counts the flows that ended, flowsOK the successful ones,
+	// and flowLat their completion times, in ticks.
+	flows, flowsOK int64
+	flowLat        hist
 
 	latency hist
 	offered []int64
@@ -79,6 +83,7 @@ func (m *metrics) init(e *Engine) {
 	m.succW = make([]int64, m.nWin+1)
 	m.failW = make([]int64, m.nWin+1)
 	m.latency.spare = &e.octs
+	m.flowLat.spare = &e.octs
 	for i := range e.nodes {
 		nm := &e.nodes[i].nm
 		nm.latency.spare = &e.octs
@@ -90,10 +95,11 @@ func (m *metrics) init(e *Engine) {
 }
 
 func (m *metrics) reset(e *Engine) {
-	lat, off, sw, fw := m.latency, m.offered, m.succW, m.failW
+	lat, fl, off, sw, fw := m.latency, m.flowLat, m.offered, m.succW, m.failW
 	win, nWin := m.win, m.nWin
-	*m = metrics{win: win, nWin: nWin, latency: lat, offered: off, succW: sw, failW: fw, wEnd: win}
+	*m = metrics{win: win, nWin: nWin, latency: lat, flowLat: fl, offered: off, succW: sw, failW: fw, wEnd: win}
 	m.latency.reset()
+	m.flowLat.reset()
 	clear(m.offered)
 	clear(m.succW)
 	clear(m.failW)
@@ -295,6 +301,7 @@ func (e *Engine) result() *Result {
 		res.NodeCounts = append(res.NodeCounts, nc)
 	}
 	roundOutcome(o)
+	e.brokerResults(o)
 	return res
 }
 

@@ -40,6 +40,8 @@ const (
 	evRetry                  // a backoff is over: send the next attempt
 	evLeafDone               // a lean leaf attempt's work is over (Engine.call)
 	evStop                   // end of the replay
+	evMsgBack                // a redelivered message is back (Engine.onMsgBack)
+	evBroker                 // a broker's restart, end of restart or alarm's end (Engine.onBroker)
 )
 
 // event is a scheduled event as pop returns it.

@@ -20,6 +20,7 @@ const (
 	streamBalance
 	streamAvailability
 	streamPriority
+	streamQueue
 )
 
 // splitmix64 is the SplitMix64 finaliser, used to derive stream seeds.

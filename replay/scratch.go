@@ -60,6 +60,7 @@ func (e *Engine) give() {
 	}
 	e.scr = nil
 	e.m.latency.detach(&e.octs)
+	e.m.flowLat.detach(&e.octs)
 	for i := range e.nodes {
 		e.nodes[i].nm.latency.detach(&e.octs)
 	}

@@ -86,6 +86,12 @@ func ingestTable(tw tableWriter, s *ingest.Summary) error {
 	if s.DispatchErrorSpans > 0 {
 		p("  of which by error dispatch (no status recorded)\t%d", s.DispatchErrorSpans)
 	}
+	if s.MessagingSpans > 0 {
+		p("messaging spans (publish, receive, process, ...)\t%d", s.MessagingSpans)
+	}
+	if s.LinkedSpans > 0 {
+		p("spans linked to other spans\t%d", s.LinkedSpans)
+	}
 	p("span time range\t%s .. %s", stamp(s.SpanRange.Start), stamp(s.SpanRange.End))
 	p("duplicate spans dropped\t%d", s.DuplicateSpans)
 	if s.SharedServerSpans > 0 {

@@ -84,13 +84,22 @@ func basisText(b *rank.Basis) string {
 	return b.String()
 }
 
-func objectiveTitle(o rank.Objective) string {
+func objectiveTitle(rep *rank.Report) string {
+	o := rep.Objective
 	dir := "higher is better"
 	if !o.HigherIsBetter() {
 		dir = "lower is better"
 	}
+	if o == rank.ObjectiveComposite && rep.Flows {
+		return "composite (mean relative change of flow success, flow goodput, flow p99, amplification and spread; higher is better)"
+	}
 	if o == rank.ObjectiveComposite {
 		return "composite (mean relative change of success, goodput, p99, amplification and spread; higher is better)"
+	}
+	if m := rep.ObjectiveMetric(); rep.Flows && m != o.Metric() {
+		// A flow is the root request and every message it set off: an
+		// async publish leaves the root's own figures blind to them.
+		return fmt.Sprintf("%s (%s; read on flows as %s: a root request and the work of every message it published)", o, dir, m)
 	}
 	return fmt.Sprintf("%s (%s)", o, dir)
 }
@@ -104,8 +113,8 @@ func seedRange(s []uint64) string {
 
 // regimeDelta is a row's objective difference under one regime (single
 // metric objectives only).
-func regimeDelta(o rank.Objective, r *rank.Row, regime string) string {
-	m := o.Metric()
+func regimeDelta(rep *rank.Report, r *rank.Row, regime string) string {
+	o, m := rep.Objective, rep.ObjectiveMetric()
 	if m == "" || r.Verdict == rank.Failed {
 		return "-"
 	}
@@ -170,7 +179,7 @@ func rankTableRows(w io.Writer, d *RankDocument) error {
 	if b := rep.Basis; b != nil {
 		p("data\t%s", basisText(b))
 	}
-	p("objective\t%s", objectiveTitle(rep.Objective))
+	p("objective\t%s", objectiveTitle(rep))
 	p("seeds\t%s, the same for every candidate (paired differences, 95%% t-intervals)", seedRange(rep.Seeds))
 	p("noise\t%s: the baseline's seed-to-seed spread; a smaller effect is no measurable effect", noiseText(rep))
 	p("replay\t%s simulated per run, tick %s", msText(rep.DurationMS), msText(rep.TickMS))
@@ -274,7 +283,7 @@ func rowLine(rep *rank.Report, r *rank.Row, sep string) string {
 		f = append(f, objectiveInterval(rep.Objective, r.Objective))
 	}
 	for _, g := range rep.Regimes {
-		f = append(f, regimeDelta(rep.Objective, r, g.Name))
+		f = append(f, regimeDelta(rep, r, g.Name))
 	}
 	verdict := string(r.Verdict)
 	if r.Error != "" {

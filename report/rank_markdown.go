@@ -53,7 +53,7 @@ func rankMarkdownRows(w io.Writer, d *RankDocument) error {
 		fmt.Fprintf(w, "Data: %s. ", basisText(b))
 	}
 	fmt.Fprintf(w, "Objective: %s. Every candidate and the baseline replayed seeds %s (%s each, tick %s) under:\n\n",
-		objectiveTitle(rep.Objective), seedRange(rep.Seeds), msText(rep.DurationMS), msText(rep.TickMS))
+		objectiveTitle(rep), seedRange(rep.Seeds), msText(rep.DurationMS), msText(rep.TickMS))
 	if rep.TickNote != "" {
 		fmt.Fprintf(w, "The %s.\n\n", rep.TickNote)
 	}

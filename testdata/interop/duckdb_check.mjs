@@ -19,7 +19,9 @@ const s = await one(`SELECT count(*) AS spans, count(DISTINCT trace_id) AS trace
   count(DISTINCT service) AS services,
   count(*) FILTER (WHERE status = 'error') AS errors,
   count(*) FILTER (WHERE parent_span_id = '') AS roots,
-  epoch_us(min(start)) AS first
+  epoch_us(min(start)) AS first,
+  count(*) FILTER (WHERE len(links) > 0) AS linked,
+  count(*) FILTER (WHERE messaging_operation <> '') AS messaging
   FROM read_parquet('${dir}/spans.parquet')`);
 const m = await one(`SELECT count(*) AS samples,
   count(DISTINCT (service, instance, metric, labels)) AS series
@@ -35,6 +37,9 @@ const checks = [
   ['error spans', Number(s.errors), summary.error_spans],
   ['root spans', Number(s.roots), summary.root_spans],
   ['first start (µs)', String(s.first), String(BigInt(firstNS) / 1000n)],
+  // The summary leaves these out when zero.
+  ['spans with links', Number(s.linked), summary.linked_spans ?? 0],
+  ['messaging spans', Number(s.messaging), summary.messaging_spans ?? 0],
   ['samples', Number(m.samples), summary.samples],
   ['series', Number(m.series), summary.series],
   ['rows out of trace order', Number(sorted.bad), 0],

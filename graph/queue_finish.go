@@ -1,0 +1,840 @@
+package graph
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"cascade"
+)
+
+// queueAcc is what Finish reads of one queue node's messages.
+type queueAcc struct {
+	dest, sys int32
+	// published counts messages published into the queue (its in-edges'
+	// calls that did not fail); messages counts messages delivered at
+	// least once, deliveries every delivery, redelivered the deliveries
+	// that were not a message's first.
+	published, messages, deliveries, redelivered, failed int64
+	// exhausted counts messages whose every delivery failed, and
+	// exhaustedMax the most deliveries of one of them; maxDeliveries is
+	// the most deliveries of any message.
+	exhausted, exhaustedMax, maxDeliveries int64
+	delays                                 reservoir // ms from a failed delivery's end to the next delivery
+	bytes                                  float64
+	bytesN                                 int64
+	consumers                              map[[2]int32]struct{} // (node, instance)
+	out                                    map[int32]*deliveryAcc
+	groups                                 map[int32]struct{}
+	// deadLetter counts, per other queue, messages published here and
+	// delivered from there (a dead-letter route the broker took).
+	deadLetter map[int32]int64
+	// failedPubs counts publishes into this queue by requests that failed.
+	failedPubs int64
+	// passedOn counts, per queue, the publishes into it by the processing
+	// of this queue's deliveries, and failedOn those of them whose
+	// processing failed.
+	passedOn, failedOn map[int32]int64
+	// family is the queue node a Kafka topic's publishes went to, for
+	// the queues split from it per consumer group; group the group.
+	family, group int32
+	// split lists the queues split from this one (its family's others).
+	split []int32
+	// routes are the queues this destination's messages were delivered
+	// from while none was delivered from it: an exchange. routed lists
+	// them once the exchange is replaced by them.
+	routes map[int32]bool
+	routed []int32
+}
+
+// deliveryAcc is one consumer's deliveries from one queue.
+type deliveryAcc struct {
+	calls, failed, first, redelivered int64
+	latency                           reservoir // processing span durations, ms
+}
+
+func (q *queueAcc) to(consumer int32) *deliveryAcc {
+	if q.out == nil {
+		q.out = map[int32]*deliveryAcc{}
+	}
+	d := q.out[consumer]
+	if d == nil {
+		d = &deliveryAcc{}
+		q.out[consumer] = d
+	}
+	return d
+}
+
+// finishQueues joins every delivery to the message it took, across
+// traces (through its link to the publish span, the publish span it sits
+// under, or the message id), and feeds the queue nodes: a queue node's
+// requests are its messages' waits, from publish to delivery (and from a
+// failed delivery to the next), so its in-flight count is the messages
+// it holds over time.
+func (b *Builder) finishQueues() {
+	mq := &b.mq
+	if len(mq.pubs) == 0 && len(mq.delivs) == 0 {
+		return
+	}
+	bySpan := make(map[uint64]int32, len(mq.pubs))
+	byMsg := map[uint64]int32{}
+	for i := range mq.pubs {
+		p := &mq.pubs[i]
+		bySpan[p.key] = int32(i)
+		if p.msgID != 0 {
+			if _, ok := byMsg[p.msgID]; !ok {
+				byMsg[p.msgID] = int32(i)
+			}
+		}
+		q := b.nodes[p.queue].queue
+		q.published++
+		if p.bytes > 0 {
+			q.bytes += float64(p.bytes)
+			q.bytesN++
+		}
+		if p.callerFailed {
+			q.failedPubs++
+		}
+	}
+	b.splitGroups()
+	for _, qi := range mq.queues {
+		if q := b.nodes[qi].queue; q.family != qi {
+			f := b.nodes[q.family].queue
+			q.published, q.bytes, q.bytesN, q.failedPubs = f.published, f.bytes, f.bytesN, f.failedPubs
+		}
+	}
+	// matched says which publishes some delivery took: per publish for
+	// its own queue, and per (publish, queue) for the queues split from
+	// it.
+	matched := make([]bool, len(mq.pubs))
+	matchedSplit := map[[2]int32]bool{}
+	// Resolve each delivery's publish and queue.
+	pubOf := make([]int32, len(mq.delivs))
+	own := map[int32]bool{} // queues with deliveries of their own
+	// moved marks deliveries of messages the broker moved from the queue
+	// they were published to (dead-lettered): their redelivery count is
+	// the earlier queue's.
+	moved := make([]bool, len(mq.delivs))
+	ident := make([]uint64, len(mq.delivs))
+	for i := range mq.delivs {
+		d := &mq.delivs[i]
+		p, ok := int32(-1), false
+		if d.pub != 0 {
+			p, ok = bySpan[d.pub]
+		}
+		if !ok && d.msgID != 0 {
+			p, ok = byMsg[d.msgID]
+		}
+		if !ok {
+			p = -1
+		}
+		pubOf[i] = p
+		if d.queue < 0 {
+			switch {
+			case p >= 0:
+				d.queue = mq.pubs[p].queue
+			case d.group >= 0:
+				d.queue = b.queueNode(d.group, d.sys)
+			default:
+				d.queue = b.queueNode(b.syms.id("unknown"), d.sys)
+				mq.unknown++
+			}
+		}
+		switch {
+		case d.msgID != 0:
+			ident[i] = d.msgID
+		case p >= 0:
+			ident[i] = mq.pubs[p].key
+		default:
+			ident[i] = d.pub
+		}
+		own[d.queue] = true
+	}
+	for i := range mq.delivs {
+		d, p := &mq.delivs[i], pubOf[i]
+		if p >= 0 {
+			if from := mq.pubs[p].queue; from == d.queue {
+				matched[p] = true
+			} else if b.nodes[d.queue].queue.family == from {
+				matchedSplit[[2]int32{p, d.queue}] = true
+			} else if !own[from] && !isDeadLetter(b.syms.names[b.nodes[d.queue].queue.dest]) {
+				// Published to a destination nothing is delivered from,
+				// delivered from a queue: an exchange that routes to it.
+				matchedSplit[[2]int32{p, d.queue}] = true
+				q := b.nodes[from].queue
+				if q.routes == nil {
+					q.routes = map[int32]bool{}
+				}
+				q.routes[d.queue] = true
+			} else {
+				moved[i] = true
+				// Published to one queue, delivered from another: the
+				// broker moved it (dead-lettered).
+				q := b.nodes[from].queue
+				if q.deadLetter == nil {
+					q.deadLetter = map[int32]int64{}
+				}
+				q.deadLetter[d.queue]++
+			}
+		}
+	}
+	b.routeExchanges()
+	// What the consumers of each queue publish, and to where.
+	for i := range mq.pubs {
+		p := &mq.pubs[i]
+		if p.deliv < 0 {
+			continue
+		}
+		d := &mq.delivs[p.deliv]
+		q := b.nodes[d.queue].queue
+		if q.passedOn == nil {
+			q.passedOn, q.failedOn = map[int32]int64{}, map[int32]int64{}
+		}
+		q.passedOn[p.queue]++
+		if d.failed || p.callerFailed {
+			q.failedOn[p.queue]++
+		}
+	}
+	// Group the deliveries by queue and message, in time order.
+	order := make([]int32, len(mq.delivs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int {
+		a, c := &mq.delivs[x], &mq.delivs[y]
+		if v := cmp.Compare(a.queue, c.queue); v != 0 {
+			return v
+		}
+		if v := cmp.Compare(ident[x], ident[y]); v != 0 {
+			return v
+		}
+		if v := cmp.Compare(a.at, c.at); v != 0 {
+			return v
+		}
+		return cmp.Compare(x, y)
+	})
+	k := b.cfg.Reservoir
+	for lo := 0; lo < len(order); {
+		hi := lo + 1
+		first := &mq.delivs[order[lo]]
+		if ident[order[lo]] != 0 {
+			for hi < len(order) && mq.delivs[order[hi]].queue == first.queue && ident[order[hi]] == ident[order[lo]] {
+				hi++
+			}
+		}
+		qn := b.nodes[first.queue]
+		q := qn.queue
+		q.messages++
+		start := first.at
+		if p := pubOf[order[lo]]; p >= 0 {
+			start = min(mq.pubs[p].start, first.at)
+		}
+		qn.addRequest(b, start, first.at, false, false, -1, 0)
+		ok := false
+		n := int64(hi - lo)
+		for j := lo; j < hi; j++ {
+			d := &mq.delivs[order[j]]
+			q.deliveries++
+			if d.group >= 0 {
+				if q.groups == nil {
+					q.groups = map[int32]struct{}{}
+				}
+				q.groups[d.group] = struct{}{}
+			}
+			if q.consumers == nil {
+				q.consumers = map[[2]int32]struct{}{}
+			}
+			q.consumers[[2]int32{d.consumer, d.inst}] = struct{}{}
+			if d.bytes > 0 && q.bytesN == 0 {
+				q.bytes += float64(d.bytes)
+			}
+			out := q.to(d.consumer)
+			out.calls++
+			out.latency.add(b.rng, k, nsToMS(float64(d.end-d.start)))
+			if j == lo {
+				out.first++
+			}
+			if j > lo || d.redel > 0 && !moved[order[j]] {
+				q.redelivered++
+				out.redelivered++
+			}
+			if j > lo {
+				prev := &mq.delivs[order[j-1]]
+				q.delays.add(b.rng, k, nsToMS(float64(max(0, d.at-prev.end))))
+				// Back in the queue from the failure to the redelivery.
+				qn.addRequest(b, min(prev.end, d.at), d.at, false, false, -1, 0)
+			}
+			if d.failed {
+				q.failed++
+				out.failed++
+			} else {
+				ok = true
+			}
+			n = max(n, int64(j-lo)+1)
+			if !moved[order[j]] {
+				n = max(n, int64(d.redel)+1)
+			}
+		}
+		q.maxDeliveries = max(q.maxDeliveries, n)
+		if !ok {
+			q.exhausted++
+			q.exhaustedMax = max(q.exhaustedMax, n)
+		}
+		lo = hi
+	}
+	for _, qi := range mq.queues {
+		if q := b.nodes[qi].queue; q.bytesN == 0 && q.bytes > 0 && q.deliveries > 0 {
+			q.bytesN = q.deliveries // message sizes read from the deliveries
+		}
+	}
+	// Messages no delivery was seen to take (the consumer untraced, or
+	// its trace not sampled) wait for no one knows how long: they count
+	// as the publish itself, as a virtual node's calls do.
+	for i := range mq.pubs {
+		p := &mq.pubs[i]
+		if !matched[i] {
+			b.nodes[p.queue].addRequest(b, p.start, p.end, false, false, -1, 0)
+		}
+		for _, qi := range b.nodes[p.queue].queue.split {
+			if !matchedSplit[[2]int32{int32(i), qi}] {
+				b.nodes[qi].addRequest(b, p.start, p.end, false, false, -1, 0)
+			}
+		}
+		for _, qi := range b.nodes[p.queue].queue.routed {
+			if !matchedSplit[[2]int32{int32(i), qi}] {
+				b.nodes[qi].addRequest(b, p.start, p.end, false, false, -1, 0)
+			}
+		}
+	}
+	if mq.unknown > 0 {
+		b.warnf("%d deliveries name no queue (no destination, no consumer group, no link or message id to a publish seen): they come from queue:unknown", mq.unknown)
+	}
+}
+
+// redeliveryRequeueMS is the longest median delay between a failed
+// delivery and the next one that still reads as an immediate requeue
+// (a nack with requeue, the broker's own round trip); longer delays are
+// a delay queue's TTL.
+const redeliveryRequeueMS = 5
+
+// finishQueueModel turns the queue nodes of the model into queues: their
+// Queue settings with provenance, the deliveries as edges to their
+// consumers, the brokers, and an entry for each queue whose messages
+// came from no traced publisher.
+func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
+	if len(b.mq.queues) == 0 {
+		return
+	}
+	idx := make(map[string]int, len(m.Nodes))
+	for i := range m.Nodes {
+		idx[m.Nodes[i].Name] = i
+	}
+	brokers := map[string]*cascade.Broker{}
+	queueEntries := false
+	// Queues the broker moves other queues' messages to are fed by them,
+	// not from outside.
+	fed := map[int32]bool{}
+	for _, qi := range b.mq.queues {
+		for to := range b.nodes[qi].queue.deadLetter {
+			fed[to] = true
+		}
+	}
+	for _, qi := range b.mq.queues {
+		acc := b.nodes[qi]
+		if acc.dropped {
+			continue
+		}
+		q := acc.queue
+		node := &m.Nodes[idx[acc.name]]
+		name := b.syms.names[q.dest]
+		qm := b.metrics.queue(name)
+		prov := map[string]cascade.Provenance{"replicas": cascade.Default}
+		cq := &cascade.Queue{}
+		if q.sys >= 0 {
+			cq.System = b.syms.names[q.sys]
+			cq.Broker = cq.System
+			prov["system"] = cascade.Observed
+			if brokers[cq.Broker] == nil {
+				brokers[cq.Broker] = b.brokerOf(cq.System)
+			}
+		}
+		prov["max_length"], prov["overflow"] = cascade.Default, cascade.Default
+
+		// Consumers: the broker's count, else the distinct consumer
+		// instances (or nodes) seen taking messages.
+		switch {
+		case qm != nil && qm.consumers > 0:
+			cq.Consumers = int(math.Round(qm.consumers))
+			prov["consumers"] = cascade.Observed
+		case len(q.consumers) > 0:
+			cq.Consumers = len(q.consumers)
+			prov["consumers"] = cascade.Observed
+		default:
+			cq.Consumers = 1
+			prov["consumers"] = cascade.Default
+		}
+		if pf := b.metrics.prefetchOf(qm); pf > 0 {
+			cq.Prefetch = int(math.Round(pf))
+			prov["prefetch"] = cascade.Observed
+		} else {
+			prov["prefetch"] = cascade.Default
+		}
+
+		// Redelivery: requeue when a failed message comes back at once,
+		// delay (its TTL the median wait) when later, none when failures
+		// were never delivered again.
+		delays := q.delays.sorted()
+		switch {
+		case len(delays) > 0:
+			med := quantile(delays, 0.5)
+			if med < redeliveryRequeueMS {
+				cq.Redelivery = cascade.RedeliverRequeue
+			} else {
+				cq.Redelivery, cq.DelayMS = cascade.RedeliverDelay, roundMS(med)
+				prov["delay_ms"] = cascade.Inferred
+			}
+			prov["redelivery"] = cascade.Inferred
+		case q.redelivered > 0:
+			cq.Redelivery = cascade.RedeliverRequeue // flags without the earlier deliveries: no delay to read
+			prov["redelivery"] = cascade.Default
+		case q.failed > 0:
+			cq.Redelivery = cascade.RedeliverNone
+			prov["redelivery"] = cascade.Inferred
+		default:
+			prov["redelivery"] = cascade.Default
+		}
+		switch {
+		case q.redelivered > 0 && q.exhausted > 0 && q.exhaustedMax > 1:
+			cq.MaxDeliveries = int(q.exhaustedMax)
+			prov["max_deliveries"] = cascade.Observed
+		case q.redelivered > 0:
+			cq.MaxDeliveries = int(q.maxDeliveries)
+			prov["max_deliveries"] = cascade.ObservedPeak
+		default:
+			prov["max_deliveries"] = cascade.Default
+		}
+
+		// Message size: the spans' body sizes, else queue bytes over
+		// ready messages from the broker's series.
+		switch {
+		case q.bytesN > 0:
+			cq.MessageBytes = math.Round(q.bytes / float64(q.bytesN))
+			prov["message_bytes"] = cascade.Observed
+		case qm != nil && qm.bytesPerMessage() > 0:
+			cq.MessageBytes = math.Round(qm.bytesPerMessage())
+			prov["message_bytes"] = cascade.Inferred
+		default:
+			prov["message_bytes"] = cascade.Default
+		}
+		if cq.Broker != "" {
+			prov["broker"] = cascade.Observed
+		}
+
+		node.Queue = cq
+		node.Concurrency, node.QueueCap = 0, 0
+		node.Service, node.Tiers, node.FailService = cascade.Const(0), nil, nil
+		node.Overload = cascade.Overload{Threshold: 1}
+		obs := node.Observed
+		obs.CapacitySource, obs.CapacityProven = "", false
+		obs.FailureProcess, obs.FailureDispersion = "", 0
+		// Ready messages at most: the broker's series, else the most
+		// messages the spans show waiting at once.
+		if qm != nil && qm.depthN > 0 {
+			obs.QueueDepthMax = qm.depthMax
+			prov["observed.queue_depth_max"] = cascade.Observed
+		} else {
+			obs.QueueDepthMax = float64(obs.PeakInFlight)
+			prov["observed.queue_depth_max"] = cascade.Inferred
+		}
+		node.Provenance = prov
+
+		// Deliveries: one edge per consumer node, its mean the consumer's
+		// share of the messages.
+		cons := make([]int32, 0, len(q.out))
+		for c := range q.out {
+			cons = append(cons, c)
+		}
+		slices.SortFunc(cons, func(x, y int32) int { return cmp.Compare(b.nodes[x].name, b.nodes[y].name) })
+		for _, c := range cons {
+			d := q.out[c]
+			share := 1.0
+			if q.messages > 0 {
+				share = round6(float64(d.first) / float64(q.messages))
+			}
+			lat := d.latency.sorted()
+			eo := &cascade.EdgeObserved{
+				Calls:          d.calls,
+				ParentRequests: q.messages,
+				FanOutMean:     share,
+				FanOutP50:      1,
+				FanOutP95:      1,
+				FanOutMax:      1,
+				Retries:        d.redelivered,
+				Propagation:    1,
+				LatencyP50MS:   roundMS(quantile(lat, 0.5)),
+				LatencyP95MS:   roundMS(quantile(lat, 0.95)),
+				LatencyP99MS:   roundMS(quantile(lat, 0.99)),
+				RetryEvidence:  EvidenceNone,
+			}
+			if d.calls > 0 {
+				eo.ErrorRate = round6(float64(d.failed) / float64(d.calls))
+				eo.RetryShare = round6(float64(d.redelivered) / float64(d.calls))
+				eo.AttemptsPerCall = round6(float64(d.calls) / float64(max(1, d.first)))
+			}
+			if d.redelivered > 0 {
+				eo.RetryEvidence = EvidenceRedelivery
+			}
+			m.Edges = append(m.Edges, cascade.Edge{
+				From: acc.name, To: b.nodes[c].name, Async: true,
+				FanOut: cascade.Const(share), Parallelism: 1, Propagation: 1,
+				Observed: eo,
+				Provenance: map[string]cascade.Provenance{
+					"fan_out": cascade.Observed, "parallelism": cascade.Default,
+					"propagation": cascade.Default, "retry": cascade.Default, "stage": cascade.Default,
+				},
+			})
+		}
+		// Messages delivered with no publish seen came from outside the
+		// traces: the queue is where they enter.
+		if q.published == 0 && q.messages > 0 && !fed[qi] {
+			queueEntries = true
+			e := cascade.Entry{Node: acc.name, Share: 0}
+			if spanSeconds > 0 {
+				e.RatePerSec = round6(float64(q.messages) / spanSeconds)
+			}
+			m.Entries = append(m.Entries, e)
+		}
+	}
+	// Dead-letter routes, by the first rule that names one: a queue the
+	// broker moved the queue's messages to (published here, delivered
+	// from there); else a queue whose name says dead letters that the
+	// consumers publish to while processing the queue's messages; else a
+	// queue fed only by failed processing of them (3 publishes or more).
+	for _, qi := range b.mq.queues {
+		acc := b.nodes[qi]
+		if acc.dropped {
+			continue
+		}
+		node := &m.Nodes[idx[acc.name]]
+		dl, why := b.deadLetterOf(qi)
+		if dl != "" {
+			node.Queue.DeadLetter = dl
+			node.Provenance["dead_letter"] = why
+		} else {
+			node.Provenance["dead_letter"] = cascade.Default
+		}
+	}
+	names := make([]string, 0, len(brokers))
+	for n := range brokers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		m.Brokers = append(m.Brokers, *brokers[n])
+	}
+	if queueEntries {
+		b.rebalanceEntries(m)
+	}
+}
+
+// EvidenceRedelivery says a delivery edge's retries are redeliveries.
+const EvidenceRedelivery = "redelivery"
+
+// deadLetterOf returns the dead-letter queue of queue node qi, and how it
+// was found.
+func (b *Builder) deadLetterOf(qi int32) (string, cascade.Provenance) {
+	q := b.nodes[qi].queue
+	var best int32 = -1
+	for to, n := range q.deadLetter {
+		if n > 0 && (best < 0 || b.nodes[to].name < b.nodes[best].name) {
+			best = to
+		}
+	}
+	if best >= 0 {
+		return b.nodes[best].name, cascade.Observed
+	}
+	// The queues this queue's consumers publish to while processing its
+	// messages.
+	var named, failures string
+	for to, n := range q.passedOn {
+		if to == qi || n == 0 {
+			continue
+		}
+		name := b.nodes[to].name
+		switch tq := b.nodes[to].queue; {
+		case isDeadLetter(b.syms.names[tq.dest]):
+			if named == "" || name < named {
+				named = name
+			}
+		case n >= 3 && q.failedOn[to] == n && tq.published == n:
+			if failures == "" || name < failures {
+				failures = name
+			}
+		}
+	}
+	if named != "" {
+		return named, cascade.Inferred
+	}
+	if failures != "" {
+		return failures, cascade.Inferred
+	}
+	return "", ""
+}
+
+// brokerOf returns the broker of a messaging system, from the broker's
+// series when there are some: the memory high watermark, and its memory
+// when holding few messages (the least it used).
+func (b *Builder) brokerOf(system string) *cascade.Broker {
+	br := &cascade.Broker{Name: system, System: system, Provenance: map[string]cascade.Provenance{}}
+	bm := b.metrics.broker
+	if bm.limitN > 0 {
+		br.MemoryWatermarkBytes = bm.limit
+		br.Provenance["memory_watermark_bytes"] = cascade.Observed
+	} else {
+		br.Provenance["memory_watermark_bytes"] = cascade.Default
+	}
+	if bm.memN > 0 {
+		br.BaseBytes = bm.memMin
+		br.Provenance["base_bytes"] = cascade.Inferred
+	} else {
+		br.Provenance["base_bytes"] = cascade.Default
+	}
+	if system == "rabbitmq" {
+		br.Alarm = cascade.AlarmBlock
+	}
+	br.Provenance["alarm"] = cascade.Default
+	return br
+}
+
+// rebalanceEntries recomputes the entries' shares after queue entries
+// were added: each entry's rate over all entries' rates.
+func (b *Builder) rebalanceEntries(m *cascade.Model) {
+	var total float64
+	for i := range m.Entries {
+		total += m.Entries[i].RatePerSec
+	}
+	if total <= 0 {
+		return
+	}
+	for i := range m.Entries {
+		m.Entries[i].Share = round6(m.Entries[i].RatePerSec / total)
+	}
+}
+
+// splitGroups splits each Kafka topic whose deliveries name two or more
+// consumer groups into a queue per group: every group reads every
+// message. The topic's node becomes the first group's queue
+// ("queue:orders/billing"), each other group gets a node of its own,
+// and each publish edge into the topic is repeated into each.
+func (b *Builder) splitGroups() {
+	mq := &b.mq
+	groups := map[int32][]int32{}
+	for i := range mq.delivs {
+		d := &mq.delivs[i]
+		if d.queue < 0 || d.group < 0 {
+			continue
+		}
+		q := b.nodes[d.queue].queue
+		if q.sys < 0 || b.syms.names[q.sys] != "kafka" || slices.Contains(groups[d.queue], d.group) {
+			continue
+		}
+		groups[d.queue] = append(groups[d.queue], d.group)
+	}
+	topics := make([]int32, 0, len(groups))
+	for t, gs := range groups {
+		if len(gs) > 1 {
+			topics = append(topics, t)
+		}
+	}
+	slices.Sort(topics)
+	nodeOf := map[[2]int32]int32{}
+	for _, t := range topics {
+		gs := groups[t]
+		slices.SortFunc(gs, func(x, y int32) int { return cmp.Compare(b.syms.names[x], b.syms.names[y]) })
+		acc := b.nodes[t]
+		base := acc.name
+		acc.name = base + "/" + b.syms.names[gs[0]]
+		acc.service = acc.name
+		acc.queue.group = gs[0]
+		nodeOf[[2]int32{t, gs[0]}] = t
+		var in []*edgeAcc
+		for _, e := range b.edges {
+			if e.to == t {
+				in = append(in, e)
+			}
+		}
+		for _, g := range gs[1:] {
+			name := base + "/" + b.syms.names[g]
+			n := int32(len(b.nodes))
+			na := newNodeAcc(name, name, b)
+			na.virtual = false
+			na.queue = &queueAcc{dest: acc.queue.dest, sys: acc.queue.sys, family: t, group: g}
+			b.nodes = append(b.nodes, na)
+			mq.queues = append(mq.queues, n)
+			acc.queue.split = append(acc.queue.split, n)
+			nodeOf[[2]int32{t, g}] = n
+			for _, e := range in {
+				c := *e
+				c.to = n
+				b.edgeIdx[uint64(uint32(c.from))<<32|uint64(uint32(n))] = int32(len(b.edges))
+				b.edges = append(b.edges, &c)
+			}
+		}
+	}
+	if len(nodeOf) == 0 {
+		return
+	}
+	for i := range mq.delivs {
+		d := &mq.delivs[i]
+		if n, ok := nodeOf[[2]int32{d.queue, d.group}]; ok {
+			d.queue = n
+		}
+	}
+}
+
+// QueueInfo is what graph read of one queue node beyond its Queue
+// settings: the counts behind them and the queue's depth over time.
+type QueueInfo struct {
+	// Name is the queue node's name.
+	Name string `json:"name"`
+	// Published counts messages published into the queue (publish spans
+	// that did not fail); Messages the messages delivered at least once;
+	// Deliveries every delivery; Redelivered the deliveries that were
+	// not a message's first (a repeated message id or link, or the
+	// span's redelivery count); Failed the deliveries whose processing
+	// failed; Exhausted the messages whose every delivery failed.
+	Published   int64 `json:"published"`
+	Messages    int64 `json:"messages"`
+	Deliveries  int64 `json:"deliveries"`
+	Redelivered int64 `json:"redelivered"`
+	Failed      int64 `json:"failed"`
+	Exhausted   int64 `json:"exhausted"`
+	// RedeliveryShare is Redelivered over Deliveries.
+	RedeliveryShare float64 `json:"redelivery_share"`
+	// RedeliveryDelayMS are the 50%, 95% and 99% quantiles of the time
+	// from a failed delivery's end to the message's next delivery; nil
+	// when no message was seen delivered twice.
+	RedeliveryDelayMS []float64 `json:"redelivery_delay_ms,omitempty"`
+	// DepthSource says where Depth comes from: DepthMetric (the
+	// broker's queue_depth series for the queue's label) or DepthSpans
+	// (messages between their publish and their delivery, as the spans
+	// show them: the mean per window of the node's series).
+	DepthSource string       `json:"depth_source"`
+	Depth       []DepthPoint `json:"depth"`
+}
+
+// DepthPoint is a queue's ready messages at a time.
+type DepthPoint struct {
+	TimeNS int64   `json:"time_ns"`
+	Ready  float64 `json:"ready"`
+}
+
+// Where a queue's depth over time comes from (QueueInfo.DepthSource).
+const (
+	DepthMetric = "queue_depth metric"
+	DepthSpans  = "publish and delivery times"
+)
+
+// queueInfos describes the queue nodes; infos are the nodes' infos in
+// name order.
+func (b *Builder) queueInfos(infos []NodeInfo) []QueueInfo {
+	if len(b.mq.queues) == 0 {
+		return nil
+	}
+	byName := make(map[string]*NodeInfo, len(infos))
+	for i := range infos {
+		byName[infos[i].Name] = &infos[i]
+	}
+	out := make([]QueueInfo, 0, len(b.mq.queues))
+	for _, qi := range b.mq.queues {
+		acc := b.nodes[qi]
+		if acc.dropped {
+			continue
+		}
+		q := acc.queue
+		info := QueueInfo{
+			Name: acc.name, Published: q.published, Messages: q.messages, Deliveries: q.deliveries,
+			Redelivered: q.redelivered, Failed: q.failed, Exhausted: q.exhausted,
+		}
+		if q.deliveries > 0 {
+			info.RedeliveryShare = round6(float64(q.redelivered) / float64(q.deliveries))
+		}
+		if d := q.delays.sorted(); len(d) > 0 {
+			info.RedeliveryDelayMS = []float64{roundMS(quantile(d, 0.5)), roundMS(quantile(d, 0.95)), roundMS(quantile(d, 0.99))}
+		}
+		if qm := b.metrics.queue(b.syms.names[q.dest]); qm != nil && len(qm.depth) > 0 {
+			info.DepthSource = DepthMetric
+			for t, v := range qm.depth {
+				info.Depth = append(info.Depth, DepthPoint{TimeNS: t, Ready: v})
+			}
+			slices.SortFunc(info.Depth, func(x, y DepthPoint) int { return cmp.Compare(x.TimeNS, y.TimeNS) })
+		} else if ni := byName[acc.name]; ni != nil {
+			info.DepthSource = DepthSpans
+			for _, w := range ni.Series {
+				info.Depth = append(info.Depth, DepthPoint{TimeNS: w.StartNS, Ready: w.MeanInFlight})
+			}
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(x, y QueueInfo) int { return cmp.Compare(x.Name, y.Name) })
+	return out
+}
+
+// routeExchanges replaces each exchange (a destination whose messages
+// were delivered from other queues, none from itself: a fanout or topic
+// exchange routing to bound queues) by the queues it routes to: each
+// publish edge into it is repeated into each of them, as the broker puts
+// every message in every bound queue, and the exchange leaves the model.
+func (b *Builder) routeExchanges() {
+	for _, e := range b.mq.queues {
+		q := b.nodes[e].queue
+		if len(q.routes) == 0 {
+			continue
+		}
+		for to := range q.routes {
+			q.routed = append(q.routed, to)
+		}
+		slices.SortFunc(q.routed, func(x, y int32) int { return cmp.Compare(b.nodes[x].name, b.nodes[y].name) })
+		b.nodes[e].dropped = true
+		var in []*edgeAcc
+		for _, ea := range b.edges {
+			if ea.to == e {
+				in = append(in, ea)
+			}
+		}
+		for _, to := range q.routed {
+			tq := b.nodes[to].queue
+			tq.published += q.published
+			tq.bytes += q.bytes
+			tq.bytesN += q.bytesN
+			tq.failedPubs += q.failedPubs
+			if tq.sys < 0 {
+				tq.sys = q.sys
+			}
+			for _, ea := range in {
+				key := uint64(uint32(ea.from))<<32 | uint64(uint32(to))
+				if _, ok := b.edgeIdx[key]; ok {
+					continue // published there directly too: that edge stays as it is
+				}
+				c := *ea
+				c.to = to
+				b.edgeIdx[key] = int32(len(b.edges))
+				b.edges = append(b.edges, &c)
+			}
+		}
+	}
+}
+
+// droppedNames returns the names of the nodes left out of the model.
+func (b *Builder) droppedNames() map[string]bool {
+	var out map[string]bool
+	for _, qi := range b.mq.queues {
+		if b.nodes[qi].dropped {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[b.nodes[qi].name] = true
+		}
+	}
+	return out
+}

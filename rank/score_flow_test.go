@@ -1,0 +1,121 @@
+package rank
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"cascade"
+	"cascade/replay"
+)
+
+// flowResult is one replay's result on a queue model: the root requests
+// all succeed (the publish is async), the flows as given, and the queue
+// q-rights's and broker mq's counts.
+func flowResult(flows int64, flowOK, flowP99 float64, q cascade.QueueOutcome, b cascade.BrokerOutcome) *replay.Result {
+	r := &replay.Result{}
+	r.DurationMS = 10000
+	r.Roots, r.Succeeded, r.SuccessRate, r.Goodput = 100, 100, 1, 10
+	r.LatencyP99MS = 5
+	r.Flows, r.FlowSuccessRate, r.FlowP50MS, r.FlowP99MS = flows, flowOK, flowP99/2, flowP99
+	r.Nodes = []cascade.NodeOutcome{{Name: "q-rights", Calls: 100, Queue: &q}}
+	b.Name = "mq"
+	r.Brokers = []cascade.BrokerOutcome{b}
+	return r
+}
+
+func TestScoreFlows(t *testing.T) {
+	healthy := cascade.QueueOutcome{Published: 100, Delivered: 100, Acked: 100}
+	// The baseline: 90% of flows succeed, the root requests all do.
+	base := [][]*replay.Result{{
+		flowResult(100, 0.90, 400, healthy, cascade.BrokerOutcome{}),
+		flowResult(100, 0.92, 420, healthy, cascade.BrokerOutcome{}),
+		flowResult(100, 0.91, 410, healthy, cascade.BrokerOutcome{}),
+	}}
+	noFlows := [][]*replay.Result{{
+		flowResult(0, 0, 0, healthy, cascade.BrokerOutcome{}),
+		flowResult(0, 0, 0, healthy, cascade.BrokerOutcome{}),
+		flowResult(0, 0, 0, healthy, cascade.BrokerOutcome{}),
+	}}
+	dropped := cascade.QueueOutcome{Published: 100, Delivered: 80, Acked: 80, Dropped: 20}
+	blocked := cascade.QueueOutcome{Published: 100, Delivered: 100, Acked: 100, Rejected: 15, BlockedMS: 30000}
+	alarm := cascade.BrokerOutcome{Alarms: 2, AlarmMS: 3000}
+	tests := []struct {
+		name      string
+		o         Objective
+		base      [][]*replay.Result
+		cand      [][]*replay.Result
+		wantDiff  float64 // mean objective difference
+		wantFlows bool
+		wantCost  string
+	}{
+		{"flow success, not the roots'", ObjectiveSuccess, base, [][]*replay.Result{{
+			flowResult(100, 0.99, 300, healthy, cascade.BrokerOutcome{}),
+			flowResult(100, 0.99, 300, healthy, cascade.BrokerOutcome{}),
+			flowResult(100, 0.99, 300, healthy, cascade.BrokerOutcome{}),
+		}}, 0.08, true, "none"},
+		{"flow goodput: successful flows per second", ObjectiveGoodput, base, [][]*replay.Result{{
+			flowResult(100, 0.99, 300, healthy, cascade.BrokerOutcome{}),
+			flowResult(100, 0.99, 300, healthy, cascade.BrokerOutcome{}),
+			flowResult(100, 0.99, 300, healthy, cascade.BrokerOutcome{}),
+		}}, 0.8, true, "none"},
+		{"flow p99", ObjectiveP99, base, [][]*replay.Result{{
+			flowResult(100, 0.91, 300, healthy, cascade.BrokerOutcome{}),
+			flowResult(100, 0.91, 300, healthy, cascade.BrokerOutcome{}),
+			flowResult(100, 0.91, 300, healthy, cascade.BrokerOutcome{}),
+		}}, -110, true, "none"},
+		{"overflow drops cost flow success", ObjectiveSuccess, base, [][]*replay.Result{{
+			flowResult(100, 0.70, 300, dropped, cascade.BrokerOutcome{}),
+			flowResult(100, 0.72, 300, dropped, cascade.BrokerOutcome{}),
+			flowResult(100, 0.71, 300, dropped, cascade.BrokerOutcome{}),
+		}}, -0.2, true, "flow success −20.0 pp (q-rights: the full queue drops its oldest messages (overflow drop-head; dropped 0 → 0.2 per root request))"},
+		{"the memory alarm blocks publishers", ObjectiveSuccess, base, [][]*replay.Result{{
+			flowResult(100, 0.80, 300, blocked, alarm),
+			flowResult(100, 0.82, 300, blocked, alarm),
+			flowResult(100, 0.81, 300, blocked, alarm),
+		}}, -0.1, true, "flow success −10.0 pp (q-rights: broker mq's memory alarm blocks publishers (alarm on 0 ms → 3 s a run; blocked 0 ms → 300 ms per root request))"},
+		{"no flows: the root request's figures", ObjectiveSuccess, noFlows, noFlows, 0, false, "none"},
+	}
+	m := &cascade.Model{Nodes: []cascade.Node{{Name: "q-rights", Queue: &cascade.Queue{Broker: "mq", Consumers: 1}}},
+		Brokers: []cascade.Broker{{Name: "mq"}}}
+	regimes := []Regime{{Name: "normal"}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.wantFlows, flowsIn(tc.base))
+			d := objectiveDiffs(tc.o, tc.base, tc.cand)
+			require.InDelta(t, tc.wantDiff, tInterval(d).Mean, 1e-9)
+			effs := effects(regimes, tc.base, tc.cand)
+			metrics := map[string]bool{}
+			for _, e := range effs {
+				metrics[e.Metric] = true
+			}
+			require.Equal(t, tc.wantFlows, metrics[MetricFlowSuccess])
+			require.Equal(t, tc.wantFlows, metrics[MetricFlowP50])
+			if !tc.wantFlows {
+				require.Len(t, effs, len(reported))
+			}
+			require.Equal(t, tc.wantCost, costOf(m, regimes, effs, tc.base, tc.cand).Text)
+		})
+	}
+}
+
+func TestObjectiveScoredMetric(t *testing.T) {
+	tests := []struct {
+		o           Objective
+		flows, root string
+	}{
+		{ObjectiveGoodput, MetricFlowGoodput, MetricGoodput},
+		{ObjectiveSuccess, MetricFlowSuccess, MetricSuccess},
+		{ObjectiveP99, MetricFlowP99, MetricP99},
+		{ObjectiveAmplification, MetricAmplification, MetricAmplification},
+		{ObjectiveSpread, MetricSpread, MetricSpread},
+		{ObjectiveComposite, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.o), func(t *testing.T) {
+			require.Equal(t, tc.flows, tc.o.ScoredMetric(true))
+			require.Equal(t, tc.root, tc.o.ScoredMetric(false))
+			require.Equal(t, tc.root, tc.o.Metric())
+		})
+	}
+}

@@ -1,0 +1,834 @@
+package replay
+
+// This file holds message queues (nodes with a Queue) and their brokers:
+// a call into a queue node is a publish, which the broker enqueues,
+// refuses or holds; consumers take the ready messages, at most Prefetch
+// each, and work them one at a time through a call along the queue's
+// out-edge (a delivery); the call's end acks or nacks the message, and a
+// nack redelivers or dead-letters it. A broker's memory is what its
+// queues hold; past its watermark the alarm blocks publishers or
+// restarts the broker.
+//
+// It also holds flows: a root request and the work it sets off through
+// async edges and queues. A flow counts its pending pieces (the root, each
+// async call, each message) and ends when the last one does.
+
+import (
+	"math"
+
+	"cascade"
+)
+
+// Overflow and redelivery policies, compiled.
+const (
+	ovDropHead uint8 = iota
+	ovReject
+	ovBlock
+)
+
+const (
+	rdRequeue uint8 = iota
+	rdDelay
+	rdNone
+)
+
+// Broker events' operations (event.gen of evBroker).
+const (
+	brRestart uint32 = iota // the alarm of a restart broker: it falls over
+	brUp                    // the restart is over
+	brRelease               // the alarm cleared: admit the held publishers
+)
+
+// mqueue is the replay state of one queue node.
+type mqueue struct {
+	node      int32 // index in Engine.nodes
+	broker    int32 // index in Engine.brokers, or -1
+	maxLen    int32 // 0 unbounded
+	prefetch  int32 // 0 unlimited
+	maxDeliv  int32 // 0 unlimited
+	dlq       int32 // the dead-letter queue's index in Engine.mqs; -1 drops
+	overflow  uint8
+	redeliver uint8
+	delay     int64   // ticks
+	bytes     float64 // per message held
+	outs      []int32 // out-edges: deliveries
+	outCum    []float64
+	outR      stream
+	cons      []int32 // consumers, indices in Engine.cons
+	rr        int32   // next consumer to try
+	// The ready messages, a FIFO through msg.next.
+	head, tail int32
+	ready      int32
+	unacked    int32 // delivered and not yet acked (buffered or worked)
+	delayed    int32 // nacked, waiting to come back
+	blocked    []heldPub
+	bhead      int
+	st         cascade.QueueOutcome
+}
+
+// consumer is one consumer of a queue: it holds the messages delivered
+// to it (its buffer, a FIFO through msg.next) and works one at a time.
+type consumer struct {
+	q          int32
+	unacked    int32
+	busy       bool
+	head, tail int32
+}
+
+// msg is a message held by a broker.
+type msg struct {
+	gen        uint32
+	epoch      uint32 // its broker's epoch when it arrived: a restart loses it
+	q          int32
+	next       int32
+	flow       int32 // -1 none
+	depth      int32
+	deliveries int32
+	head       bool  // comes back to the head (requeue) rather than the tail
+	waitFrom   int64 // when it was published or last failed: its wait is the queue node's latency
+}
+
+// heldPub is a publisher held back by a full queue that blocks or by its
+// broker's memory alarm.
+type heldPub struct {
+	l     int32
+	seq   uint32
+	at    int64
+	until int64 // the attempt's deadline, when its route has a timeout
+}
+
+// broker is the replay state of one broker.
+type broker struct {
+	base, wm   float64
+	restart    bool
+	restartFor int64 // ticks
+	queues     []int32
+	alarm      bool
+	down       bool
+	alarmAt    int64
+	epoch      uint32
+	out        cascade.BrokerOutcome
+}
+
+// flow is a root request's flow: pending counts its pieces of work not
+// yet ended.
+type flow struct {
+	start   int64
+	pending int32
+	failed  bool
+	done    bool
+}
+
+// buildBrokers compiles the model's queues and brokers. It runs after
+// the edges, and marks the routes into queue nodes (route.pub).
+func (e *Engine) buildBrokers(index map[string]int32) {
+	m := e.model
+	bidx := make(map[string]int32, len(m.Brokers))
+	e.brokers = make([]broker, len(m.Brokers))
+	for i := range m.Brokers {
+		mb := &m.Brokers[i]
+		bidx[mb.Name] = int32(i)
+		b := &e.brokers[i]
+		b.base, b.wm = mb.BaseBytes, mb.MemoryWatermarkBytes
+		b.restart = mb.Alarm == cascade.AlarmRestart
+		b.restartFor = e.ticks(mb.RestartMS)
+		b.out.Name = mb.Name
+	}
+	for i := range m.Nodes {
+		e.nodes[i].mq = -1
+		if m.Nodes[i].Queue != nil {
+			e.nodes[i].mq = int32(len(e.mqs))
+			e.mqs = append(e.mqs, mqueue{node: int32(i)})
+		}
+	}
+	for qi := range e.mqs {
+		q := &e.mqs[qi]
+		n := &e.nodes[q.node]
+		mq := m.Nodes[q.node].Queue
+		n.capacity = 0 // a queue has no slots: no utilisation, load or overload
+		q.broker = -1
+		if mq.Broker != "" {
+			q.broker = bidx[mq.Broker]
+			b := &e.brokers[q.broker]
+			b.queues = append(b.queues, int32(qi))
+		}
+		q.maxLen = int32(min(mq.MaxLength, math.MaxInt32))
+		q.prefetch = int32(min(mq.Prefetch, math.MaxInt32))
+		q.maxDeliv = int32(min(mq.MaxDeliveries, math.MaxInt32))
+		switch mq.Overflow {
+		case cascade.OverflowRejectPublish:
+			q.overflow = ovReject
+		case cascade.OverflowBlock:
+			q.overflow = ovBlock
+		}
+		switch mq.Redelivery {
+		case cascade.RedeliverDelay:
+			q.redeliver = rdDelay
+		case cascade.RedeliverNone:
+			q.redeliver = rdNone
+		}
+		q.delay = max(1, e.ticks(mq.DelayMS))
+		q.bytes = mq.MessageBytes
+		q.dlq = -1
+		if d, ok := index[mq.DeadLetter]; ok && mq.DeadLetter != "" {
+			q.dlq = e.nodes[d].mq // -1 when it is not a queue: dropped
+		}
+		var cum float64
+		for _, st := range n.stages {
+			for _, ei := range st {
+				w := m.Edges[ei].FanOut.MeanValue()
+				if !(w > 0) {
+					continue
+				}
+				cum += w
+				q.outs = append(q.outs, ei)
+				q.outCum = append(q.outCum, cum)
+			}
+		}
+		for range max(1, mq.Consumers) {
+			q.cons = append(q.cons, int32(len(e.cons)))
+			e.cons = append(e.cons, consumer{q: int32(qi)})
+		}
+	}
+	e.flowOn = len(e.mqs) > 0
+	for i := range m.Edges {
+		e.flowOn = e.flowOn || m.Edges[i].Async
+	}
+}
+
+// resetBrokers prepares the queues, brokers and flows for a run.
+func (e *Engine) resetBrokers(seed uint64) {
+	e.msgs.reset()
+	e.flows.reset()
+	for qi := range e.mqs {
+		q := &e.mqs[qi]
+		if q.outR.Rand == nil {
+			q.outR = newStream(seed, streamQueue, uint64(qi))
+		} else {
+			q.outR.reseed(seed, streamQueue, uint64(qi))
+		}
+		q.rr, q.head, q.tail = 0, -1, -1
+		q.ready, q.unacked, q.delayed = 0, 0, 0
+		q.blocked, q.bhead = q.blocked[:0], 0
+		q.st = cascade.QueueOutcome{}
+	}
+	for i := range e.cons {
+		c := &e.cons[i]
+		c.unacked, c.busy, c.head, c.tail = 0, false, -1, -1
+	}
+	for i := range e.brokers {
+		b := &e.brokers[i]
+		b.alarm, b.down, b.alarmAt, b.epoch = false, false, 0, 0
+		b.out = cascade.BrokerOutcome{Name: b.out.Name, PeakBytes: b.base}
+	}
+}
+
+// publish takes the attempt (l, seq) on route r into its queue node: it
+// is refused, held back, or accepted.
+func (e *Engine) publish(l int32, r *route, seq uint32) {
+	n := r.callee
+	q := &e.mqs[n.mq]
+	e.nodeCall(n)
+	alarm := false
+	if q.broker >= 0 {
+		b := &e.brokers[q.broker]
+		if b.down || (b.alarm && b.restart) {
+			e.refuse(q, l, seq)
+			return
+		}
+		alarm = b.alarm
+	}
+	if alarm || q.bhead < len(q.blocked) {
+		// Behind the alarm, or behind publishers already held.
+		e.hold(q, l, seq)
+		if !alarm {
+			e.kick(q)
+		}
+		return
+	}
+	if !e.offer(q, l, seq) {
+		e.hold(q, l, seq)
+	}
+}
+
+// offer decides a publish that its broker lets through: the queue
+// accepts it (dropping its head when full, for drop-head) or refuses it
+// (reject-publish); it reports false, changing nothing, when the queue is
+// full and blocks.
+func (e *Engine) offer(q *mqueue, l int32, seq uint32) bool {
+	if q.maxLen > 0 && q.ready >= q.maxLen {
+		switch q.overflow {
+		case ovBlock:
+			return false
+		case ovReject:
+			e.refuse(q, l, seq)
+			return true
+		}
+		e.dropHead(q)
+	}
+	e.accept(q, l, seq)
+	return true
+}
+
+// refuse answers the publish (l, seq) with a nack.
+func (e *Engine) refuse(q *mqueue, l int32, seq uint32) {
+	q.st.Published++
+	q.st.Rejected++
+	e.m.rejectedQueue++
+	e.nodeReject(&e.nodes[q.node])
+	// Through an event: the publisher may be in the middle of issuing
+	// this very call.
+	e.q.push(e.now, evRespFail, l, seq)
+}
+
+// hold keeps the publish (l, seq) waiting.
+func (e *Engine) hold(q *mqueue, l int32, seq uint32) {
+	lk := e.link(l)
+	until := int64(math.MaxInt64)
+	if r := lk.rt; r.timeout > 0 {
+		e.addTimer(lk.route, l, seq)
+		until = e.now + r.timeout
+	}
+	q.blocked = append(q.blocked, heldPub{l: l, seq: seq, at: e.now, until: until})
+}
+
+// accept enqueues the publish (l, seq) as a new message and confirms it.
+func (e *Engine) accept(q *mqueue, l int32, seq uint32) {
+	lk := e.link(l)
+	mi := e.msgs.alloc()
+	ms := e.msgs.at(mi)
+	ms.q = e.nodes[q.node].mq
+	ms.flow, ms.depth, ms.deliveries, ms.head = -1, lk.depth, 0, false
+	if pj := lk.pj; pj != nil {
+		ms.depth = pj.depth + 1
+	}
+	if f := lk.flow; f >= 0 && e.flows.at(f).gainOK() {
+		ms.flow = f
+	}
+	ms.epoch = 0
+	if q.broker >= 0 {
+		ms.epoch = e.brokers[q.broker].epoch
+	}
+	q.st.Published++
+	ms.waitFrom = e.now
+	e.q.push(e.now, evRespOK, l, seq)
+	e.pushReady(q, mi, ms, false)
+	e.dispatch(q)
+	e.memory(q.broker)
+}
+
+// gainOK adds a pending piece to a flow that has not ended, and reports
+// whether it did.
+func (f *flow) gainOK() bool {
+	if f.done {
+		return false
+	}
+	f.pending++
+	return true
+}
+
+// pushReady puts message mi (record ms) among q's ready messages, at the
+// head or the tail.
+func (e *Engine) pushReady(q *mqueue, mi int32, ms *msg, head bool) {
+	ms.next = -1
+	switch {
+	case q.head < 0:
+		q.head, q.tail = mi, mi
+	case head:
+		ms.next = q.head
+		q.head = mi
+	default:
+		e.msgs.at(q.tail).next = mi
+		q.tail = mi
+	}
+	q.ready++
+	n := &e.nodes[q.node]
+	e.queuedAdd(n, 1)
+	if int(q.ready) > n.nm.queueMax {
+		n.nm.queueMax = int(q.ready)
+		n.nm.queueMaxRep = int(q.ready)
+	}
+}
+
+// popReady takes q's first ready message.
+func (e *Engine) popReady(q *mqueue) (int32, *msg) {
+	mi := q.head
+	ms := e.msgs.at(mi)
+	q.head = ms.next
+	if q.head < 0 {
+		q.tail = -1
+	}
+	q.ready--
+	e.queuedAdd(&e.nodes[q.node], -1)
+	return mi, ms
+}
+
+// dropHead drops q's oldest ready message (overflow drop-head), to the
+// dead-letter queue when q has one.
+func (e *Engine) dropHead(q *mqueue) {
+	mi, ms := e.popReady(q)
+	q.st.Dropped++
+	e.endMsg(ms, false)
+	e.toDeadLetter(q, mi, ms)
+}
+
+// deadLetter dead-letters message mi (record ms), no longer held by q.
+func (e *Engine) deadLetter(q *mqueue, mi int32, ms *msg) {
+	q.st.DeadLettered++
+	e.endMsg(ms, false)
+	e.toDeadLetter(q, mi, ms)
+}
+
+// toDeadLetter moves message mi, whose flow has ended, to q's
+// dead-letter queue, or frees it. The dead-letter queue takes it as the
+// broker does: past its memory alarm, but not while it restarts nor past
+// a full queue that does not drop its head.
+func (e *Engine) toDeadLetter(q *mqueue, mi int32, ms *msg) {
+	if q.dlq < 0 {
+		e.freeMsg(mi, ms)
+		return
+	}
+	d := &e.mqs[q.dlq]
+	d.st.Published++
+	e.nodeCall(&e.nodes[d.node])
+	if d.broker >= 0 && e.brokers[d.broker].down {
+		d.st.Rejected++
+		e.freeMsg(mi, ms)
+		return
+	}
+	if d.maxLen > 0 && d.ready >= d.maxLen {
+		if d.overflow != ovDropHead {
+			d.st.Rejected++
+			e.freeMsg(mi, ms)
+			return
+		}
+		e.dropHead(d)
+	}
+	ms.q = q.dlq
+	ms.deliveries, ms.head = 0, false
+	if d.broker >= 0 {
+		ms.epoch = e.brokers[d.broker].epoch
+	}
+	e.pushReady(d, mi, ms, false)
+	e.dispatch(d)
+	if d.broker != q.broker {
+		e.memory(d.broker)
+	}
+}
+
+// endMsg ends message ms's part in its flow.
+func (e *Engine) endMsg(ms *msg, ok bool) {
+	if f := ms.flow; f >= 0 {
+		ms.flow = -1
+		e.flowWork(f, ok)
+	}
+}
+
+func (e *Engine) freeMsg(mi int32, ms *msg) {
+	ms.gen++
+	e.msgs.release(mi)
+}
+
+// dispatch delivers q's ready messages to the consumers that have room,
+// round robin, and sets idle ones to work. A queue with no out-edge keeps
+// its messages.
+func (e *Engine) dispatch(q *mqueue) {
+	if len(q.outs) == 0 {
+		return
+	}
+	nc := int32(len(q.cons))
+	for q.ready > 0 {
+		ci := int32(-1)
+		for k := int32(0); k < nc; k++ {
+			c := q.rr + k
+			if c >= nc {
+				c -= nc
+			}
+			if cs := &e.cons[q.cons[c]]; q.prefetch == 0 || cs.unacked < q.prefetch {
+				ci = c
+				break
+			}
+		}
+		if ci < 0 {
+			return
+		}
+		q.rr = ci + 1
+		if q.rr == nc {
+			q.rr = 0
+		}
+		c := q.cons[ci]
+		cs := &e.cons[c]
+		mi, ms := e.popReady(q)
+		ms.deliveries++
+		q.st.Delivered++
+		cs.unacked++
+		q.unacked++
+		if int(q.unacked) > q.st.UnackedMax {
+			q.st.UnackedMax = int(q.unacked)
+		}
+		ms.next = -1
+		if cs.tail >= 0 {
+			e.msgs.at(cs.tail).next = mi
+		} else {
+			cs.head = mi
+		}
+		cs.tail = mi
+		if !cs.busy {
+			e.consume(c)
+		}
+	}
+}
+
+// consume sets idle consumer c to work its next buffered message: a call
+// along one of the queue's out-edges, which ends in delivered.
+func (e *Engine) consume(c int32) {
+	cs := &e.cons[c]
+	if cs.busy || cs.head < 0 {
+		return
+	}
+	mi := cs.head
+	ms := e.msgs.at(mi)
+	cs.head = ms.next
+	if cs.head < 0 {
+		cs.tail = -1
+	}
+	cs.busy = true
+	q := &e.mqs[cs.q]
+	// A queue node's latency is a message's wait: from its publish, or
+	// its last failed delivery, to the start of the work on it (graph
+	// reads a queue's requests the same way).
+	e.nodes[q.node].nm.latency.add(e.now - ms.waitFrom)
+	ei := q.outs[0]
+	if len(q.outs) > 1 {
+		u := q.outR.Float64() * q.outCum[len(q.outCum)-1]
+		for k, cum := range q.outCum {
+			if u < cum {
+				ei = q.outs[k]
+				break
+			}
+		}
+	}
+	l, lk := e.newLink(ei, -1, 0, nil, -1, -1)
+	// A delivery link: parent -1, its message in issue, the message's
+	// generation in parentGen and the consumer in user (linkDone reads
+	// none of them for a link without a parent that is not a root).
+	lk.issue, lk.parentGen, lk.user = mi, ms.gen, c
+	lk.flow, lk.depth = ms.flow, ms.depth
+	e.send(l, lk)
+}
+
+// asyncDone ends link l (record lk), which has no parent and is not a
+// root: an async call, whose end is its flow's, or a delivery, whose end
+// acks or nacks its message.
+func (e *Engine) asyncDone(l int32, lk *link, ok bool) {
+	f, mi, mg, c := lk.flow, lk.issue, lk.parentGen, lk.user
+	e.freeLink(l, lk)
+	if mi >= 0 {
+		e.delivered(mi, mg, c, ok)
+		return
+	}
+	if f >= 0 {
+		e.flowWork(f, ok)
+	}
+}
+
+// delivered ends consumer c's work on message mi (generation mg): an
+// ack when ok, else a nack.
+func (e *Engine) delivered(mi int32, mg uint32, c int32, ok bool) {
+	cs := &e.cons[c]
+	q := &e.mqs[cs.q]
+	cs.busy = false
+	if ms := e.msgs.at(mi); ms.gen == mg && ms.q == cs.q {
+		switch {
+		case q.broker >= 0 && ms.epoch != e.brokers[q.broker].epoch:
+			// Lost in a restart while it was worked.
+			e.endMsg(ms, false)
+			e.freeMsg(mi, ms)
+		case ok:
+			cs.unacked--
+			q.unacked--
+			q.st.Acked++
+			e.endMsg(ms, true)
+			e.freeMsg(mi, ms)
+		default:
+			cs.unacked--
+			q.unacked--
+			e.nack(q, mi, ms)
+		}
+	}
+	e.consume(c)
+	e.kick(q)
+	e.memory(q.broker)
+}
+
+// nack redelivers a failed message or dead-letters it.
+func (e *Engine) nack(q *mqueue, mi int32, ms *msg) {
+	if (q.maxDeliv > 0 && ms.deliveries >= q.maxDeliv) || q.redeliver == rdNone {
+		e.deadLetter(q, mi, ms)
+		return
+	}
+	q.st.Redelivered++
+	q.delayed++
+	ms.waitFrom = e.now
+	d := q.delay
+	ms.head = q.redeliver == rdRequeue
+	if ms.head {
+		// A requeue takes a tick: a delivery that fails at once (a
+		// down edge, a full consumer queue) cannot spin in one tick.
+		d = 1
+	}
+	e.q.push(e.now+d, evMsgBack, mi, ms.gen)
+}
+
+// onMsgBack brings a redelivered message back to its queue's ready
+// messages.
+func (e *Engine) onMsgBack(mi int32, gen uint32) {
+	ms := e.msgs.at(mi)
+	if ms.gen != gen {
+		return
+	}
+	q := &e.mqs[ms.q]
+	if q.broker >= 0 && ms.epoch != e.brokers[q.broker].epoch {
+		e.endMsg(ms, false) // lost in a restart while it waited
+		e.freeMsg(mi, ms)
+		return
+	}
+	q.delayed--
+	e.pushReady(q, mi, ms, ms.head)
+	if q.overflow == ovDropHead && q.maxLen > 0 && q.ready > q.maxLen {
+		e.dropHead(q)
+	}
+	e.kick(q)
+	e.memory(q.broker)
+}
+
+// kick delivers q's ready messages and admits its held publishers while
+// it can.
+func (e *Engine) kick(q *mqueue) {
+	for {
+		e.dispatch(q)
+		if !e.admit(q) {
+			return
+		}
+	}
+}
+
+// admit lets q's first held publisher in, when its broker and the queue
+// allow, and reports whether it did; publishers that gave up leave.
+func (e *Engine) admit(q *mqueue) bool {
+	for q.bhead < len(q.blocked) {
+		if q.broker >= 0 {
+			if b := &e.brokers[q.broker]; b.alarm || b.down {
+				return false
+			}
+		}
+		h := q.blocked[q.bhead]
+		q.bhead++
+		if !e.live(h.l, h.seq) {
+			q.st.BlockedMS += e.ms(min(e.now, h.until) - h.at)
+			continue
+		}
+		if !e.offer(q, h.l, h.seq) {
+			q.bhead--
+			return false
+		}
+		q.st.BlockedMS += e.ms(e.now - h.at)
+		e.trimHeld(q)
+		return true
+	}
+	e.trimHeld(q)
+	return false
+}
+
+// trimHeld forgets the held publishers already let in.
+func (e *Engine) trimHeld(q *mqueue) {
+	if q.bhead == len(q.blocked) {
+		q.blocked, q.bhead = q.blocked[:0], 0
+	}
+}
+
+// memory updates broker bi's memory, its peak and its alarm.
+func (e *Engine) memory(bi int32) {
+	if bi < 0 {
+		return
+	}
+	b := &e.brokers[bi]
+	bytes := b.base
+	for _, qi := range b.queues {
+		q := &e.mqs[qi]
+		bytes += float64(q.ready+q.unacked+q.delayed) * q.bytes
+	}
+	if bytes > b.out.PeakBytes {
+		b.out.PeakBytes = bytes
+	}
+	if b.wm <= 0 || b.down {
+		return
+	}
+	switch {
+	case !b.alarm && bytes >= b.wm && bytes > b.base:
+		b.alarm = true
+		b.alarmAt = e.now
+		b.out.Alarms++
+		if b.restart {
+			e.q.push(e.now, evBroker, bi, brRestart)
+		}
+	case b.alarm && !b.restart && bytes < b.wm:
+		b.alarm = false
+		b.out.AlarmMS += e.ms(e.now - b.alarmAt)
+		e.q.push(e.now, evBroker, bi, brRelease)
+	}
+}
+
+// onBroker runs broker bi's operation op.
+func (e *Engine) onBroker(bi int32, op uint32) {
+	b := &e.brokers[bi]
+	switch op {
+	case brRestart:
+		if !b.down {
+			e.restart(bi)
+		}
+	case brUp:
+		b.down, b.alarm = false, false
+		b.out.AlarmMS += e.ms(e.now - b.alarmAt)
+		for _, qi := range b.queues {
+			e.kick(&e.mqs[qi])
+		}
+		e.memory(bi)
+	case brRelease:
+		for _, qi := range b.queues {
+			e.kick(&e.mqs[qi])
+		}
+	}
+}
+
+// restart makes broker bi fall over: it loses every message it holds
+// (those being worked or waiting to come back are failed when they
+// turn up), refuses its held publishers, and is down for its RestartMS.
+func (e *Engine) restart(bi int32) {
+	b := &e.brokers[bi]
+	b.out.Restarts++
+	b.epoch++
+	for _, qi := range b.queues {
+		q := &e.mqs[qi]
+		b.out.Lost += int64(q.ready + q.unacked + q.delayed)
+		for q.ready > 0 {
+			mi, ms := e.popReady(q)
+			e.endMsg(ms, false)
+			e.freeMsg(mi, ms)
+		}
+		for _, c := range q.cons {
+			cs := &e.cons[c]
+			for mi := cs.head; mi >= 0; {
+				ms := e.msgs.at(mi)
+				next := ms.next
+				e.endMsg(ms, false)
+				e.freeMsg(mi, ms)
+				mi = next
+			}
+			cs.head, cs.tail, cs.unacked = -1, -1, 0
+		}
+		q.unacked, q.delayed = 0, 0
+		for _, h := range q.blocked[q.bhead:] {
+			if e.live(h.l, h.seq) {
+				q.st.BlockedMS += e.ms(e.now - h.at)
+				e.refuse(q, h.l, h.seq)
+			} else {
+				q.st.BlockedMS += e.ms(min(e.now, h.until) - h.at)
+			}
+		}
+		q.blocked, q.bhead = q.blocked[:0], 0
+	}
+	b.down = true
+	e.memory(bi)
+	e.q.push(e.now+b.restartFor, evBroker, bi, brUp)
+}
+
+// newFlow starts a flow for a root request.
+func (e *Engine) newFlow() int32 {
+	f := e.flows.alloc()
+	*e.flows.at(f) = flow{start: e.now, pending: 1}
+	return f
+}
+
+// flowGain adds a pending piece of work (an async call) to flow f.
+func (e *Engine) flowGain(f int32) int32 {
+	if f < 0 || !e.flows.at(f).gainOK() {
+		return -1
+	}
+	return f
+}
+
+// flowWork ends one pending piece of flow f, a failed one unless ok,
+// and the flow with its last.
+func (e *Engine) flowWork(f int32, ok bool) {
+	fl := e.flows.at(f)
+	if fl.done {
+		return
+	}
+	if !ok {
+		fl.failed = true
+	}
+	fl.pending--
+	if fl.pending > 0 {
+		return
+	}
+	fl.done = true
+	e.m.flows++
+	if !fl.failed {
+		e.m.flowsOK++
+		e.m.flowLat.add(e.now - fl.start)
+	}
+}
+
+// flowFail marks flow f failed (a publish refused for good).
+func (e *Engine) flowFail(f int32) {
+	if f >= 0 {
+		if fl := e.flows.at(f); !fl.done {
+			fl.failed = true
+		}
+	}
+}
+
+// brokerResults fills the outcome's queue and broker results.
+func (e *Engine) brokerResults(o *cascade.Outcome) {
+	if e.flowOn {
+		m := &e.m
+		o.Flows = m.flows
+		o.FlowSuccessRate = round6(ratio(m.flowsOK, m.flows))
+		o.FlowP50MS = round6(e.ms1(m.flowLat.quantile(0.50)))
+		o.FlowP95MS = round6(e.ms1(m.flowLat.quantile(0.95)))
+		o.FlowP99MS = round6(e.ms1(m.flowLat.quantile(0.99)))
+	}
+	if len(e.mqs) == 0 {
+		return
+	}
+	for i := range e.brokers {
+		b := &e.brokers[i]
+		bo := b.out
+		if b.alarm {
+			bo.AlarmMS += e.ms(e.now - b.alarmAt)
+		}
+		bo.PeakBytes = round6(bo.PeakBytes)
+		bo.AlarmMS = round6(bo.AlarmMS)
+		o.Brokers = append(o.Brokers, bo)
+	}
+	for i := range o.Nodes {
+		no := &o.Nodes[i]
+		for qi := range e.mqs {
+			q := &e.mqs[qi]
+			if e.nodes[q.node].name != no.Name {
+				continue
+			}
+			st := q.st
+			for _, h := range q.blocked[q.bhead:] {
+				if e.live(h.l, h.seq) {
+					st.BlockedMS += e.ms(e.now - h.at)
+				} else {
+					st.BlockedMS += e.ms(min(e.now, h.until) - h.at)
+				}
+			}
+			st.BlockedMS = round6(st.BlockedMS)
+			no.Queue = &st
+		}
+	}
+}
