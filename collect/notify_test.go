@@ -158,10 +158,10 @@ func summariseNotify(td ptrace.Traces) notifyLinks {
 				case sp.Kind() == ptrace.SpanKindConsumer && op.Str() == "process":
 					s.process[dest.Str()]++
 					processes++
-					if n, ok := attrs.Get("messaging.rabbitmq.message.retry_count"); ok && n.Int() > 0 {
+					if n, ok := attrs.Get("messaging.rabbitmq.message.delivery_count"); ok && n.Int() > 0 {
 						s.retries++
 					}
-					if n, ok := attrs.Get("messaging.rabbitmq.message.death_count"); ok && n.Int() > 0 {
+					if n, ok := attrs.Get("messaging.rabbitmq.message.x_death_count"); ok && n.Int() > 0 {
 						s.deaths++
 					}
 					if sp.Status().Code() == ptrace.StatusCodeError {
@@ -229,6 +229,27 @@ func TestNotifyCaptures(t *testing.T) {
 			} else {
 				require.Zero(t, s.deaths, "no dead-lettering before the fix")
 			}
+
+			// cascade's rows carry the messaging columns: each process
+			// span its link, queue and earlier deliveries.
+			var rows, linkedRows, redelivered int
+			for _, sp := range c.Spans {
+				if sp.MessagingOperation != cascade.MessagingProcess {
+					continue
+				}
+				rows++
+				require.Equal(t, "rabbitmq", sp.MessagingSystem)
+				require.Contains(t, tc.queues, sp.Destination)
+				if len(sp.Links) == 1 {
+					linkedRows++
+				}
+				if sp.Redelivery > 0 {
+					redelivered++
+				}
+			}
+			require.Equal(t, s.linked+s.unlinked, rows, "process rows")
+			require.Equal(t, rows, linkedRows, "every process row has its link")
+			require.Equal(t, s.retries, redelivered, "process rows of a redelivery")
 
 			// The broker's series agree with what the app measured: the
 			// memory alarm, and each queue's peak of ready messages (the

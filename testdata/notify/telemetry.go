@@ -91,10 +91,10 @@ const (
 	attrDeliveryTag = "messaging.rabbitmq.message.delivery_tag"
 	// attrRetryCount is the x-retry-count header: deliveries of this
 	// message before this one (0 on a first delivery).
-	attrRetryCount = "messaging.rabbitmq.message.retry_count"
+	attrRetryCount = "messaging.rabbitmq.message.delivery_count"
 	// attrDeathCount is the sum of the x-death counts RabbitMQ keeps
 	// when a message is dead-lettered (the delay queue's route).
-	attrDeathCount = "messaging.rabbitmq.message.death_count"
+	attrDeathCount = "messaging.rabbitmq.message.x_death_count"
 	// attrRedelivered is the broker's redelivered flag.
 	attrRedelivered = "messaging.rabbitmq.message.redelivered"
 )
