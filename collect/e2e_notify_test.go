@@ -395,6 +395,14 @@ func (mq *rabbitMQ) stop(t *testing.T) {
 		t.Logf("rabbitmqctl stop: %v\n%s", err, out)
 	}
 	stopChild(t, mq.server)
+	// The node and the tools started an epmd daemon on the node's own
+	// ERL_EPMD_PORT, detached from the test; with no node left it stops
+	// when asked.
+	cmd := exec.Command("epmd", "-kill")
+	cmd.Env = append(os.Environ(), mq.env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Logf("epmd -kill: %v\n%s", err, out)
+	}
 }
 
 // checkNotifyRun checks a run's recording: its services and queues, the
