@@ -77,10 +77,18 @@ func (b *Builder) finish() (*Result, error) {
 			en.op, en.opN = op, n
 		}
 	}
+	// Root requests arrive until the last one ends: what the capture
+	// holds after that is work they set off (messages waiting in a queue,
+	// redeliveries through a delay queue, detached calls), no arrival
+	// time, and counting it would understate the rate.
+	arrivalSeconds := spanSeconds
+	if b.rootEndNS > b.startNS && b.rootEndNS < b.endNS {
+		arrivalSeconds = float64(b.rootEndNS-b.startNS) / 1e9
+	}
 	for node, en := range ents {
 		e := cascade.Entry{Node: b.nodes[node].name, Operation: en.op}
-		if spanSeconds > 0 {
-			e.RatePerSec = round6(float64(en.roots) / spanSeconds)
+		if arrivalSeconds > 0 {
+			e.RatePerSec = round6(float64(en.roots) / arrivalSeconds)
 		}
 		if roots > 0 {
 			e.Share = round6(float64(en.roots) / float64(roots))

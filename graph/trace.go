@@ -267,6 +267,7 @@ func (b *Builder) classify(sp []tspan, i int32) {
 		s.node = b.nodeOf(s)
 		if !s.hasParent {
 			b.entries[uint64(s.node)<<32|uint64(uint32(s.op))]++
+			b.rootEndNS = max(b.rootEndNS, s.end)
 			if len(b.roots) < maxLoadRoots {
 				b.roots = append(b.roots, [2]int64{s.start, s.end})
 			}
