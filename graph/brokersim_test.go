@@ -133,6 +133,17 @@ func TestBrokersim(t *testing.T) {
 					require.Equal(t, "rabbitmq", mq.System, what)
 					require.Equal(t, q.Consumers, mq.Consumers, "%s consumers", what)
 					require.Equal(t, q.Outcome.Published, pub.Observed.Calls, "%s publishes", what)
+					// The gateway waits for every confirm, but the traces
+					// show it only where the broker refused a publish:
+					// the publish span fails and so does the request.
+					// That failure is the publish's, not the gateway's.
+					if q.Outcome.Rejected > 0 {
+						require.False(t, pub.Async, "%s: a refused publish was confirmed", what)
+						require.InDelta(t, float64(q.Outcome.Rejected)/float64(q.Outcome.Published), pub.Observed.ErrorRate, 1e-6, what)
+					} else {
+						require.True(t, pub.Async, "%s: no refusal, no sign of a confirm", what)
+					}
+					require.Zero(t, m.Node("gateway").Overload.Base, "the gateway fails only through its publishes")
 					require.Equal(t, q.Outcome.Delivered, del.Observed.Calls, "%s deliveries", what)
 					require.Equal(t, q.Outcome.Delivered, info.Deliveries, what)
 					require.Equal(t, q.Outcome.Redelivered, info.Redelivered, what)
@@ -236,4 +247,27 @@ func TestEntryRateArrivalWindow(t *testing.T) {
 	require.Len(t, m.Entries, 1)
 	// 20 roots from 0 to the last one's end at 3.82 s.
 	require.InDelta(t, 20/3.82, m.Entries[0].RatePerSec, 1e-6)
+}
+
+// TestRefusedPublish checks that a publish the broker refused, whose
+// request failed with it, is the request's failed call, not a failure of
+// its own, and makes the edge a confirmed publish: every fourth of 40
+// gateway requests has its publish nacked and fails.
+func TestRefusedPublish(t *testing.T) {
+	spans := otelFlows(40, 100, 0, once)
+	for i := range spans {
+		s := &spans[i]
+		if n := (s.Start - t0) / 200e6; n%4 == 0 && s.Service == "gw" {
+			s.Status, s.ErrorType = cascade.StatusError, "basic.nack"
+		}
+	}
+	res, err := graph.Build(t.Context(), graph.Config{}, graph.Spans(spans), nil)
+	require.NoError(t, err)
+	m := res.Model
+	pub := edge(t, m, "gw", "queue:orders")
+	require.False(t, pub.Async, "the gateway learnt of the nacks: it waits for confirms")
+	require.Equal(t, 0.25, pub.Observed.ErrorRate)
+	require.Zero(t, m.Node("gw").Overload.Base, "the gateway fails only through its publishes")
+	require.Equal(t, 0.25, m.Node("gw").Observed.ErrorRate)
+	require.Equal(t, int64(30), queueInfo(t, res, "queue:orders").Published, "a refused publish enqueues nothing")
 }

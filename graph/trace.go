@@ -84,6 +84,11 @@ type call struct {
 	zombie int64
 	resend int32
 	async  bool
+	// nack marks a publish that failed: the publisher learnt that the
+	// broker refused it (a nack of a confirmed publish, a full queue's
+	// reject-publish) or that its send failed, and its request answers
+	// for it as for a failed synchronous call.
+	nack bool
 }
 
 // traceWork is scratch memory reused from trace to trace.
