@@ -272,6 +272,10 @@ func (b *Builder) classify(sp []tspan, i int32) {
 		s.node = b.nodeOf(s)
 		if !s.hasParent {
 			b.entries[uint64(s.node)<<32|uint64(uint32(s.op))]++
+			if b.rootEndNS == 0 || s.start < b.rootFirstNS {
+				b.rootFirstNS = s.start
+			}
+			b.rootLastNS = max(b.rootLastNS, s.start)
 			b.rootEndNS = max(b.rootEndNS, s.end)
 			if len(b.roots) < maxLoadRoots {
 				b.roots = append(b.roots, [2]int64{s.start, s.end})
