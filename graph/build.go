@@ -194,6 +194,10 @@ type Builder struct {
 	edgeIdx map[uint64]int32
 	entries map[uint64]int64 // node<<32 | operation symbol → root spans
 	roots   [][2]int64       // root spans' start and end, the first maxLoadRoots
+	// rootEndNS is the latest end of a root span, rootFirstNS and
+	// rootLastNS the first and last start of one: the window in which
+	// requests arrived (see finish).
+	rootEndNS, rootFirstNS, rootLastNS int64
 
 	metrics  metricAcc
 	warnings []string

@@ -13,7 +13,9 @@ type edgeAcc struct {
 	from, to int32
 
 	calls, failed, async int64
-	selfCall             bool
+	// nacks counts publishes the broker refused (see call.nack).
+	nacks    int64
+	selfCall bool
 	// okLatency and failedLatency are client-side durations (ms) of
 	// successful and failed attempts.
 	okLatency, failedLatency reservoir
@@ -84,6 +86,9 @@ func (e *edgeAcc) addGroup(b *Builder, sp []tspan, req int32, calls []call) {
 		e.calls++
 		if c.async {
 			e.async++
+		}
+		if c.nack {
+			e.nacks++
 		}
 		ms := nsToMS(float64(c.end - c.start))
 		if c.failed {
@@ -459,9 +464,11 @@ func (e *edgeAcc) finish(b *Builder, callerRequests, callerOwn int64) (cascade.E
 		SelfCall:         e.from == e.to,
 	}
 	edge := cascade.Edge{
-		From:     from.name,
-		To:       to.name,
-		Async:    2*e.async > e.calls,
+		From: from.name,
+		To:   to.name,
+		// A publisher that saw its publishes refused waited for the
+		// broker's confirms: a confirmed publish, not fire-and-forget.
+		Async:    2*e.async > e.calls && e.nacks == 0,
 		Observed: obs,
 	}
 

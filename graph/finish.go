@@ -77,10 +77,21 @@ func (b *Builder) finish() (*Result, error) {
 			en.op, en.opN = op, n
 		}
 	}
+	// Entry rates: the roots over the capture. When work outlives the
+	// last root (messages waiting in a queue, redeliveries through a
+	// delay queue, detached calls), the capture's end says nothing of
+	// the arrivals, nor does the last root's end (a publisher held by a
+	// full queue or the broker's alarm): the roots' starts are the
+	// arrivals, and the window runs to one mean gap past the last.
+	arrivalSeconds := spanSeconds
+	if n := b.rootCount(); n > 1 && b.rootEndNS < b.endNS && b.rootLastNS > b.rootFirstNS {
+		gap := float64(b.rootLastNS-b.rootFirstNS) / float64(n-1)
+		arrivalSeconds = (float64(b.rootLastNS-b.startNS) + gap) / 1e9
+	}
 	for node, en := range ents {
 		e := cascade.Entry{Node: b.nodes[node].name, Operation: en.op}
-		if spanSeconds > 0 {
-			e.RatePerSec = round6(float64(en.roots) / spanSeconds)
+		if arrivalSeconds > 0 {
+			e.RatePerSec = round6(float64(en.roots) / arrivalSeconds)
 		}
 		if roots > 0 {
 			e.Share = round6(float64(en.roots) / float64(roots))

@@ -259,7 +259,13 @@ func (b *Builder) addPublish(sp []tspan, i int32) {
 		dest = b.syms.id("unknown")
 	}
 	q := b.queueNode(dest, m.sys)
-	b.addCall(sp, s.req, q, -1, i, true)
+	// A failed publish is no fire-and-forget: its caller knew (see
+	// call.nack), so its failure is the caller's failed call, not the
+	// caller's own.
+	b.addCall(sp, s.req, q, -1, i, !s.failed)
+	if s.failed {
+		b.work.calls[len(b.work.calls)-1].nack = true
+	}
 	if !s.failed {
 		from, ok := b.mq.procOf[s.req]
 		if !ok {

@@ -84,6 +84,11 @@ type call struct {
 	zombie int64
 	resend int32
 	async  bool
+	// nack marks a publish that failed: the publisher learnt that the
+	// broker refused it (a nack of a confirmed publish, a full queue's
+	// reject-publish) or that its send failed, and its request answers
+	// for it as for a failed synchronous call.
+	nack bool
 }
 
 // traceWork is scratch memory reused from trace to trace.
@@ -267,6 +272,11 @@ func (b *Builder) classify(sp []tspan, i int32) {
 		s.node = b.nodeOf(s)
 		if !s.hasParent {
 			b.entries[uint64(s.node)<<32|uint64(uint32(s.op))]++
+			if b.rootEndNS == 0 || s.start < b.rootFirstNS {
+				b.rootFirstNS = s.start
+			}
+			b.rootLastNS = max(b.rootLastNS, s.start)
+			b.rootEndNS = max(b.rootEndNS, s.end)
 			if len(b.roots) < maxLoadRoots {
 				b.roots = append(b.roots, [2]int64{s.start, s.end})
 			}
