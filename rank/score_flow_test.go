@@ -119,3 +119,32 @@ func TestObjectiveScoredMetric(t *testing.T) {
 		})
 	}
 }
+
+// TestMechanismNamesWhatTheFixRemoves holds the "why" of a win on a queue
+// model to the broker or queue trouble it removes: the memory alarm that
+// blocked publishers, or the overflow that dropped messages.
+func TestMechanismNamesWhatTheFixRemoves(t *testing.T) {
+	healthy := cascade.QueueOutcome{Published: 100, Delivered: 100, Acked: 100}
+	dropped := cascade.QueueOutcome{Published: 100, Delivered: 80, Acked: 80, Dropped: 20}
+	alarm := cascade.BrokerOutcome{Alarms: 2, AlarmMS: 3000}
+	three := func(q cascade.QueueOutcome, b cascade.BrokerOutcome, ok float64) [][]*replay.Result {
+		return [][]*replay.Result{{flowResult(100, ok, 300, q, b), flowResult(100, ok, 300, q, b), flowResult(100, ok, 300, q, b)}}
+	}
+	m := &cascade.Model{Nodes: []cascade.Node{{Name: "q-rights", Queue: &cascade.Queue{Broker: "mq", Consumers: 1}}},
+		Brokers: []cascade.Broker{{Name: "mq"}}}
+	regimes := []Regime{{Name: "normal"}}
+	for _, tc := range []struct {
+		name       string
+		base, cand [][]*replay.Result
+		want       string
+	}{
+		{"the alarm goes", three(healthy, alarm, 0.8), three(healthy, cascade.BrokerOutcome{}, 0.99),
+			"broker mq's memory alarm (publishers blocked) on 3 s → 0 ms a run"},
+		{"the drops go", three(dropped, cascade.BrokerOutcome{}, 0.8), three(healthy, cascade.BrokerOutcome{}, 0.99),
+			"q-rights overflow drops 0.2 → 0 per root"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, mechanism(m, ObjectiveSuccess, Win, regimes, tc.base, tc.cand))
+		})
+	}
+}

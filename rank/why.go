@@ -160,6 +160,9 @@ func mechanism(m *cascade.Model, o Objective, v Verdict, regimes []Regime, base,
 	add := func(b, c, floor float64, text string) {
 		sigs = append(sigs, signal{math.Abs(c-b) / math.Max(math.Abs(b), floor), c < b, text})
 	}
+	// A broker's alarm and a queue's lost messages come first: on a tie
+	// they are the mechanism the node figures follow from.
+	brokerSignals(m, base[r], cand[r], add)
 	for _, name := range bs.names {
 		b, c, ok := bs.at(name), cs.at(name), cs.has(name)
 		if !ok {
@@ -537,4 +540,44 @@ func queueLoss(m *cascade.Model, base, cand []*replay.Result) *QueueLoss {
 		}
 	}
 	return &QueueLoss{Queue: top, Mechanism: best.text}
+}
+
+// brokerSignals adds, for a model with queues, each broker's memory-alarm
+// time and restarts a run and each queue's messages dropped by overflow,
+// refused, dead-lettered and lost per root request, baseline against
+// candidate, as mechanism signals.
+func brokerSignals(m *cascade.Model, base, cand []*replay.Result, add func(b, c, floor float64, text string)) {
+	type bt struct{ alarmMS, restarts float64 }
+	means := func(rs []*replay.Result) map[string]bt {
+		out := map[string]bt{}
+		k := float64(len(rs))
+		for _, r := range rs {
+			for _, b := range r.Brokers {
+				t := out[b.Name]
+				t.alarmMS += b.AlarmMS / k
+				t.restarts += float64(b.Restarts) / k
+				out[b.Name] = t
+			}
+		}
+		return out
+	}
+	bb, cb := means(base), means(cand)
+	for i := range m.Brokers {
+		n := m.Brokers[i].Name
+		b, c := bb[n], cb[n]
+		add(b.alarmMS, c.alarmMS, 100, fmt.Sprintf("broker %s's memory alarm (publishers blocked) on %s → %s a run", n, ms(round3(b.alarmMS)), ms(round3(c.alarmMS))))
+		add(b.restarts, c.restarts, 1, fmt.Sprintf("broker %s restarts %s → %s a run", n, num(round3(b.restarts)), num(round3(c.restarts))))
+	}
+	bq, cq := queueMeans(m, base), queueMeans(m, cand)
+	names := make([]string, 0, len(bq))
+	for n := range bq {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		b, c := bq[n], cq[n]
+		add(b.dropped, c.dropped, 0.01, fmt.Sprintf("%s overflow drops %s → %s per root", n, num(round3(b.dropped)), num(round3(c.dropped))))
+		add(b.rejected, c.rejected, 0.01, fmt.Sprintf("%s refused publishes %s → %s per root", n, num(round3(b.rejected)), num(round3(c.rejected))))
+		add(b.dead, c.dead, 0.01, fmt.Sprintf("%s dead-lettered %s → %s per root", n, num(round3(b.dead)), num(round3(c.dead))))
+	}
 }
