@@ -77,7 +77,26 @@ func Summarize(results []*Result) *Summary {
 		}
 		s.Metrics = append(s.Metrics, estimate(m.name, xs))
 	}
+	if results[0].Flows > 0 {
+		for _, m := range flowMetrics {
+			for i, r := range results {
+				xs[i] = m.get(r)
+			}
+			s.Metrics = append(s.Metrics, estimate(m.name, xs))
+		}
+	}
 	return s
+}
+
+// flowMetrics are the headline metrics of models with flows (async edges
+// or queues), summarised after the others when the replays count flows.
+var flowMetrics = []struct {
+	name string
+	get  func(*Result) float64
+}{
+	{"flow_success_rate", func(r *Result) float64 { return r.FlowSuccessRate }},
+	{"flow_p50_ms", func(r *Result) float64 { return r.FlowP50MS }},
+	{"flow_p99_ms", func(r *Result) float64 { return r.FlowP99MS }},
 }
 
 // Metric returns the estimate named name, or a zero Estimate.

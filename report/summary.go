@@ -142,6 +142,13 @@ func baselineSentence(rep *rank.Report) string {
 		return ""
 	}
 	s := rep.Baseline[0]
+	if f := s.Metric("flow_success_rate"); f.Name != "" {
+		// A model with queues: a request is done when every message
+		// it published has been worked.
+		return fmt.Sprintf("Replayed as observed (%s), %s of its flows (a request with the work of every message it published) succeed, their completion taking %s ms at the median and %s ms at p99, with %s calls per request.",
+			rep.Regimes[0].Name, pctOf(f.Mean), g4(s.Metric("flow_p50_ms").Mean), g4(s.Metric("flow_p99_ms").Mean),
+			g4(s.Metric("amplification").Mean))
+	}
 	return fmt.Sprintf("Replayed as observed (%s), the system answers %s of its requests, %s a second, with a p99 of %s ms and %s calls per request.",
 		rep.Regimes[0].Name, pctOf(s.Metric("success_rate").Mean), g4(s.Metric("goodput_per_sec").Mean),
 		g4(s.Metric("latency_p99_ms").Mean), g4(s.Metric("amplification").Mean))
@@ -271,10 +278,15 @@ func changeSentence(rep *rank.Report) string {
 		what = "together, " + strings.Join(members, "; ")
 	}
 	iv := row.Objective
-	return fmt.Sprintf("Change first: %s. In replay it moves %s by %s, 95%% interval %s to %s over seeds %s, paired with the baseline, whose seed-to-seed spread is %s.",
+	s := fmt.Sprintf("Change first: %s. In replay it moves %s by %s, 95%% interval %s to %s over seeds %s, paired with the baseline, whose seed-to-seed spread is %s.",
 		what, objectiveName(rep.Objective), objectiveValue(rep.Objective, iv.Mean, true),
 		objectiveValue(rep.Objective, iv.Low, true), objectiveValue(rep.Objective, iv.High, true),
 		seedRange(rep.Seeds), noiseText(rep))
+	if rep.Flows && (strings.HasPrefix(row.Why, "broker ") || strings.Contains(row.Why, " overflow drops ")) {
+		// On a queue model, what the change takes away from the broker.
+		s += fmt.Sprintf(" What it changes at the broker: %s.", row.Why)
+	}
+	return s
 }
 
 // objectiveName names an objective in a sentence.

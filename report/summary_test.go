@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cascade/replay"
 	"strings"
 	"testing"
 
@@ -89,6 +90,20 @@ func TestSummarySentences(t *testing.T) {
 			a.Rank.Metastability.Metastable, a.Rank.Metastability.Verdict = true, "goodput stayed low after the surge in 3 of 3 seeds"
 		}, want: []string{"it is metastable: goodput stayed low after the surge in 3 of 3 seeds."}},
 		{name: "not metastable", from: "hotrod", mutate: func(*Analysis) {}, reject: []string{"metastable"}},
+		{name: "queues: flows and what the change takes from the broker", from: "hotrod", mutate: func(a *Analysis) {
+			a.Rank.Flows = true
+			b := a.Rank.Baseline[0]
+			b.Metrics = append(b.Metrics, replay.Estimate{Name: "flow_success_rate", Mean: 0.62},
+				replay.Estimate{Name: "flow_p50_ms", Mean: 42}, replay.Estimate{Name: "flow_p99_ms", Mean: 33064})
+			a.Rank.Set = nil
+			for i := range a.Rank.Rows {
+				if a.Rank.Rows[i].Rank == 1 {
+					a.Rank.Rows[i].Why = "broker rabbitmq's memory alarm (publishers blocked) on 12 s → 0 ms a run"
+				}
+			}
+		}, want: []string{"62.0% of its flows (a request with the work of every message it published) succeed, their completion taking 42 ms at the median and 33064 ms at p99",
+			"What it changes at the broker: broker rabbitmq's memory alarm (publishers blocked) on 12 s → 0 ms a run."},
+			reject: []string{"answers"}},
 		{name: "bare", from: "", mutate: func(*Analysis) {}},
 	}
 	for _, tc := range tests {
