@@ -76,7 +76,7 @@ func nezhaIngest(t *testing.T, files, metrics []string) nezhaData {
 
 // nezhaIngestLogs is nezhaIngest with log files, into the dataset's
 // logs.parquet.
-func nezhaIngestLogs(t *testing.T, files, metrics, logs []string) nezhaData {
+func nezhaIngestLogs(t testing.TB, files, metrics, logs []string) nezhaData {
 	t.Helper()
 	cfg := ingest.DefaultConfig()
 	cfg.Traces = files
