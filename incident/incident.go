@@ -104,6 +104,13 @@ type Incident struct {
 	// Confidence is how far the first origin is ahead of the second:
 	// its share of their two scores (1 with no rival, 0.5 a tie).
 	Confidence float64 `json:"confidence,omitempty"`
+	// Abstained reports that the first origin is not clearly ahead
+	// (Confidence below AbstainBelow): no origin stands out, and
+	// Origins are only the leading candidates.
+	Abstained bool `json:"abstained,omitempty"`
+	// Track is how often a first origin at this confidence was right on
+	// the validation day; nil without an origin.
+	Track *TrackRecord `json:"track,omitempty"`
 	// Path is the chain of calls the degradation climbed, from the
 	// origin's caller up towards the entry.
 	Path []PathStep `json:"path"`

@@ -127,6 +127,13 @@ func TestNezhaDay(t *testing.T) {
 	// CASCADE_NEZHA_LOGS=0 leaves the logs out (the figures before them).
 	withLogs := os.Getenv("CASCADE_NEZHA_LOGS") != "0"
 	var b strings.Builder
+	// Every answer's confidence and whether it was right, over the modes:
+	// the track record the report quotes (trackBands).
+	type answer struct {
+		conf float64
+		hit  bool
+	}
+	var answers []answer
 	for _, metrics := range []bool{false, true} {
 		for _, ref := range []bool{false, true} {
 			mode := "first 30 s"
@@ -173,6 +180,9 @@ func TestNezhaDay(t *testing.T) {
 				inc, err := Investigate(context.Background(), in, cfg)
 				require.NoError(t, err, f.at)
 				ranks[i] = outcomeOf(inc, f.service, utc(f.at)).rank
+				if inc.Confidence > 0 {
+					answers = append(answers, answer{inc.Confidence, ranks[i] == 1})
+				}
 				for _, n := range inc.Nodes {
 					if n.Changed && len(tops[i]) < 3 {
 						tops[i] = append(tops[i], n.Node)
@@ -197,6 +207,19 @@ func TestNezhaDay(t *testing.T) {
 				fmt.Fprintf(&b, "\n%s", logCount(faults, logChanges))
 			}
 		}
+	}
+	fmt.Fprintf(&b, "\n### confidence against hits (every mode)\n\n| band | right | answers |\n|---|---|---|\n")
+	for _, band := range trackBands {
+		var right, n int
+		for _, a := range answers {
+			if a.conf >= band.lo && (a.conf < band.hi || band.hi == 1) {
+				n++
+				if a.hit {
+					right++
+				}
+			}
+		}
+		fmt.Fprintf(&b, "| %g to %g | %d | %d |\n", band.lo, band.hi, right, n)
 	}
 	t.Log(b.String())
 }

@@ -403,6 +403,8 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, logs log
 	if len(inc.Origins) > 0 {
 		inc.Path = climb(inc.Origins[0], byName, callees, acc, lo, scan, ref, cfg)
 		inc.Confidence = confidence(inc.Nodes)
+		inc.Abstained = inc.Confidence > 0 && inc.Confidence < AbstainBelow
+		inc.Track = trackRecord(inc.Confidence)
 	}
 	return inc, nil
 }

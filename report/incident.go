@@ -128,11 +128,44 @@ func confidenceText(inc *incident.Incident) string {
 	c := inc.Confidence
 	switch {
 	case c >= 1:
-		return "no other unexplained change"
+		return "no other unexplained change" + trackText(inc)
 	case c <= 0:
 		return "none"
 	}
-	return fmt.Sprintf("%s of the top two scores (0.5: a tie)", g4(c))
+	s := fmt.Sprintf("%s of the top two scores (0.5: a tie)", g4(c))
+	if inc.Abstained {
+		s += fmt.Sprintf(", below %g: no origin stands out", incident.AbstainBelow)
+	}
+	return s + trackText(inc)
+}
+
+// shortConfidence is confidenceText for the terminal: the track record
+// in a few words.
+func shortConfidence(inc *incident.Incident) string {
+	c, s := inc.Confidence, ""
+	switch {
+	case c >= 1:
+		s = "no other unexplained change"
+	default:
+		s = fmt.Sprintf("%s of the top two scores", g4(c))
+		if inc.Abstained {
+			s += fmt.Sprintf(" (below %g: no origin stands out)", incident.AbstainBelow)
+		}
+	}
+	if t := inc.Track; t != nil {
+		s += fmt.Sprintf("; right %d of %d at %s on the validation day", t.Right, t.Answers, t.Band)
+	}
+	return s
+}
+
+// trackText says how often a first origin at this confidence was right
+// on the validation day; empty without a record.
+func trackText(inc *incident.Incident) string {
+	t := inc.Track
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf("; on the validation day (%s) first origins at %s were right %d of %d times", t.Day, t.Band, t.Right, t.Answers)
 }
 
 // originEvidence lists the first origin's evidence: metric, normal

@@ -267,7 +267,7 @@ func incidentHead(inc *incident.Incident) *kvBlock {
 	b.add("normal range", "%s", inc.Baseline)
 	b.add("origin", "%s", originText(inc))
 	if len(inc.Origins) > 0 && inc.Confidence > 0 {
-		b.add("confidence", "%s", confidenceText(inc))
+		b.add("confidence", "%s", shortConfidence(inc))
 	}
 	for _, e := range originEvidence(inc) {
 		b.add("evidence", "%s", e)

@@ -34,7 +34,7 @@ func summarySentences(a *Analysis) []string {
 		}
 	}
 	inc := a.Incident
-	origin := inc != nil && len(inc.Origins) > 0
+	origin := inc != nil && len(inc.Origins) > 0 && !inc.Abstained
 	add(incidentSentence(inc))
 	if !origin {
 		add(baselineSentence(a.Rank))
@@ -115,6 +115,10 @@ func incidentSentence(inc *incident.Incident) string {
 			when, plural(len(changed), "node"), strings.Join(changed, ", "))
 	}
 	origin := inc.Origins[0]
+	if inc.Abstained && len(inc.Origins) > 1 {
+		return fmt.Sprintf("%s %s left their normal range, but no origin stands out: %s leads %s by too little to trust (confidence %s of their two scores, below %g).",
+			when, plural(len(changed), "node"), origin, inc.Origins[1], g4(inc.Confidence), incident.AbstainBelow)
+	}
 	s := fmt.Sprintf("%s the incident began at %s, the first node to leave its normal range with no change below it to explain it", when, origin)
 	if n := nodeOf(inc, origin); n != nil && n.Changed {
 		s += fmt.Sprintf(": its %s went from %s to %s at %s (z %s)", metricPhrase(n.Metric), g4(n.Baseline), g4(n.Value),

@@ -61,6 +61,10 @@ func TestSummarySentences(t *testing.T) {
 			a.Incident.Origins, a.Incident.Path = nil, nil
 		}, want: []string{"5 nodes left their normal range (currencyservice, cartservice, productcatalogservice, frontend, recommendationservice), but a change below explains each"},
 			reject: []string{"began at"}},
+		{name: "abstained", from: "boutique", mutate: func(a *Analysis) {
+			a.Incident.Confidence, a.Incident.Abstained = 0.55, true
+		}, want: []string{"left their normal range, but no origin stands out: currencyservice leads cartservice by too little to trust (confidence 0.55 of their two scores, below 0.6)"},
+			reject: []string{"the incident began at", "It climbed"}},
 		{name: "origin, no path", from: "boutique", mutate: func(a *Analysis) { a.Incident.Path = nil },
 			want: []string{"No caller of currencyservice left its range after it"}},
 		{name: "amplified path", from: "boutique", mutate: func(a *Analysis) {
