@@ -20,12 +20,27 @@ type queueAcc struct {
 	// exhaustedMax the most deliveries of one of them; maxDeliveries is
 	// the most deliveries of any message.
 	exhausted, exhaustedMax, maxDeliveries int64
-	delays                                 reservoir // ms from a failed delivery's end to the next delivery
-	bytes                                  float64
-	bytesN                                 int64
-	consumers                              map[[2]int32]struct{} // (node, instance)
-	out                                    map[int32]*deliveryAcc
-	groups                                 map[int32]struct{}
+	// delays holds, per redelivery, the ms from the failed delivery's
+	// end to the message back in the queue: its next delivery for a
+	// nack with requeue (no publish seen), its republish for ack +
+	// republish (0 when the republish came first, inside the
+	// processing), its next delivery for a retry through a delay queue
+	// (the delay queue's TTL plus the wait here; ttlMS keeps the least
+	// of those, the TTL).
+	delays reservoir
+	// republished counts redeliveries of a message the consumer
+	// published again into this queue (ack + republish: back at the
+	// tail); viaDelay those that came back through a delay queue
+	// (delayVia, by the delay queue: published there by this queue's
+	// consumer, delivered from here later).
+	republished, viaDelay int64
+	delayVia              map[int32]int64
+	ttlMS                 float64
+	bytes                 float64
+	bytesN                int64
+	consumers             map[[2]int32]struct{} // (node, instance)
+	out                   map[int32]*deliveryAcc
+	groups                map[int32]struct{}
 	// deadLetter counts, per other queue, messages published here and
 	// delivered from there (a dead-letter route the broker took).
 	deadLetter map[int32]int64
@@ -155,6 +170,17 @@ func (b *Builder) finishQueues() {
 		if p >= 0 {
 			if from := mq.pubs[p].queue; from == d.queue {
 				matched[p] = true
+			} else if pub := &mq.pubs[p]; pub.retry && pub.deliv >= 0 && mq.delivs[pub.deliv].queue == d.queue && !own[from] {
+				// A consumer's retry published to a queue nothing is
+				// delivered from, and delivered from the first queue
+				// again: a delay queue (a TTL, dead-lettered back). It
+				// is the first queue's redelivery policy, not a queue
+				// of the model.
+				q := b.nodes[d.queue].queue
+				if q.delayVia == nil {
+					q.delayVia = map[int32]int64{}
+				}
+				q.delayVia[from]++
 			} else if b.nodes[d.queue].queue.family == from {
 				matchedSplit[[2]int32{p, d.queue}] = true
 			} else if !own[from] && !isDeadLetter(b.syms.names[b.nodes[d.queue].queue.dest]) {
@@ -176,6 +202,11 @@ func (b *Builder) finishQueues() {
 				}
 				q.deadLetter[d.queue]++
 			}
+		}
+	}
+	for _, qi := range mq.queues {
+		for via := range b.nodes[qi].queue.delayVia {
+			b.nodes[via].dropped = true
 		}
 	}
 	b.routeExchanges()
@@ -214,6 +245,13 @@ func (b *Builder) finishQueues() {
 		return cmp.Compare(x, y)
 	})
 	k := b.cfg.Reservoir
+	// Redeliveries through a delay queue: back in the queue at the
+	// failure plus the TTL, which is known once every one is seen.
+	type back struct {
+		node      int32
+		from, end int64
+	}
+	var viaDelay []back
 	for lo := 0; lo < len(order); {
 		hi := lo + 1
 		first := &mq.delivs[order[lo]]
@@ -260,9 +298,29 @@ func (b *Builder) finishQueues() {
 			}
 			if j > lo {
 				prev := &mq.delivs[order[j-1]]
-				q.delays.add(b.rng, k, nsToMS(float64(max(0, d.at-prev.end))))
-				// Back in the queue from the failure to the redelivery.
-				qn.addRequest(b, min(prev.end, d.at), d.at, false, false, -1, 0)
+				var pub *pubRec
+				if p := pubOf[order[j]]; p >= 0 && mq.pubs[p].retry {
+					pub = &mq.pubs[p]
+				}
+				switch {
+				case pub != nil && pub.queue == first.queue:
+					// Ack + republish: back at the tail when published.
+					q.republished++
+					q.delays.add(b.rng, k, nsToMS(float64(max(0, pub.end-prev.end))))
+					qn.addRequest(b, min(pub.end, d.at), d.at, false, false, -1, 0)
+				case pub != nil && q.delayVia[pub.queue] > 0:
+					w := nsToMS(float64(max(0, d.at-prev.end)))
+					if q.viaDelay == 0 || w < q.ttlMS {
+						q.ttlMS = w
+					}
+					q.viaDelay++
+					q.delays.add(b.rng, k, w)
+					viaDelay = append(viaDelay, back{first.queue, prev.end, d.at})
+				default:
+					q.delays.add(b.rng, k, nsToMS(float64(max(0, d.at-prev.end))))
+					// Back in the queue from the failure to the redelivery.
+					qn.addRequest(b, min(prev.end, d.at), d.at, false, false, -1, 0)
+				}
 			}
 			if d.failed {
 				q.failed++
@@ -281,6 +339,10 @@ func (b *Builder) finishQueues() {
 			q.exhaustedMax = max(q.exhaustedMax, n)
 		}
 		lo = hi
+	}
+	for _, v := range viaDelay {
+		ttl := int64(b.nodes[v.node].queue.ttlMS * 1e6)
+		b.nodes[v.node].addRequest(b, min(v.from+ttl, v.end), v.end, false, false, -1, 0)
 	}
 	for _, qi := range mq.queues {
 		if q := b.nodes[qi].queue; q.bytesN == 0 && q.bytes > 0 && q.deliveries > 0 {
@@ -316,6 +378,12 @@ func (b *Builder) finishQueues() {
 // (a nack with requeue, the broker's own round trip); longer delays are
 // a delay queue's TTL.
 const redeliveryRequeueMS = 5
+
+// redeliveryTailMS is the delay of a redelivery by ack + republish into
+// the same queue: the message is back at the tail at once (replay's delay
+// path, with the least delay it has: one tick), where a nack with requeue
+// puts it back at the head.
+const redeliveryTailMS = 0.001
 
 // finishQueueModel turns the queue nodes of the model into queues: their
 // Queue settings with provenance, the deliveries as edges to their
@@ -385,6 +453,17 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 		// were never delivered again.
 		delays := q.delays.sorted()
 		switch {
+		case q.viaDelay > 0 && q.viaDelay >= q.republished:
+			// Through a delay queue: back after its TTL, the least time
+			// from a failure to the next delivery.
+			cq.Redelivery, cq.DelayMS = cascade.RedeliverDelay, max(redeliveryTailMS, roundMS(q.ttlMS))
+			prov["redelivery"], prov["delay_ms"] = cascade.Observed, cascade.Inferred
+		case q.republished > 0:
+			// Ack + republish: back at the tail, after the time from the
+			// failure to the republish (none when it came first).
+			cq.Redelivery = cascade.RedeliverDelay
+			cq.DelayMS = max(redeliveryTailMS, roundMS(quantile(delays, 0.5)))
+			prov["redelivery"], prov["delay_ms"] = cascade.Observed, cascade.Inferred
 		case len(delays) > 0:
 			med := quantile(delays, 0.5)
 			if med < redeliveryRequeueMS {
@@ -557,7 +636,7 @@ func (b *Builder) deadLetterOf(qi int32) (string, cascade.Provenance) {
 	// messages.
 	var named, failures string
 	for to, n := range q.passedOn {
-		if to == qi || n == 0 {
+		if to == qi || n == 0 || b.nodes[to].dropped {
 			continue
 		}
 		name := b.nodes[to].name
@@ -709,10 +788,20 @@ type QueueInfo struct {
 	Redelivered int64 `json:"redelivered"`
 	Failed      int64 `json:"failed"`
 	Exhausted   int64 `json:"exhausted"`
+	// Republished counts the redeliveries by ack + republish (the
+	// consumer published the message again into this queue), and
+	// ViaDelay those that came back through the delay queue DelayQueue
+	// (the consumer published the message there, nothing was delivered
+	// from it, and the message was delivered from here again).
+	Republished int64  `json:"republished,omitempty"`
+	ViaDelay    int64  `json:"via_delay,omitempty"`
+	DelayQueue  string `json:"delay_queue,omitempty"`
 	// RedeliveryShare is Redelivered over Deliveries.
 	RedeliveryShare float64 `json:"redelivery_share"`
 	// RedeliveryDelayMS are the 50%, 95% and 99% quantiles of the time
-	// from a failed delivery's end to the message's next delivery; nil
+	// from a failed delivery's end to the message back in the queue: its
+	// republish (0 when the republish came first), else its next
+	// delivery (for a delay queue's, its TTL and the wait here); nil
 	// when no message was seen delivered twice.
 	RedeliveryDelayMS []float64 `json:"redelivery_delay_ms,omitempty"`
 	// DepthSource says where Depth comes from: DepthMetric (the
@@ -755,6 +844,16 @@ func (b *Builder) queueInfos(infos []NodeInfo) []QueueInfo {
 		info := QueueInfo{
 			Name: acc.name, Published: q.published, Messages: q.messages, Deliveries: q.deliveries,
 			Redelivered: q.redelivered, Failed: q.failed, Exhausted: q.exhausted,
+			Republished: q.republished, ViaDelay: q.viaDelay,
+		}
+		var via int32 = -1
+		for v := range q.delayVia {
+			if via < 0 || b.nodes[v].name < b.nodes[via].name {
+				via = v
+			}
+		}
+		if via >= 0 {
+			info.DelayQueue = b.nodes[via].name
 		}
 		if q.deliveries > 0 {
 			info.RedeliveryShare = round6(float64(q.redelivered) / float64(q.deliveries))
