@@ -25,8 +25,9 @@ type queueAcc struct {
 	// nack with requeue (no publish seen), its republish for ack +
 	// republish (0 when the republish came first, inside the
 	// processing), its next delivery for a retry through a delay queue
-	// (the delay queue's TTL plus the wait here; ttlMS keeps the least
-	// of those, the TTL).
+	// (the delay queue's TTL plus the wait here; ttlMS is the TTL: the
+	// median of those less the wait of the first delivery seen nearest
+	// in time, as the queue is FIFO).
 	delays reservoir
 	// republished counts redeliveries of a message the consumer
 	// published again into this queue (ack + republish: back at the
@@ -247,11 +248,10 @@ func (b *Builder) finishQueues() {
 	k := b.cfg.Reservoir
 	// Redeliveries through a delay queue: back in the queue at the
 	// failure plus the TTL, which is known once every one is seen.
-	type back struct {
-		node      int32
-		from, end int64
-	}
-	var viaDelay []back
+	var viaDelay []delayBack
+	// waits are the first deliveries' waits (from publish to delivery),
+	// per queue: what a message delivered then had waited.
+	waits := map[int32][][2]int64{}
 	for lo := 0; lo < len(order); {
 		hi := lo + 1
 		first := &mq.delivs[order[lo]]
@@ -268,6 +268,9 @@ func (b *Builder) finishQueues() {
 			start = min(mq.pubs[p].start, first.at)
 		}
 		qn.addRequest(b, start, first.at, false, false, -1, 0)
+		if p := pubOf[order[lo]]; p >= 0 && mq.pubs[p].queue == first.queue {
+			waits[first.queue] = append(waits[first.queue], [2]int64{first.at, max(0, first.at-mq.pubs[p].end)})
+		}
 		ok := false
 		n := int64(hi - lo)
 		for j := lo; j < hi; j++ {
@@ -309,13 +312,9 @@ func (b *Builder) finishQueues() {
 					q.delays.add(b.rng, k, nsToMS(float64(max(0, pub.end-prev.end))))
 					qn.addRequest(b, min(pub.end, d.at), d.at, false, false, -1, 0)
 				case pub != nil && q.delayVia[pub.queue] > 0:
-					w := nsToMS(float64(max(0, d.at-prev.end)))
-					if q.viaDelay == 0 || w < q.ttlMS {
-						q.ttlMS = w
-					}
 					q.viaDelay++
-					q.delays.add(b.rng, k, w)
-					viaDelay = append(viaDelay, back{first.queue, prev.end, d.at})
+					q.delays.add(b.rng, k, nsToMS(float64(max(0, d.at-prev.end))))
+					viaDelay = append(viaDelay, delayBack{first.queue, prev.end, d.at})
 				default:
 					q.delays.add(b.rng, k, nsToMS(float64(max(0, d.at-prev.end))))
 					// Back in the queue from the failure to the redelivery.
@@ -340,6 +339,7 @@ func (b *Builder) finishQueues() {
 		}
 		lo = hi
 	}
+	b.delayTTLs(viaDelay, waits)
 	for _, v := range viaDelay {
 		ttl := int64(b.nodes[v.node].queue.ttlMS * 1e6)
 		b.nodes[v.node].addRequest(b, min(v.from+ttl, v.end), v.end, false, false, -1, 0)
@@ -370,6 +370,49 @@ func (b *Builder) finishQueues() {
 	}
 	if mq.unknown > 0 {
 		b.warnf("%d deliveries name no queue (no destination, no consumer group, no link or message id to a publish seen): they come from queue:unknown", mq.unknown)
+	}
+}
+
+// delayBack is a redelivery through a delay queue: the queue node, the
+// failed delivery's end and the next delivery's time.
+type delayBack struct {
+	node      int32
+	from, end int64
+}
+
+// delayTTLs sets each queue's delay-queue TTL (ttlMS) from its
+// redeliveries through the delay queue: the median of each one's time
+// from the failure to the next delivery, less what the message delivered
+// nearest in time to it had waited in the queue (the queue is FIFO: the
+// messages delivered at about the same time waited about as long).
+// Without the wait, a queue that is never empty (a retry storm) reads as
+// a longer TTL. waits holds per queue its first deliveries' times and
+// waits (from publish to delivery).
+func (b *Builder) delayTTLs(backs []delayBack, waits map[int32][][2]int64) {
+	if len(backs) == 0 {
+		return
+	}
+	for _, ws := range waits {
+		slices.SortFunc(ws, func(x, y [2]int64) int { return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1])) })
+	}
+	per := map[int32][]float64{}
+	for _, v := range backs {
+		var wait int64
+		if ws := waits[v.node]; len(ws) > 0 {
+			i, _ := slices.BinarySearchFunc(ws, v.end, func(x [2]int64, t int64) int { return cmp.Compare(x[0], t) })
+			switch {
+			case i == len(ws):
+				i--
+			case i > 0 && v.end-ws[i-1][0] <= ws[i][0]-v.end:
+				i--
+			}
+			wait = ws[i][1]
+		}
+		per[v.node] = append(per[v.node], nsToMS(float64(max(0, v.end-v.from-wait))))
+	}
+	for n, xs := range per {
+		slices.Sort(xs)
+		b.nodes[n].queue.ttlMS = quantile(xs, 0.5)
 	}
 }
 
@@ -454,8 +497,7 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 		delays := q.delays.sorted()
 		switch {
 		case q.viaDelay > 0 && q.viaDelay >= q.republished:
-			// Through a delay queue: back after its TTL, the least time
-			// from a failure to the next delivery.
+			// Through a delay queue: back after its TTL (delayTTLs).
 			cq.Redelivery, cq.DelayMS = cascade.RedeliverDelay, max(redeliveryTailMS, roundMS(q.ttlMS))
 			prov["redelivery"], prov["delay_ms"] = cascade.Observed, cascade.Inferred
 		case q.republished > 0:
