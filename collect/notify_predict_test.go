@@ -46,6 +46,17 @@ const (
 	notifyCap        = 10000
 )
 
+// The app's consumers (testdata/notify/README.md: -consumers 2 per
+// queue, -prefetch 10, each delivery handled concurrently): 20 messages
+// of a queue worked at once. The capture does not show them (the
+// broker's series hold no prefetch, and a model consumer works one
+// message at a time), so the rows "consumers given" patch them in: 20
+// consumers of prefetch 1.
+const (
+	notifyConsumers = 2
+	notifyPrefetch  = 10
+)
+
 // notifyDrain is how long the app waits after the load for the flows to
 // finish (its -drain): the replay runs the load's duration and this.
 const notifyDrain = 30 * time.Second
@@ -173,32 +184,54 @@ func notifyTraffic(m notifyMeasured) *cascade.Traffic {
 //     rights' 250 ms deadline decides. Log is written by the gateway
 //     itself, off the synchronous path (a buffered writer that drops
 //     when full): no work of the flow.
-func notifyFix(before *cascade.Model, after notifyMeasured) *cascade.Scenario {
+//
+// after nil leaves the fix out; consumers patches in the app's consumers
+// (notifyConsumers). Nil when neither changes anything.
+func notifyFix(before *cascade.Model, after *notifyMeasured, consumers bool) *cascade.Scenario {
+	var names []string
+	if after != nil {
+		names = append(names, "fix: 1 retry via delay queue, fan-out 3, log off the path, cap 10000 drop-head")
+	}
+	if consumers {
+		names = append(names, fmt.Sprintf("consumers %d × prefetch %d at once", notifyConsumers, notifyPrefetch))
+	}
+	if len(names) == 0 {
+		return nil
+	}
 	s := &cascade.Scenario{
-		Name:  "fix: 1 retry via delay queue, fan-out 3, log off the path, cap 10000 drop-head",
+		Name:  strings.Join(names, "; "),
 		Nodes: map[string]json.RawMessage{},
 		Edges: map[string]json.RawMessage{},
 	}
 	kept := map[string]bool{}
-	for _, t := range after.Tasks {
-		kept[t] = true
+	if after != nil {
+		for _, t := range after.Tasks {
+			kept[t] = true
+		}
 	}
 	zero, _ := json.Marshal(map[string]any{"fan_out": cascade.Const(0)})
 	for _, n := range before.Nodes {
 		if n.Queue == nil {
 			continue
 		}
-		task := strings.TrimPrefix(n.Name, graph.QueuePrefix)
-		if !kept[task] {
-			s.Edges["gateway->"+n.Name] = zero
-			continue
+		q := map[string]any{}
+		if consumers {
+			q["consumers"], q["prefetch"] = notifyConsumers*notifyPrefetch, 1
 		}
-		q := map[string]any{"max_length": notifyCap, "overflow": cascade.OverflowDropHead}
-		if slices.Contains(notifyDepthQueues, task) {
-			q["redelivery"], q["delay_ms"], q["max_deliveries"] = cascade.RedeliverDelay, notifyDelayTTLMS, 2
+		if task := strings.TrimPrefix(n.Name, graph.QueuePrefix); after != nil {
+			if !kept[task] {
+				s.Edges["gateway->"+n.Name] = zero
+				continue
+			}
+			q["max_length"], q["overflow"] = notifyCap, cascade.OverflowDropHead
+			if slices.Contains(notifyDepthQueues, task) {
+				q["redelivery"], q["delay_ms"], q["max_deliveries"] = cascade.RedeliverDelay, notifyDelayTTLMS, 2
+			}
 		}
-		b, _ := json.Marshal(map[string]any{"queue": q})
-		s.Nodes[n.Name] = b
+		if len(q) > 0 {
+			b, _ := json.Marshal(map[string]any{"queue": q})
+			s.Nodes[n.Name] = b
+		}
 	}
 	return s
 }
@@ -319,17 +352,19 @@ func predictNotify(ctx context.Context, before, after notifyCapture) (*notifyPre
 	if roots > 0 {
 		p.scale = float64(before.Measured.Events) / float64(roots)
 	}
-	in, err := notifyReplay(ctx, bm, nil, p.traffic)
-	if err != nil {
-		return nil, fmt.Errorf("before: %w", err)
+	for _, consumers := range []bool{false, true} {
+		how := map[bool]string{false: "", true: ", consumers given"}[consumers]
+		in, err := notifyReplay(ctx, bm, notifyFix(bm, nil, consumers), p.traffic)
+		if err != nil {
+			return nil, fmt.Errorf("before%s: %w", how, err)
+		}
+		p.rows = append(p.rows, notifyRow{name: "before", how: "in sample" + how, measured: measuredFigures(before.Measured), predicted: in})
+		pred, err := notifyReplay(ctx, bm, notifyFix(bm, &after.Measured, consumers), notifyTraffic(after.Measured))
+		if err != nil {
+			return nil, fmt.Errorf("after%s: %w", how, err)
+		}
+		p.rows = append(p.rows, notifyRow{name: "after", how: "predicted from before" + how, measured: measuredFigures(after.Measured), predicted: pred})
 	}
-	p.rows = append(p.rows, notifyRow{name: "before", how: "in sample", measured: measuredFigures(before.Measured), predicted: in})
-	fix := notifyFix(bm, after.Measured)
-	pred, err := notifyReplay(ctx, bm, fix, notifyTraffic(after.Measured))
-	if err != nil {
-		return nil, fmt.Errorf("after: %w", err)
-	}
-	p.rows = append(p.rows, notifyRow{name: "after", how: "predicted from before", measured: measuredFigures(after.Measured), predicted: pred})
 	if p.ranked, p.top, err = notifyRank(ctx, bm, before.Measured.Rate); err != nil {
 		return nil, fmt.Errorf("rank: %w", err)
 	}
@@ -417,7 +452,7 @@ func TestNotifyPrediction(t *testing.T) {
 	after := loadNotifyCapture(t, "../testdata/notify-after")
 	p, err := predictNotify(context.Background(), before, after)
 	require.NoError(t, err)
-	require.Len(t, p.rows, 2)
+	require.Len(t, p.rows, 4)
 	for _, r := range p.rows {
 		require.Positive(t, r.predicted.Flows, "%s: the replay finished flows", r.name)
 	}
