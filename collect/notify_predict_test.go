@@ -394,13 +394,13 @@ func (p *notifyPrediction) markdown(w io.Writer) {
 		}
 		return s
 	}
-	fmt.Fprintln(w, "| run | flow success meas / pred (gap) | flow p50 ms meas / pred (err) | flow p99 ms meas / pred (err) | peak ready rights meas / pred (err) | peak ready points meas / pred (err) | memory alarm meas / pred | within 3 pp / 25% / 25% (rights, points) |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| run | flows finished meas / pred (per seed) | flow success meas / pred (gap) | flow p50 ms meas / pred (err) | flow p99 ms meas / pred (err) | peak ready rights meas / pred (err) | peak ready points meas / pred (err) | memory alarm meas / pred | within 3 pp / 25% / 25% (rights, points) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, r := range p.rows {
 		m, q := r.measured, r.predicted
 		ok, p50, depth := r.within()
-		fmt.Fprintf(w, "| %s (%s) | %.1f%% / %.1f%% (%+.1f pp) | %.0f / %.0f (%+.0f%%) | %.0f / %.0f (%+.0f%%) | %.0f / %.0f (%+.0f%%) | %.0f / %.0f (%+.0f%%) | %s / %s | %s / %s / %s, %s |\n",
-			r.name, r.how,
+		fmt.Fprintf(w, "| %s (%s) | %d / %.0f | %.1f%% / %.1f%% (%+.1f pp) | %.0f / %.0f (%+.0f%%) | %.0f / %.0f (%+.0f%%) | %.0f / %.0f (%+.0f%%) | %.0f / %.0f (%+.0f%%) | %s / %s | %s / %s / %s, %s |\n",
+			r.name, r.how, m.Flows, float64(q.Flows)/float64(max(1, q.Seeds)),
 			100*m.Success, 100*q.Success, 100*(q.Success-m.Success),
 			m.P50, q.P50, 100*relErr(q.P50, m.P50),
 			m.P99, q.P99, 100*relErr(q.P99, m.P99),
