@@ -66,6 +66,11 @@ type pubRec struct {
 	// deliv is the delivery whose processing published it (a consumer
 	// passing the message on, or to a dead-letter queue); -1 for none.
 	deliv int32
+	// retry marks a consumer's retry: the message of delivery deliv
+	// published again (the same message id, or a delivery count above
+	// 0), to its own queue (ack + republish) or to a delay queue that
+	// dead-letters it back. It is a redelivery, not a new message.
+	retry bool
 }
 
 // delivRec is one delivery of a message to a consumer: the consumer's
@@ -259,21 +264,36 @@ func (b *Builder) addPublish(sp []tspan, i int32) {
 		dest = b.syms.id("unknown")
 	}
 	q := b.queueNode(dest, m.sys)
-	// A failed publish is no fire-and-forget: its caller knew (see
-	// call.nack), so its failure is the caller's failed call, not the
-	// caller's own.
-	b.addCall(sp, s.req, q, -1, i, !s.failed)
-	if s.failed {
-		b.work.calls[len(b.work.calls)-1].nack = true
+	from, ok := b.mq.procOf[s.req]
+	if !ok {
+		from = -1
+	}
+	// A consumer publishing the message it is processing again (the
+	// same id, or counting an earlier delivery) retries it: ack +
+	// republish. Back into its own queue, that is a redelivery to the
+	// queue's tail, not a call from the consumer to its queue (which
+	// would make a cycle of every retry). A retry through another queue
+	// (a delay queue) is told apart at Finish, when the message is seen
+	// delivered from the first queue again.
+	retry, requeue := false, false
+	if from >= 0 {
+		d := &b.mq.delivs[from]
+		retry = m.msgID != 0 && m.msgID == d.msgID || m.redel > 0
+		requeue = retry && d.queue == q
+	}
+	if !requeue {
+		// A failed publish is no fire-and-forget: its caller knew (see
+		// call.nack), so its failure is the caller's failed call, not
+		// the caller's own.
+		b.addCall(sp, s.req, q, -1, i, !s.failed)
+		if s.failed {
+			b.work.calls[len(b.work.calls)-1].nack = true
+		}
 	}
 	if !s.failed {
-		from, ok := b.mq.procOf[s.req]
-		if !ok {
-			from = -1
-		}
 		b.mq.pubs = append(b.mq.pubs, pubRec{
 			key: m.key, msgID: m.msgID, start: s.start, end: s.end, bytes: m.bytes,
-			queue: q, callerFailed: sp[s.req].failed, deliv: from,
+			queue: q, callerFailed: sp[s.req].failed, deliv: from, retry: retry,
 		})
 	}
 }

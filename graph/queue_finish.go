@@ -20,12 +20,28 @@ type queueAcc struct {
 	// exhaustedMax the most deliveries of one of them; maxDeliveries is
 	// the most deliveries of any message.
 	exhausted, exhaustedMax, maxDeliveries int64
-	delays                                 reservoir // ms from a failed delivery's end to the next delivery
-	bytes                                  float64
-	bytesN                                 int64
-	consumers                              map[[2]int32]struct{} // (node, instance)
-	out                                    map[int32]*deliveryAcc
-	groups                                 map[int32]struct{}
+	// delays holds, per redelivery, the ms from the failed delivery's
+	// end to the message back in the queue: its next delivery for a
+	// nack with requeue (no publish seen), its republish for ack +
+	// republish (0 when the republish came first, inside the
+	// processing), its next delivery for a retry through a delay queue
+	// (the delay queue's TTL plus the wait here; ttlMS is the TTL: the
+	// median of those less the wait of the first delivery seen nearest
+	// in time, as the queue is FIFO).
+	delays reservoir
+	// republished counts redeliveries of a message the consumer
+	// published again into this queue (ack + republish: back at the
+	// tail); viaDelay those that came back through a delay queue
+	// (delayVia, by the delay queue: published there by this queue's
+	// consumer, delivered from here later).
+	republished, viaDelay int64
+	delayVia              map[int32]int64
+	ttlMS                 float64
+	bytes                 float64
+	bytesN                int64
+	consumers             map[[2]int32]struct{} // (node, instance)
+	out                   map[int32]*deliveryAcc
+	groups                map[int32]struct{}
 	// deadLetter counts, per other queue, messages published here and
 	// delivered from there (a dead-letter route the broker took).
 	deadLetter map[int32]int64
@@ -155,6 +171,17 @@ func (b *Builder) finishQueues() {
 		if p >= 0 {
 			if from := mq.pubs[p].queue; from == d.queue {
 				matched[p] = true
+			} else if pub := &mq.pubs[p]; pub.retry && pub.deliv >= 0 && mq.delivs[pub.deliv].queue == d.queue && !own[from] {
+				// A consumer's retry published to a queue nothing is
+				// delivered from, and delivered from the first queue
+				// again: a delay queue (a TTL, dead-lettered back). It
+				// is the first queue's redelivery policy, not a queue
+				// of the model.
+				q := b.nodes[d.queue].queue
+				if q.delayVia == nil {
+					q.delayVia = map[int32]int64{}
+				}
+				q.delayVia[from]++
 			} else if b.nodes[d.queue].queue.family == from {
 				matchedSplit[[2]int32{p, d.queue}] = true
 			} else if !own[from] && !isDeadLetter(b.syms.names[b.nodes[d.queue].queue.dest]) {
@@ -176,6 +203,11 @@ func (b *Builder) finishQueues() {
 				}
 				q.deadLetter[d.queue]++
 			}
+		}
+	}
+	for _, qi := range mq.queues {
+		for via := range b.nodes[qi].queue.delayVia {
+			b.nodes[via].dropped = true
 		}
 	}
 	b.routeExchanges()
@@ -214,6 +246,12 @@ func (b *Builder) finishQueues() {
 		return cmp.Compare(x, y)
 	})
 	k := b.cfg.Reservoir
+	// Redeliveries through a delay queue: back in the queue at the
+	// failure plus the TTL, which is known once every one is seen.
+	var viaDelay []delayBack
+	// waits are the first deliveries' waits (from publish to delivery),
+	// per queue: what a message delivered then had waited.
+	waits := map[int32][][2]int64{}
 	for lo := 0; lo < len(order); {
 		hi := lo + 1
 		first := &mq.delivs[order[lo]]
@@ -230,6 +268,9 @@ func (b *Builder) finishQueues() {
 			start = min(mq.pubs[p].start, first.at)
 		}
 		qn.addRequest(b, start, first.at, false, false, -1, 0)
+		if p := pubOf[order[lo]]; p >= 0 && mq.pubs[p].queue == first.queue {
+			waits[first.queue] = append(waits[first.queue], [2]int64{first.at, max(0, first.at-mq.pubs[p].end)})
+		}
 		ok := false
 		n := int64(hi - lo)
 		for j := lo; j < hi; j++ {
@@ -260,9 +301,25 @@ func (b *Builder) finishQueues() {
 			}
 			if j > lo {
 				prev := &mq.delivs[order[j-1]]
-				q.delays.add(b.rng, k, nsToMS(float64(max(0, d.at-prev.end))))
-				// Back in the queue from the failure to the redelivery.
-				qn.addRequest(b, min(prev.end, d.at), d.at, false, false, -1, 0)
+				var pub *pubRec
+				if p := pubOf[order[j]]; p >= 0 && mq.pubs[p].retry {
+					pub = &mq.pubs[p]
+				}
+				switch {
+				case pub != nil && pub.queue == first.queue:
+					// Ack + republish: back at the tail when published.
+					q.republished++
+					q.delays.add(b.rng, k, nsToMS(float64(max(0, pub.end-prev.end))))
+					qn.addRequest(b, min(pub.end, d.at), d.at, false, false, -1, 0)
+				case pub != nil && q.delayVia[pub.queue] > 0:
+					q.viaDelay++
+					q.delays.add(b.rng, k, nsToMS(float64(max(0, d.at-prev.end))))
+					viaDelay = append(viaDelay, delayBack{first.queue, prev.end, d.at})
+				default:
+					q.delays.add(b.rng, k, nsToMS(float64(max(0, d.at-prev.end))))
+					// Back in the queue from the failure to the redelivery.
+					qn.addRequest(b, min(prev.end, d.at), d.at, false, false, -1, 0)
+				}
 			}
 			if d.failed {
 				q.failed++
@@ -281,6 +338,11 @@ func (b *Builder) finishQueues() {
 			q.exhaustedMax = max(q.exhaustedMax, n)
 		}
 		lo = hi
+	}
+	b.delayTTLs(viaDelay, waits)
+	for _, v := range viaDelay {
+		ttl := int64(b.nodes[v.node].queue.ttlMS * 1e6)
+		b.nodes[v.node].addRequest(b, min(v.from+ttl, v.end), v.end, false, false, -1, 0)
 	}
 	for _, qi := range mq.queues {
 		if q := b.nodes[qi].queue; q.bytesN == 0 && q.bytes > 0 && q.deliveries > 0 {
@@ -311,11 +373,60 @@ func (b *Builder) finishQueues() {
 	}
 }
 
+// delayBack is a redelivery through a delay queue: the queue node, the
+// failed delivery's end and the next delivery's time.
+type delayBack struct {
+	node      int32
+	from, end int64
+}
+
+// delayTTLs sets each queue's delay-queue TTL (ttlMS) from its
+// redeliveries through the delay queue: the median of each one's time
+// from the failure to the next delivery, less what the message delivered
+// nearest in time to it had waited in the queue (the queue is FIFO: the
+// messages delivered at about the same time waited about as long).
+// Without the wait, a queue that is never empty (a retry storm) reads as
+// a longer TTL. waits holds per queue its first deliveries' times and
+// waits (from publish to delivery).
+func (b *Builder) delayTTLs(backs []delayBack, waits map[int32][][2]int64) {
+	if len(backs) == 0 {
+		return
+	}
+	for _, ws := range waits {
+		slices.SortFunc(ws, func(x, y [2]int64) int { return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1])) })
+	}
+	per := map[int32][]float64{}
+	for _, v := range backs {
+		var wait int64
+		if ws := waits[v.node]; len(ws) > 0 {
+			i, _ := slices.BinarySearchFunc(ws, v.end, func(x [2]int64, t int64) int { return cmp.Compare(x[0], t) })
+			switch {
+			case i == len(ws):
+				i--
+			case i > 0 && v.end-ws[i-1][0] <= ws[i][0]-v.end:
+				i--
+			}
+			wait = ws[i][1]
+		}
+		per[v.node] = append(per[v.node], nsToMS(float64(max(0, v.end-v.from-wait))))
+	}
+	for n, xs := range per {
+		slices.Sort(xs)
+		b.nodes[n].queue.ttlMS = quantile(xs, 0.5)
+	}
+}
+
 // redeliveryRequeueMS is the longest median delay between a failed
 // delivery and the next one that still reads as an immediate requeue
 // (a nack with requeue, the broker's own round trip); longer delays are
 // a delay queue's TTL.
 const redeliveryRequeueMS = 5
+
+// redeliveryTailMS is the delay of a redelivery by ack + republish into
+// the same queue: the message is back at the tail at once (replay's delay
+// path, with the least delay it has: one tick), where a nack with requeue
+// puts it back at the head.
+const redeliveryTailMS = 0.001
 
 // finishQueueModel turns the queue nodes of the model into queues: their
 // Queue settings with provenance, the deliveries as edges to their
@@ -385,6 +496,16 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 		// were never delivered again.
 		delays := q.delays.sorted()
 		switch {
+		case q.viaDelay > 0 && q.viaDelay >= q.republished:
+			// Through a delay queue: back after its TTL (delayTTLs).
+			cq.Redelivery, cq.DelayMS = cascade.RedeliverDelay, max(redeliveryTailMS, roundMS(q.ttlMS))
+			prov["redelivery"], prov["delay_ms"] = cascade.Observed, cascade.Inferred
+		case q.republished > 0:
+			// Ack + republish: back at the tail, after the time from the
+			// failure to the republish (none when it came first).
+			cq.Redelivery = cascade.RedeliverDelay
+			cq.DelayMS = max(redeliveryTailMS, roundMS(quantile(delays, 0.5)))
+			prov["redelivery"], prov["delay_ms"] = cascade.Observed, cascade.Inferred
 		case len(delays) > 0:
 			med := quantile(delays, 0.5)
 			if med < redeliveryRequeueMS {
@@ -557,7 +678,7 @@ func (b *Builder) deadLetterOf(qi int32) (string, cascade.Provenance) {
 	// messages.
 	var named, failures string
 	for to, n := range q.passedOn {
-		if to == qi || n == 0 {
+		if to == qi || n == 0 || b.nodes[to].dropped {
 			continue
 		}
 		name := b.nodes[to].name
@@ -709,10 +830,20 @@ type QueueInfo struct {
 	Redelivered int64 `json:"redelivered"`
 	Failed      int64 `json:"failed"`
 	Exhausted   int64 `json:"exhausted"`
+	// Republished counts the redeliveries by ack + republish (the
+	// consumer published the message again into this queue), and
+	// ViaDelay those that came back through the delay queue DelayQueue
+	// (the consumer published the message there, nothing was delivered
+	// from it, and the message was delivered from here again).
+	Republished int64  `json:"republished,omitempty"`
+	ViaDelay    int64  `json:"via_delay,omitempty"`
+	DelayQueue  string `json:"delay_queue,omitempty"`
 	// RedeliveryShare is Redelivered over Deliveries.
 	RedeliveryShare float64 `json:"redelivery_share"`
 	// RedeliveryDelayMS are the 50%, 95% and 99% quantiles of the time
-	// from a failed delivery's end to the message's next delivery; nil
+	// from a failed delivery's end to the message back in the queue: its
+	// republish (0 when the republish came first), else its next
+	// delivery (for a delay queue's, its TTL and the wait here); nil
 	// when no message was seen delivered twice.
 	RedeliveryDelayMS []float64 `json:"redelivery_delay_ms,omitempty"`
 	// DepthSource says where Depth comes from: DepthMetric (the
@@ -755,6 +886,16 @@ func (b *Builder) queueInfos(infos []NodeInfo) []QueueInfo {
 		info := QueueInfo{
 			Name: acc.name, Published: q.published, Messages: q.messages, Deliveries: q.deliveries,
 			Redelivered: q.redelivered, Failed: q.failed, Exhausted: q.exhausted,
+			Republished: q.republished, ViaDelay: q.viaDelay,
+		}
+		var via int32 = -1
+		for v := range q.delayVia {
+			if via < 0 || b.nodes[v].name < b.nodes[via].name {
+				via = v
+			}
+		}
+		if via >= 0 {
+			info.DelayQueue = b.nodes[via].name
 		}
 		if q.deliveries > 0 {
 			info.RedeliveryShare = round6(float64(q.redelivered) / float64(q.deliveries))

@@ -129,7 +129,10 @@ func redeliveryCandidates(m *cascade.Model, ev *Evidence, t *queueTopology, n *c
 	if q.Redelivery == cascade.RedeliverNone || q.MaxDeliveries == 1 || !t.consumerFailing(ev, n.Name) {
 		return
 	}
-	if q.Redelivery == "" || q.Redelivery == cascade.RedeliverRequeue {
+	// A delay shorter than a delay queue's least TTL is a message put
+	// back at once (graph reads ack + republish as the tail after the
+	// republish): a delay queue is a change to it too.
+	if q.Redelivery == "" || q.Redelivery == cascade.RedeliverRequeue || q.Redelivery == cascade.RedeliverDelay && q.DelayMS < delayMinMS {
 		d, why := delayOf(m, ev, t, n.Name)
 		words := fmt.Sprintf("nack → delay queue (TTL %g ms, dead-letter back to %s)", d, n.Name)
 		if !rabbit(q) {
