@@ -490,6 +490,15 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 		} else {
 			prov["prefetch"] = cascade.Default
 		}
+		// A model consumer works one message at a time. A consumer that
+		// handles its deliveries at once (a goroutine per message, up to
+		// its prefetch) shows more processing spans in progress than
+		// there are consumers: each of those is a worker, holding one
+		// message.
+		if peak := b.peakProcessing(qi); peak > cq.Consumers {
+			cq.Consumers, cq.Prefetch = peak, 1
+			prov["consumers"], prov["prefetch"] = cascade.ObservedPeak, cascade.Inferred
+		}
 
 		// Redelivery: requeue when a failed message comes back at once,
 		// delay (its TTL the median wait) when later, none when failures
@@ -978,4 +987,32 @@ func (b *Builder) droppedNames() map[string]bool {
 		}
 	}
 	return out
+}
+
+// peakProcessing is the most processing spans of queue qi's deliveries
+// in progress at once.
+func (b *Builder) peakProcessing(qi int32) int {
+	type ev struct {
+		at int64
+		d  int
+	}
+	var evs []ev
+	for i := range b.mq.delivs {
+		d := &b.mq.delivs[i]
+		if d.queue == qi && d.end > d.start {
+			evs = append(evs, ev{d.start, 1}, ev{d.end, -1})
+		}
+	}
+	slices.SortFunc(evs, func(x, y ev) int {
+		if x.at != y.at {
+			return cmp.Compare(x.at, y.at)
+		}
+		return cmp.Compare(x.d, y.d) // an end before a start at the same time
+	})
+	cur, peak := 0, 0
+	for _, e := range evs {
+		cur += e.d
+		peak = max(peak, cur)
+	}
+	return peak
 }

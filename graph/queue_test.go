@@ -112,6 +112,16 @@ func TestQueues(t *testing.T) {
 		samples []cascade.Sample
 		check   func(t *testing.T, res *graph.Result)
 	}{{
+		name:  "a consumer handling its deliveries at once is as many workers as it had in progress",
+		spans: braveFlows(20, 700, 0), // an event every 200 ms, each worked 700 ms by one consumer
+		check: func(t *testing.T, res *graph.Result) {
+			q := res.Model.Node("queue:orders")
+			require.NotNil(t, q)
+			require.Equal(t, 4, q.Queue.Consumers, "four messages in progress at once")
+			require.Equal(t, 1, q.Queue.Prefetch)
+			require.Equal(t, cascade.ObservedPeak, q.Provenance["consumers"])
+		},
+	}, {
 		name:  "otel: a consumer trace linked to its producer is one flow through a queue node",
 		spans: otelFlows(40, 100, 0, once),
 		check: func(t *testing.T, res *graph.Result) {
