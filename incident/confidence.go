@@ -37,8 +37,8 @@ var trackBands = []struct {
 }{
 	{0.9, 1, 24, 25},
 	{0.8, 0.9, 24, 26},
-	{0.7, 0.8, 11, 13},
-	{0, 0.7, 3, 4},
+	{0.7, 0.8, 10, 12},
+	{0, 0.7, 4, 5},
 }
 
 // trackRecord returns the validation day's record for confidence c; nil

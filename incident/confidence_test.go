@@ -15,8 +15,8 @@ func TestTrackRecord(t *testing.T) {
 		{1, "0.9 to 1", 24, 25},
 		{0.9, "0.9 to 1", 24, 25},
 		{0.85, "0.8 to 0.9", 24, 26},
-		{0.7, "0.7 to 0.8", 11, 13},
-		{0.55, "0 to 0.7", 3, 4},
+		{0.7, "0.7 to 0.8", 10, 12},
+		{0.55, "0 to 0.7", 4, 5},
 	} {
 		r := trackRecord(tc.conf)
 		require.NotNil(t, r, "%g", tc.conf)
