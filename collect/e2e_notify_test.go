@@ -88,7 +88,7 @@ func TestE2ENotify(t *testing.T) {
 		rabbit = "/usr/lib/rabbitmq/bin"
 	}
 	runs, every := envInt(t, envNotifyRuns, 1), envInt(t, envNotifyEvery, 10)
-	headroom := int64(envInt(t, envNotifyHeadroom, 100)) << 20
+	headroom := int64(envInt(t, envNotifyHeadroom, 65)) << 20
 	keep := os.Getenv(envNotifyOut)
 	cascadeBinary(t)
 
@@ -481,7 +481,20 @@ func keepNotify(t *testing.T, dir string, r notifyRun, every int) {
 	require.NoError(t, err)
 	writeGz(t, filepath.Join(dir, notifyTracesFile), b)
 	writeGz(t, filepath.Join(dir, notifyPromDir, "rabbitmq.json.gz"), r.prom)
-	mb, err := json.MarshalIndent(r.measured, "", "  ")
+	m := r.measured
+	roots := 0
+	eachSpan(kept, func(sp ptrace.Span) {
+		if _, ok := sp.Attributes().Get("app.event.id"); ok && sp.ParentSpanID().IsEmpty() {
+			roots++
+		}
+	})
+	m.Capture = &notifyCaptureInfo{
+		SampleEvery: every, SampleRatio: 1 / float64(every), EventsKept: roots,
+		SpansKept: kept.SpanCount(), SpansTotal: r.traces.SpanCount(),
+		EventRatePerS: float64(m.Events) / m.Duration, SpanRatePerS: float64(r.traces.SpanCount()) / m.Duration,
+		LoadDurationS: m.Duration,
+	}
+	mb, err := json.MarshalIndent(m, "", "  ")
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, notifyMeasuredFile), append(mb, '\n'), 0o644))
 	c := loadNotifyCapture(t, dir)

@@ -46,6 +46,22 @@ type notifyMeasured struct {
 	BrokerMemoryPeak   int64                          `json:"broker_memory_peak_bytes"`
 	BrokerMemoryLimit  int64                          `json:"broker_memory_limit_bytes"`
 	Queues             map[string]notifyQueueMeasured `json:"queues"`
+	// Capture, in a kept capture only: how the traces were sampled.
+	Capture *notifyCaptureInfo `json:"capture,omitempty"`
+}
+
+// notifyCaptureInfo says what a kept capture holds of its run: the whole
+// flows of every SampleEvery-th event (app.event.id a multiple of it),
+// against the run's full rates.
+type notifyCaptureInfo struct {
+	SampleEvery   int     `json:"sample_every"`     // kept: events whose id is a multiple of this
+	SampleRatio   float64 `json:"sample_ratio"`     // 1 / SampleEvery
+	EventsKept    int     `json:"events_kept"`      // events whose flow the capture holds
+	SpansKept     int     `json:"spans_kept"`       // spans in traces.otlp.json.gz
+	SpansTotal    int     `json:"spans_total"`      // spans the run exported
+	EventRatePerS float64 `json:"event_rate_per_s"` // the run's events / its load's duration
+	SpanRatePerS  float64 `json:"span_rate_per_s"`  // the run's spans / its load's duration
+	LoadDurationS float64 `json:"load_duration_s"`
 }
 
 type notifyQueueMeasured struct {
