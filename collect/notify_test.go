@@ -238,11 +238,19 @@ func TestNotifyCaptures(t *testing.T) {
 			// The capture keeps whole flows: every process span's link
 			// names a publish span the capture holds.
 			require.Zero(t, s.unlinked, "process spans whose publish is not in the capture")
-			require.Positive(t, s.retries, "redeliveries recorded")
-			require.Positive(t, s.errors, "failed processing recorded")
+			// Before, the retry storm is in every sampled flow's reach;
+			// after, a few tasks are retried in the whole run, so the
+			// 1-in-10 sample may hold none of them.
+			retried := 0
+			for _, q := range m.Queues {
+				retried += q.Retried
+			}
+			require.LessOrEqual(t, s.retries, retried, "redeliveries in the capture, at most the run's retries")
 			if tc.delay {
-				require.Positive(t, s.deaths, "retries dead-lettered back from the delay queue carry x-death")
+				require.Equal(t, s.retries, s.deaths, "every retry comes back from the delay queue with x-death")
 			} else {
+				require.Positive(t, s.retries, "redeliveries recorded")
+				require.Positive(t, s.errors, "failed processing recorded")
 				require.Zero(t, s.deaths, "no dead-lettering before the fix")
 			}
 
