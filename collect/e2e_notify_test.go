@@ -39,9 +39,9 @@ import (
 //
 // It checks each run's recording (the chain's services and queues, every
 // process span linked to a recorded publish span, the broker's series of
-// every queue); with CASCADE_E2E_NOTIFY_STRICT=1, also the contrast the
-// fix is meant to make: before sees the memory alarm, after does not, and
-// after's flows succeed more. With
+// every queue) and the contrast the fix is meant to make: before sees the
+// memory alarm, after does not, and after's flows succeed more
+// (CASCADE_E2E_NOTIFY_STRICT=0 leaves the contrast out). With
 // CASCADE_E2E_NOTIFY_OUT set to a directory, it keeps there each mode's
 // first run as testdata/notify-before and testdata/notify-after hold it
 // (a sample of whole flows as OTLP JSON, the broker's series as
@@ -63,10 +63,10 @@ const (
 	envNotifyRuns  = "CASCADE_E2E_NOTIFY_RUNS"
 	envNotifyOut   = "CASCADE_E2E_NOTIFY_OUT"
 	envNotifyEvery = "CASCADE_E2E_NOTIFY_KEEP_EVERY"
-	// envNotifyStrict=1 also asserts the contrast the fix is meant to
-	// make (before reaches the memory alarm, after does not, after's
-	// flows succeed more), which this machine does not yet give run
-	// after run: see docs/validation.md.
+	// envNotifyStrict=0 stops asserting the contrast the fix is meant
+	// to make (before reaches the memory alarm, after does not, after's
+	// flows succeed more), asserted by default: it held on every run
+	// measured (docs/validation.md).
 	envNotifyStrict = "CASCADE_E2E_NOTIFY_STRICT"
 )
 
@@ -115,7 +115,7 @@ func TestE2ENotify(t *testing.T) {
 	if keep != "" {
 		require.NoError(t, os.WriteFile(filepath.Join(keep, "measured.md"), b.Bytes(), 0o644))
 	}
-	if os.Getenv(envNotifyStrict) != "1" {
+	if os.Getenv(envNotifyStrict) == "0" {
 		return
 	}
 	for i := 0; i+1 < len(all); i += 2 {

@@ -71,7 +71,7 @@ func main() {
 	flag.DurationVar(&c.Timeout, "timeout", 120*time.Millisecond, "rights' and points' handler deadline")
 	flag.StringVar(&c.Out, "out", "measured.json", "file of the measured figures")
 	flag.StringVar(&c.LogFile, "log-file", os.DevNull, "after: the gateway's local log file")
-	flag.DurationVar(&c.Delay, "retry-delay", 3*time.Second, "after: how long a retry waits in the delay queue (its TTL)")
+	flag.DurationVar(&c.Delay, "retry-delay", 5*time.Second, "after: how long a retry waits in the delay queue (its TTL)")
 	flag.Parse()
 	if err := run(context.Background(), c); err != nil {
 		fmt.Fprintln(os.Stderr, "notify:", err)
@@ -143,7 +143,7 @@ func modeSettings(mode string) (settings, error) {
 			localLog:   true,
 			pushInSMS:  true,
 			maxRetries: 1,
-			delay:      3 * time.Second,
+			delay:      5 * time.Second,
 			maxLength:  10000,
 		}, nil
 	}
