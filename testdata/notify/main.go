@@ -3,8 +3,9 @@
 // test (collect/e2e_notify_test.go): a gateway receives events over HTTP
 // and fans each out, through a direct exchange, to task queues whose
 // consumers do the work; points depends on rights (it calls rights' HTTP
-// API); rights gets slow under load (a small pool of database slots whose
-// service time grows with the waiters); a failed task is retried.
+// API); rights gets slow under load (a small pool of database slots, a
+// fixed query time: past its capacity the queries wait, and fail by the
+// handler's deadline); a failed task is retried.
 //
 // It runs in one process, one OpenTelemetry tracer provider per service
 // (gateway, rights, points, sms, push, log), exporting OTLP/HTTP to
