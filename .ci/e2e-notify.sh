@@ -5,8 +5,10 @@
 # retries) on a real RabbitMQ, exporting OTLP/HTTP to cascade collect, a
 # real Prometheus scraping the broker's rabbitmq_prometheus endpoint, read
 # back with cascade collect --from prometheus. It runs the chain before
-# the fix and after it and checks the recordings and the contrast
-# (collect/e2e_notify_test.go).
+# the fix and after it and checks the recordings and the contrast: before
+# reaches the broker's memory alarm, after does not, after's flows succeed
+# more (collect/e2e_notify_test.go; CASCADE_E2E_NOTIFY_STRICT=0 leaves the
+# contrast out). About 3 minutes a run of both modes.
 #
 # Called by .ci/run; runs alone too. The app is built through the Go
 # module proxy (its own module, testdata/notify) into $CASCADE_E2E_CACHE

@@ -35,13 +35,13 @@ import (
 // mode (the fix), CASCADE_E2E_NOTIFY_RUNS times each (default 1). Each run
 // has a broker of its own, started from nothing, whose memory watermark is
 // set to its idle memory plus CASCADE_E2E_NOTIFY_HEADROOM_MIB (default
-// 100 MiB), so the memory alarm is reachable.
+// 65 MiB), so the memory alarm is reachable.
 //
 // It checks each run's recording (the chain's services and queues, every
 // process span linked to a recorded publish span, the broker's series of
-// every queue); with CASCADE_E2E_NOTIFY_STRICT=1, also the contrast the
-// fix is meant to make: before sees the memory alarm, after does not, and
-// after's flows succeed more. With
+// every queue) and the contrast the fix is meant to make: before sees the
+// memory alarm, after does not, and after's flows succeed more
+// (CASCADE_E2E_NOTIFY_STRICT=0 leaves the contrast out). With
 // CASCADE_E2E_NOTIFY_OUT set to a directory, it keeps there each mode's
 // first run as testdata/notify-before and testdata/notify-after hold it
 // (a sample of whole flows as OTLP JSON, the broker's series as
@@ -63,16 +63,17 @@ const (
 	envNotifyRuns  = "CASCADE_E2E_NOTIFY_RUNS"
 	envNotifyOut   = "CASCADE_E2E_NOTIFY_OUT"
 	envNotifyEvery = "CASCADE_E2E_NOTIFY_KEEP_EVERY"
-	// envNotifyStrict=1 also asserts the contrast the fix is meant to
-	// make (before reaches the memory alarm, after does not, after's
-	// flows succeed more), which this machine does not yet give run
-	// after run: see docs/validation.md.
+	// envNotifyStrict=0 stops asserting the contrast the fix is meant
+	// to make (before reaches the memory alarm, after does not, after's
+	// flows succeed more), asserted by default: it held on every run
+	// measured (docs/validation.md).
 	envNotifyStrict = "CASCADE_E2E_NOTIFY_STRICT"
 )
 
 // envNotifyHeadroom is the broker's memory watermark above its idle
-// memory, in MiB (default 100: after's peak on this machine stayed about
-// 80 MiB above idle, before's passed 120 with no watermark in the way).
+// memory, in MiB (default 65: with no watermark in the way, seed 1's
+// before peaked 82 MiB above idle and after 49; the broker's memory
+// follows the message rate as much as the messages held).
 const envNotifyHeadroom = "CASCADE_E2E_NOTIFY_HEADROOM_MIB"
 
 func TestE2ENotify(t *testing.T) {
@@ -88,7 +89,7 @@ func TestE2ENotify(t *testing.T) {
 		rabbit = "/usr/lib/rabbitmq/bin"
 	}
 	runs, every := envInt(t, envNotifyRuns, 1), envInt(t, envNotifyEvery, 10)
-	headroom := int64(envInt(t, envNotifyHeadroom, 100)) << 20
+	headroom := int64(envInt(t, envNotifyHeadroom, 65)) << 20
 	keep := os.Getenv(envNotifyOut)
 	cascadeBinary(t)
 
@@ -114,7 +115,7 @@ func TestE2ENotify(t *testing.T) {
 	if keep != "" {
 		require.NoError(t, os.WriteFile(filepath.Join(keep, "measured.md"), b.Bytes(), 0o644))
 	}
-	if os.Getenv(envNotifyStrict) != "1" {
+	if os.Getenv(envNotifyStrict) == "0" {
 		return
 	}
 	for i := 0; i+1 < len(all); i += 2 {
@@ -481,7 +482,20 @@ func keepNotify(t *testing.T, dir string, r notifyRun, every int) {
 	require.NoError(t, err)
 	writeGz(t, filepath.Join(dir, notifyTracesFile), b)
 	writeGz(t, filepath.Join(dir, notifyPromDir, "rabbitmq.json.gz"), r.prom)
-	mb, err := json.MarshalIndent(r.measured, "", "  ")
+	m := r.measured
+	roots := 0
+	eachSpan(kept, func(sp ptrace.Span) {
+		if _, ok := sp.Attributes().Get("app.event.id"); ok && sp.ParentSpanID().IsEmpty() {
+			roots++
+		}
+	})
+	m.Capture = &notifyCaptureInfo{
+		SampleEvery: every, SampleRatio: 1 / float64(every), EventsKept: roots,
+		SpansKept: kept.SpanCount(), SpansTotal: r.traces.SpanCount(),
+		EventRatePerS: float64(m.Events) / m.Duration, SpanRatePerS: float64(r.traces.SpanCount()) / m.Duration,
+		LoadDurationS: m.Duration,
+	}
+	mb, err := json.MarshalIndent(m, "", "  ")
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, notifyMeasuredFile), append(mb, '\n'), 0o644))
 	c := loadNotifyCapture(t, dir)

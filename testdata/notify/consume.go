@@ -118,7 +118,7 @@ func (a *app) work(ctx context.Context, q string, u float64) error {
 	case "rights":
 		ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 		defer cancel()
-		return a.rdb.query(ctx)
+		return a.rdb.do(ctx)
 	case "points":
 		ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 		defer cancel()

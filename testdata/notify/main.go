@@ -3,8 +3,9 @@
 // test (collect/e2e_notify_test.go): a gateway receives events over HTTP
 // and fans each out, through a direct exchange, to task queues whose
 // consumers do the work; points depends on rights (it calls rights' HTTP
-// API); rights gets slow under load (a small pool of database slots whose
-// service time grows with the waiters); a failed task is retried.
+// API); rights gets slow under load (a small pool of database slots, a
+// fixed query time: past its capacity the queries wait, and fail by the
+// handler's deadline); a failed task is retried.
 //
 // It runs in one process, one OpenTelemetry tracer provider per service
 // (gateway, rights, points, sms, push, log), exporting OTLP/HTTP to
@@ -44,8 +45,7 @@ type Config struct {
 	Consumers  int           // consumers per queue
 	Prefetch   int           // prefetch (unacked deliveries) per consumer; each is handled concurrently
 	DBSlots    int           // rights' database slots
-	DBBase     time.Duration // rights' query time with nobody waiting
-	DBPerWait  time.Duration // added to a query per waiter when it starts
+	DBQuery    time.Duration // rights' query time (fixed): capacity = DBSlots / DBQuery
 	Timeout    time.Duration // rights' and points' handler deadline
 	Out        string        // measured figures, JSON
 	LogFile    string        // after: where the gateway writes the log task locally
@@ -57,23 +57,22 @@ func main() {
 	flag.StringVar(&c.Mode, "mode", "before", "before (seed 002 §5.3's settings) or after (the fix)")
 	flag.StringVar(&c.AMQP, "amqp", "amqp://guest:guest@127.0.0.1:5672/", "the broker's AMQP URL")
 	flag.StringVar(&c.MetricsURL, "metrics-url", "", "the broker's rabbitmq_prometheus endpoint, polled for memory and the alarm")
-	flag.Float64Var(&c.Rate, "rate", 45, "events per second (open loop)")
-	flag.Float64Var(&c.Burst, "burst", 2, "rate multiplier during the burst")
+	flag.Float64Var(&c.Rate, "rate", 25, "events per second (open loop)")
+	flag.Float64Var(&c.Burst, "burst", 1.6, "rate multiplier during the burst")
 	flag.DurationVar(&c.BurstAt, "burst-at", 10*time.Second, "start of the burst")
 	flag.DurationVar(&c.BurstFor, "burst-for", 10*time.Second, "length of the burst")
 	flag.DurationVar(&c.Duration, "duration", 40*time.Second, "length of the load")
 	flag.DurationVar(&c.Drain, "drain", 30*time.Second, "longest wait for the flows to settle after the load")
 	flag.Uint64Var(&c.Seed, "seed", 1, "seed of the arrivals and service times")
-	flag.IntVar(&c.Body, "body", 8192, "message body bytes")
+	flag.IntVar(&c.Body, "body", 32768, "message body bytes")
 	flag.IntVar(&c.Consumers, "consumers", 2, "consumers per queue")
-	flag.IntVar(&c.Prefetch, "prefetch", 10, "prefetch per consumer")
+	flag.IntVar(&c.Prefetch, "prefetch", 5, "prefetch per consumer")
 	flag.IntVar(&c.DBSlots, "db-slots", 4, "rights' database slots")
-	flag.DurationVar(&c.DBBase, "db-base", 15*time.Millisecond, "rights' query time with nobody waiting")
-	flag.DurationVar(&c.DBPerWait, "db-per-waiter", 300*time.Microsecond, "added to a query per waiter")
-	flag.DurationVar(&c.Timeout, "timeout", 250*time.Millisecond, "rights' and points' handler deadline")
+	flag.DurationVar(&c.DBQuery, "db-query", 40*time.Millisecond, "rights' query time (fixed; capacity = slots / query time)")
+	flag.DurationVar(&c.Timeout, "timeout", 120*time.Millisecond, "rights' and points' handler deadline")
 	flag.StringVar(&c.Out, "out", "measured.json", "file of the measured figures")
 	flag.StringVar(&c.LogFile, "log-file", os.DevNull, "after: the gateway's local log file")
-	flag.DurationVar(&c.Delay, "retry-delay", 1500*time.Millisecond, "after: how long a retry waits in the delay queue (its TTL)")
+	flag.DurationVar(&c.Delay, "retry-delay", 5*time.Second, "after: how long a retry waits in the delay queue (its TTL)")
 	flag.Parse()
 	if err := run(context.Background(), c); err != nil {
 		fmt.Fprintln(os.Stderr, "notify:", err)
@@ -145,7 +144,7 @@ func modeSettings(mode string) (settings, error) {
 			localLog:   true,
 			pushInSMS:  true,
 			maxRetries: 1,
-			delay:      1500 * time.Millisecond,
+			delay:      5 * time.Second,
 			maxLength:  10000,
 		}, nil
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -15,38 +14,36 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// db is rights' database: a fixed pool of slots; a query's time grows with
-// the queries waiting when it starts (contention), and a query whose
-// caller gave up still holds its slot to the end (the database does not
-// know), so under load rights gets slow, then fails by its deadline.
+// db is rights' database: a fixed pool of slots, each query holding one
+// for a fixed time; a query waits for a slot in turn (FIFO). A query whose
+// caller gives up is cancelled, as a real driver cancels with the
+// context: it leaves the wait, or frees its slot at once. So rights'
+// capacity is a clear number, slots / query time, with no memory of
+// earlier load: past it, the queries wait, and those that wait longer
+// than the caller's deadline fail.
 type db struct {
-	slots   chan struct{}
-	waiting atomic.Int64
-	base    time.Duration
-	perWait time.Duration
+	slots chan struct{}
+	query time.Duration
 }
 
-func newDB(n int, base, perWait time.Duration) *db {
-	return &db{slots: make(chan struct{}, n), base: base, perWait: perWait}
+func newDB(n int, query time.Duration) *db {
+	return &db{slots: make(chan struct{}, n), query: query}
 }
 
-func (d *db) query(ctx context.Context) error {
-	d.waiting.Add(1)
+func (d *db) do(ctx context.Context) error {
 	select {
 	case d.slots <- struct{}{}:
 	case <-ctx.Done():
-		d.waiting.Add(-1)
 		return fmt.Errorf("rights db: waiting for a slot: %w", ctx.Err())
 	}
-	w := d.waiting.Add(-1)
-	t := time.NewTimer(d.base + time.Duration(w)*d.perWait)
+	defer func() { <-d.slots }()
+	t := time.NewTimer(d.query)
+	defer t.Stop()
 	select {
 	case <-t.C:
-		<-d.slots
 		return nil
 	case <-ctx.Done():
-		go func() { <-t.C; <-d.slots }()
-		return fmt.Errorf("rights db: query: %w", ctx.Err())
+		return fmt.Errorf("rights db: query cancelled: %w", ctx.Err())
 	}
 }
 
@@ -65,7 +62,7 @@ func (a *app) rightsHandler() http.Handler {
 		qctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 		defer cancel()
 		code := http.StatusOK
-		if err := a.rdb.query(qctx); err != nil {
+		if err := a.rdb.do(qctx); err != nil {
 			code = http.StatusServiceUnavailable
 			span.RecordError(err)
 			span.SetStatus(codes.Error, err.Error())
