@@ -42,7 +42,7 @@ const (
 // x-message-ttl; testdata/notify/README.md), and notifyCap the cap of
 // every after queue (x-max-length, drop-head).
 const (
-	notifyDelayTTLMS = 1500
+	notifyDelayTTLMS = 5000
 	notifyCap        = 10000
 )
 
