@@ -2,6 +2,7 @@ package collect
 
 import (
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"cascade"
+	"cascade/graph"
 	"cascade/ingest"
 )
 
@@ -319,4 +321,37 @@ func sortedKeys[V any](m map[string]V) []string {
 func containsLabel(labels, name, value string) bool {
 	b, _ := json.Marshal(value)
 	return strings.Contains(labels, name+"="+string(b))
+}
+
+// TestNotifyOneFlow holds graph to issue 26 on the real capture: every
+// consumer trace, linked to its producer's publish, is part of the
+// gateway's flow, so the gateway is the only entry and the root requests
+// are the kept events, not the events plus every delivery; each task is
+// a queue node between the gateway and its consumer, timed by its
+// process span.
+func TestNotifyOneFlow(t *testing.T) {
+	for _, dir := range []string{"../testdata/notify-before", "../testdata/notify-after"} {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			c := loadNotifyCapture(t, dir)
+			res, err := graph.Build(context.Background(), graph.DefaultConfig(), graph.Spans(c.Spans), graph.Samples(c.Samples))
+			require.NoError(t, err)
+			m := res.Model
+			require.Len(t, m.Entries, 1)
+			require.Equal(t, "gateway", m.Entries[0].Node)
+			require.EqualValues(t, c.Measured.Capture.EventsKept, res.Stats.Roots, "one root request a kept event")
+			for _, task := range c.Measured.Tasks {
+				q := m.Node(graph.QueuePrefix + task)
+				require.NotNil(t, q, "queue %s", task)
+				require.NotNil(t, q.Queue)
+				require.Equal(t, "rabbitmq", q.Queue.System)
+			}
+			for i := range m.Edges {
+				e := &m.Edges[i]
+				require.False(t, e.From == e.To, "a self edge %s", e.From)
+				if strings.HasPrefix(e.To, graph.QueuePrefix) {
+					require.NotEqual(t, strings.TrimPrefix(e.To, graph.QueuePrefix), e.From, "a consumer's retry is no publish into its own queue")
+				}
+			}
+		})
+	}
 }
