@@ -150,26 +150,24 @@ func quantile(xs []float64, q float64) float64 {
 }
 
 // fixModel builds the model of a capture as cascade analyze does: the
-// graph, then the fit, each with analyze's defaults and seed.
-func fixModel(ctx context.Context, name string, spans []cascade.Span) (*cascade.Model, error) {
+// graph, then the fit, each with analyze's defaults and seed. samples
+// are the capture's metric points; nil for none.
+func fixModel(ctx context.Context, name string, spans []cascade.Span, samples []cascade.Sample) (*cascade.Model, error) {
 	cfg := analyze.DefaultConfig()
-	src := func(fn func(*cascade.Span) error) error {
-		for i := range spans {
-			if err := fn(&spans[i]); err != nil {
-				return err
-			}
-		}
-		return nil
+	src := graph.Spans(spans)
+	var ssrc graph.SampleSource
+	if samples != nil {
+		ssrc = graph.Samples(samples)
 	}
 	gcfg := cfg.Graph
 	gcfg.Dataset = name
-	g, err := graph.Build(ctx, gcfg, src, nil)
+	g, err := graph.Build(ctx, gcfg, src, ssrc)
 	if err != nil {
 		return nil, fmt.Errorf("graph %s: %w", name, err)
 	}
 	fcfg := cfg.Fit
 	fcfg.Seed, fcfg.Parallel = cfg.Rank.Seed, 2
-	obs, err := fit.Observe(ctx, fcfg, g.Model, src, nil)
+	obs, err := fit.Observe(ctx, fcfg, g.Model, fit.SpanSource(src), fit.SampleSource(ssrc))
 	if err != nil {
 		return nil, fmt.Errorf("fit %s: %w", name, err)
 	}
@@ -258,7 +256,7 @@ func predictFixes(ctx context.Context, caps map[string][]cascade.Span) (*fixResu
 	if !ok {
 		return nil, errors.New("no baseline capture")
 	}
-	bm, err := fixModel(ctx, "baseline", base)
+	bm, err := fixModel(ctx, "baseline", base, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +272,7 @@ func predictFixes(ctx context.Context, caps map[string][]cascade.Span) (*fixResu
 		}
 		own := bm
 		if c.name != "baseline" {
-			if own, err = fixModel(ctx, c.name, spans); err != nil {
+			if own, err = fixModel(ctx, c.name, spans, nil); err != nil {
 				return nil, err
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -15,7 +14,6 @@ import (
 
 	"cascade"
 	"cascade/analyze"
-	"cascade/fit"
 	"cascade/graph"
 	"cascade/internal/testutil"
 	"cascade/rank"
@@ -118,47 +116,10 @@ type notifyPrediction struct {
 	top     []string // rank's first rows, in words
 }
 
-// notifyModel builds the model of a capture as cascade analyze does: the
-// graph from its spans and the broker's series, then the fit, with
-// analyze's defaults and seed.
+// notifyModel builds the model of a capture as cascade analyze does:
+// the graph from its spans and the broker's series, then the fit.
 func notifyModel(ctx context.Context, name string, c notifyCapture) (*cascade.Model, error) {
-	cfg := analyze.DefaultConfig()
-	spans := func(fn func(*cascade.Span) error) error {
-		for i := range c.Spans {
-			if err := fn(&c.Spans[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	samples := func(fn func(*cascade.Sample) error) error {
-		for i := range c.Samples {
-			if err := fn(&c.Samples[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	gcfg := cfg.Graph
-	gcfg.Dataset = name
-	g, err := graph.Build(ctx, gcfg, spans, samples)
-	if err != nil {
-		return nil, fmt.Errorf("graph %s: %w", name, err)
-	}
-	fcfg := cfg.Fit
-	fcfg.Seed, fcfg.Parallel = cfg.Rank.Seed, 2
-	obs, err := fit.Observe(ctx, fcfg, g.Model, spans, samples)
-	if err != nil {
-		return nil, fmt.Errorf("fit %s: %w", name, err)
-	}
-	res, err := fit.Run(ctx, fcfg, g.Model, obs)
-	if errors.Is(err, fit.ErrNoWindows) {
-		return g.Model, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("fit %s: %w", name, err)
-	}
-	return res.Model, nil
+	return fixModel(ctx, name, c.Spans, c.Samples)
 }
 
 // notifyTraffic is the app's load (testdata/notify/README.md): open
