@@ -442,6 +442,7 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 	}
 	brokers := map[string]*cascade.Broker{}
 	queueEntries := false
+	peaks := b.peakProcessing()
 	// Queues the broker moves other queues' messages to are fed by them,
 	// not from outside.
 	fed := map[int32]bool{}
@@ -495,7 +496,7 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 		// its prefetch) shows more processing spans in progress than
 		// there are consumers: each of those is a worker, holding one
 		// message.
-		if peak := b.peakProcessing(qi); peak > cq.Consumers {
+		if peak := peaks[qi]; peak > cq.Consumers {
 			cq.Consumers, cq.Prefetch = peak, 1
 			prov["consumers"], prov["prefetch"] = cascade.ObservedPeak, cascade.Inferred
 		}
@@ -989,30 +990,29 @@ func (b *Builder) droppedNames() map[string]bool {
 	return out
 }
 
-// peakProcessing is the most processing spans of queue qi's deliveries
-// in progress at once.
-func (b *Builder) peakProcessing(qi int32) int {
+// peakProcessing returns, per queue node, the most processing spans of
+// its deliveries in progress at once.
+func (b *Builder) peakProcessing() map[int32]int {
 	type ev struct {
-		at int64
-		d  int
+		q     int32
+		at    int64
+		delta int
 	}
 	var evs []ev
 	for i := range b.mq.delivs {
 		d := &b.mq.delivs[i]
-		if d.queue == qi && d.end > d.start {
-			evs = append(evs, ev{d.start, 1}, ev{d.end, -1})
+		if d.queue >= 0 && d.end > d.start {
+			evs = append(evs, ev{d.queue, d.start, 1}, ev{d.queue, d.end, -1})
 		}
 	}
 	slices.SortFunc(evs, func(x, y ev) int {
-		if x.at != y.at {
-			return cmp.Compare(x.at, y.at)
-		}
-		return cmp.Compare(x.d, y.d) // an end before a start at the same time
+		return cmp.Or(cmp.Compare(x.q, y.q), cmp.Compare(x.at, y.at),
+			cmp.Compare(x.delta, y.delta)) // an end before a start at the same time
 	})
-	cur, peak := 0, 0
+	cur, peaks := map[int32]int{}, map[int32]int{}
 	for _, e := range evs {
-		cur += e.d
-		peak = max(peak, cur)
+		cur[e.q] += e.delta
+		peaks[e.q] = max(peaks[e.q], cur[e.q])
 	}
-	return peak
+	return peaks
 }
