@@ -93,6 +93,10 @@ type Row struct {
 	Cost Cost `json:"cost"`
 	// Why names the mechanism: the per-node quantity that changes most.
 	Why string `json:"why,omitempty"`
+	// WhyAtBroker reports that Why is a broker's or a queue's own change
+	// (its memory alarm, its lost messages): what the change does at the
+	// broker.
+	WhyAtBroker bool `json:"why_at_broker,omitempty"`
 	// Recovered counts the surge regime's seeds whose goodput recovered
 	// after the surge; −1 without a surge regime.
 	Recovered int `json:"recovered_seeds"`
@@ -253,7 +257,7 @@ func score(m *cascade.Model, o Objective, floor float64, regimes []Regime, c Can
 	row.Verdict, row.Gain = judge(o, row.Objective, floor)
 	row.Effects = effects(regimes, base, cand)
 	row.Cost = costOf(m, regimes, row.Effects, base, cand)
-	row.Why = mechanism(m, o, row.Verdict, regimes, base, cand)
+	row.Why, row.WhyAtBroker = mechanism(m, o, row.Verdict, regimes, base, cand)
 	if len(regimes) > 1 {
 		row.Recovered = recovered(cand[1])
 	}

@@ -144,7 +144,9 @@ func TestMechanismNamesWhatTheFixRemoves(t *testing.T) {
 			"q-rights overflow drops 0.2 → 0 per root"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, mechanism(m, ObjectiveSuccess, Win, regimes, tc.base, tc.cand))
+			why, atBroker := mechanism(m, ObjectiveSuccess, Win, regimes, tc.base, tc.cand)
+			require.Equal(t, tc.want, why)
+			require.True(t, atBroker)
 		})
 	}
 }

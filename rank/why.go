@@ -127,6 +127,9 @@ type signal struct {
 	rel  float64
 	down bool // the candidate lowers it
 	text string
+	// broker marks a broker's or a queue's own signal (its alarm, its
+	// lost messages) rather than a node's.
+	broker bool
 }
 
 // mechanism explains a candidate's effect: the per-node quantity that
@@ -134,7 +137,9 @@ type signal struct {
 // failures per root, p99 latency, infected time), or the zombie share,
 // compared in the regime where the objective moves most. For a win only
 // quantities that fall count, for a worse candidate only those that rise.
-func mechanism(m *cascade.Model, o Objective, v Verdict, regimes []Regime, base, cand [][]*replay.Result) string {
+// atBroker reports that the quantity is a broker's or a queue's own (its
+// memory alarm, its dropped or dead-lettered messages).
+func mechanism(m *cascade.Model, o Objective, v Verdict, regimes []Regime, base, cand [][]*replay.Result) (why string, atBroker bool) {
 	r := 0
 	best := -1.0
 	for i := range regimes {
@@ -158,11 +163,15 @@ func mechanism(m *cascade.Model, o Objective, v Verdict, regimes []Regime, base,
 	bs, cs := nodeMeans(base[r]), nodeMeans(cand[r])
 	var sigs []signal
 	add := func(b, c, floor float64, text string) {
-		sigs = append(sigs, signal{math.Abs(c-b) / math.Max(math.Abs(b), floor), c < b, text})
+		sigs = append(sigs, signal{rel: math.Abs(c-b) / math.Max(math.Abs(b), floor), down: c < b, text: text})
 	}
 	// A broker's alarm and a queue's lost messages come first: on a tie
 	// they are the mechanism the node figures follow from.
+	n := len(sigs)
 	brokerSignals(m, base[r], cand[r], add)
+	for i := n; i < len(sigs); i++ {
+		sigs[i].broker = true
+	}
 	for _, name := range bs.names {
 		b, c, ok := bs.at(name), cs.at(name), cs.has(name)
 		if !ok {
@@ -201,12 +210,12 @@ func mechanism(m *cascade.Model, o Objective, v Verdict, regimes []Regime, base,
 		}
 	}
 	if top.rel < 0.05 {
-		return "no mechanism stands out (per-node calls, queues and failures change by less than 5%)"
+		return "no mechanism stands out (per-node calls, queues and failures change by less than 5%)", false
 	}
 	if r > 0 {
-		return top.text + " (" + regimes[r].Name + ")"
+		return top.text + " (" + regimes[r].Name + ")", top.broker
 	}
-	return top.text
+	return top.text, top.broker
 }
 
 // nodeStat is a node's mean per-root calls and failures, queue maximum,

@@ -286,7 +286,7 @@ func changeSentence(rep *rank.Report) string {
 		what, objectiveName(rep.Objective), objectiveValue(rep.Objective, iv.Mean, true),
 		objectiveValue(rep.Objective, iv.Low, true), objectiveValue(rep.Objective, iv.High, true),
 		seedRange(rep.Seeds), noiseText(rep))
-	if rep.Flows && (strings.HasPrefix(row.Why, "broker ") || strings.Contains(row.Why, " overflow drops ")) {
+	if rep.Flows && row.WhyAtBroker {
 		// On a queue model, what the change takes away from the broker.
 		s += fmt.Sprintf(" What it changes at the broker: %s.", row.Why)
 	}

@@ -103,6 +103,7 @@ func TestSummarySentences(t *testing.T) {
 			for i := range a.Rank.Rows {
 				if a.Rank.Rows[i].Rank == 1 {
 					a.Rank.Rows[i].Why = "broker rabbitmq's memory alarm (publishers blocked) on 12 s → 0 ms a run"
+					a.Rank.Rows[i].WhyAtBroker = true
 				}
 			}
 		}, want: []string{"62.0% of its flows (a request with the work of every message it published) succeed, their completion taking 42 ms at the median and 33064 ms at p99",
