@@ -275,6 +275,12 @@ type Edge struct {
 	// Availability is the fraction of time the edge is up, or a schedule
 	// of partitions; nil means always up.
 	Availability *Availability `json:"availability,omitempty"`
+	// FailBlocked, on an edge into a queue node, is a publisher that
+	// honours its broker's blocking (RabbitMQ's connection.blocked): while
+	// the broker's memory alarm is on, its publish fails at once instead
+	// of waiting for the alarm to clear. On a confirmed edge (Async false)
+	// the failure reaches the caller through Propagation.
+	FailBlocked bool `json:"fail_blocked,omitempty"`
 	// Observed holds measurements the model was built from.
 	Observed *EdgeObserved `json:"observed,omitempty"`
 	// Provenance says, per field name, where the value came from.
@@ -364,6 +370,17 @@ type Broker struct {
 	Alarm string `json:"alarm,omitempty"`
 	// RestartMS is how long a restarting broker refuses publishes.
 	RestartMS float64 `json:"restart_ms,omitempty"`
+	// RateMemoryS is the memory the broker holds for the message rate,
+	// on top of BaseBytes and the messages its queues hold: that many
+	// seconds of the bytes published per second. RabbitMQ's memory
+	// follows its message rate (bodies awaiting the garbage collector,
+	// buffers, the allocators' carriers) as much as the messages it holds.
+	// 0 means memory is base and messages held only.
+	RateMemoryS float64 `json:"rate_memory_s,omitempty"`
+	// RateWindowMS is the time constant of the average publish rate that
+	// RateMemoryS multiplies (an exponential average); 0 with a
+	// RateMemoryS means 1000.
+	RateWindowMS float64 `json:"rate_window_ms,omitempty"`
 	// Provenance says, per field name, where the value came from.
 	Provenance map[string]Provenance `json:"provenance,omitempty"`
 }
@@ -587,8 +604,9 @@ func (m *Model) Validate() error {
 			add(fmt.Errorf("%s.name: %q appears twice", p, b.Name))
 		}
 		brokers[b.Name] = true
-		if !finiteNonNeg(b.BaseBytes) || !finiteNonNeg(b.MemoryWatermarkBytes) || !finiteNonNeg(b.RestartMS) {
-			add(fmt.Errorf("%s: base_bytes, memory_watermark_bytes and restart_ms must be finite and not negative", p))
+		if !finiteNonNeg(b.BaseBytes) || !finiteNonNeg(b.MemoryWatermarkBytes) || !finiteNonNeg(b.RestartMS) ||
+			!finiteNonNeg(b.RateMemoryS) || !finiteNonNeg(b.RateWindowMS) {
+			add(fmt.Errorf("%s: base_bytes, memory_watermark_bytes, restart_ms, rate_memory_s and rate_window_ms must be finite and not negative", p))
 		}
 		switch b.Alarm {
 		case "", AlarmBlock, AlarmRestart:
