@@ -252,11 +252,14 @@ type route struct {
 	netOn bool
 	// pub: the callee is a queue node, and a call is a publish
 	// (Engine.publish, from turnedAway: pub routes are guarded).
-	pub     bool
-	timeout int64 // ticks; 0 none
-	prop    float64
-	net     sampler
-	netR    stream
+	pub bool
+	// failBlocked: a publisher that fails at once while its broker's
+	// alarm blocks it (cascade.Edge.FailBlocked).
+	failBlocked bool
+	timeout     int64 // ticks; 0 none
+	prop        float64
+	net         sampler
+	netR        stream
 	// timers are the deadlines of attempts sent on this route, in send
 	// order (the timeout is the same for all, so also in deadline order):
 	// one event at a time waits for the earliest live one.
@@ -625,6 +628,7 @@ func (e *Engine) build() error {
 		r.pub = r.callee.mq >= 0
 		if r.edge >= 0 {
 			r.ed = &e.edges[r.edge]
+			r.failBlocked = r.pub && m.Edges[r.edge].FailBlocked
 		}
 		r.guarded = r.pub || e.nodes[r.to].brkOn ||
 			(r.edge >= 0 && e.edges[r.edge].availOn) || (r.entry >= 0 && e.entries[r.entry].rlOn)

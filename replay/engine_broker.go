@@ -6,8 +6,9 @@ package replay
 // each, and work them one at a time through a call along the queue's
 // out-edge (a delivery); the call's end acks or nacks the message, and a
 // nack redelivers or dead-letters it. A broker's memory is what its
-// queues hold; past its watermark the alarm blocks publishers or
-// restarts the broker.
+// queues hold, and, where the model says so, a share of its message
+// rate; past its watermark the alarm blocks publishers or restarts the
+// broker.
 //
 // It also holds flows: a root request and the work it sets off through
 // async edges and queues. A flow counts its pending pieces (the root, each
@@ -37,6 +38,7 @@ const (
 	brRestart uint32 = iota // the alarm of a restart broker: it falls over
 	brUp                    // the restart is over
 	brRelease               // the alarm cleared: admit the held publishers
+	brCheck                 // the rate's memory may have fallen under the watermark
 )
 
 // mqueue is the replay state of one queue node.
@@ -108,6 +110,15 @@ type broker struct {
 	alarmAt    int64
 	epoch      uint32
 	out        cascade.BrokerOutcome
+	// The memory of the message rate (cascade.Broker.RateMemoryS):
+	// rateK seconds of rate, the bytes published per second averaged
+	// exponentially over rateW ticks (rateWS seconds); rate is that
+	// average as of rateAt. checkAt is when a brCheck is due, 0 none.
+	rateK, rateWS float64
+	rateW         float64
+	rate          float64
+	rateAt        int64
+	checkAt       int64
 }
 
 // flow is a root request's flow: pending counts its pieces of work not
@@ -133,6 +144,13 @@ func (e *Engine) buildBrokers(index map[string]int32) {
 		b.restart = mb.Alarm == cascade.AlarmRestart
 		b.restartFor = e.ticks(mb.RestartMS)
 		b.out.Name = mb.Name
+		if mb.RateMemoryS > 0 {
+			w := mb.RateWindowMS
+			if w <= 0 {
+				w = 1000
+			}
+			b.rateK, b.rateWS, b.rateW = mb.RateMemoryS, w/1000, float64(max(1, e.ticks(w)))
+		}
 	}
 	for i := range m.Nodes {
 		e.nodes[i].mq = -1
@@ -219,6 +237,7 @@ func (e *Engine) resetBrokers(seed uint64) {
 	for i := range e.brokers {
 		b := &e.brokers[i]
 		b.alarm, b.down, b.alarmAt, b.epoch = false, false, 0, 0
+		b.rate, b.rateAt, b.checkAt = 0, 0, 0
 		b.out = cascade.BrokerOutcome{Name: b.out.Name, PeakBytes: b.base}
 	}
 }
@@ -237,6 +256,11 @@ func (e *Engine) publish(l int32, r *route, seq uint32) {
 			return
 		}
 		alarm = b.alarm
+		if alarm && r.failBlocked {
+			// The publisher gives up at once on a blocked connection.
+			e.refuse(q, l, seq)
+			return
+		}
 	}
 	if alarm || q.bhead < len(q.blocked) {
 		// Behind the alarm, or behind publishers already held.
@@ -261,6 +285,7 @@ func (e *Engine) offer(q *mqueue, l int32, seq uint32) bool {
 		case ovBlock:
 			return false
 		case ovReject:
+			e.published(q)
 			e.refuse(q, l, seq)
 			return true
 		}
@@ -311,6 +336,7 @@ func (e *Engine) accept(q *mqueue, l int32, seq uint32) {
 	}
 	q.st.Published++
 	ms.waitFrom = e.now
+	e.published(q)
 	e.q.push(e.now, evRespOK, l, seq)
 	e.pushReady(q, mi, ms, false)
 	e.dispatch(q)
@@ -569,6 +595,7 @@ func (e *Engine) nack(q *mqueue, mi int32, ms *msg) {
 	}
 	q.st.Redelivered++
 	q.delayed++
+	e.published(q) // a retry is published again (RabbitMQ counts a republish, a dead-letter move)
 	ms.waitFrom = e.now
 	d := q.delay
 	ms.head = q.redeliver == rdRequeue
@@ -658,6 +685,11 @@ func (e *Engine) memory(bi int32) {
 		q := &e.mqs[qi]
 		bytes += float64(q.ready+q.unacked+q.delayed) * q.bytes
 	}
+	held := bytes
+	if b.rateK > 0 {
+		b.decay(e.now)
+		bytes += b.rateK * b.rate
+	}
 	if bytes > b.out.PeakBytes {
 		b.out.PeakBytes = bytes
 	}
@@ -676,6 +708,33 @@ func (e *Engine) memory(bi int32) {
 		b.alarm = false
 		b.out.AlarmMS += e.ms(e.now - b.alarmAt)
 		e.q.push(e.now, evBroker, bi, brRelease)
+		return
+	}
+	if b.alarm && !b.restart && b.rateK > 0 && b.rate > 0 && held < b.wm && b.checkAt <= e.now {
+		// Blocked, nothing is published: the rate's memory only decays.
+		// Look again when it will have fallen under the watermark.
+		dt := b.rateW * math.Log(b.rateK*b.rate/(b.wm-held))
+		b.checkAt = e.now + max(1, int64(math.Ceil(dt)))
+		e.q.push(b.checkAt, evBroker, bi, brCheck)
+	}
+}
+
+// decay brings the broker's average publish rate to time now.
+func (b *broker) decay(now int64) {
+	if now > b.rateAt {
+		b.rate *= math.Exp(-float64(now-b.rateAt) / b.rateW)
+		b.rateAt = now
+	}
+}
+
+// published adds one of q's messages to its broker's publish rate.
+func (e *Engine) published(q *mqueue) {
+	if q.broker < 0 {
+		return
+	}
+	if b := &e.brokers[q.broker]; b.rateK > 0 {
+		b.decay(e.now)
+		b.rate += q.bytes / b.rateWS
 	}
 }
 
@@ -698,6 +757,11 @@ func (e *Engine) onBroker(bi int32, op uint32) {
 		for _, qi := range b.queues {
 			e.kick(&e.mqs[qi])
 		}
+	case brCheck:
+		if b.checkAt == e.now {
+			b.checkAt = 0
+		}
+		e.memory(bi)
 	}
 }
 

@@ -237,6 +237,58 @@ func TestBrokerMemoryAlarm(t *testing.T) {
 	}
 }
 
+func TestBrokerRateMemory(t *testing.T) {
+	// 100 messages/s of 1 KB, consumed at once (the queues hold almost
+	// nothing), on a broker whose memory holds 2 s of its publish rate:
+	// 200 KB over its base at steady state. Under a 300 KB watermark no
+	// alarm; under 150 KB the alarm goes off. A publisher that waits
+	// loses nothing; one that fails at once while blocked (fail_blocked,
+	// confirmed, propagation 1) gets through what keeps the averaged rate
+	// at the watermark, 150 KB / 2 s / 1 KB = 75 of its 100 a second.
+	tests := []struct {
+		name        string
+		watermark   float64
+		failBlocked bool
+		alarm       bool
+		success     float64
+	}{
+		{"under the watermark", 300e3, false, false, 1},
+		{"over it, publishers wait", 150e3, false, true, 1},
+		{"over it, publishers fail at once", 150e3, true, true, 0.75},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := qmodel(100, cascade.Const(1), cascade.Queue{Broker: "mq", Consumers: 4, Prefetch: 1, MessageBytes: 1000},
+				func(m *cascade.Model) {
+					m.Edges[0].Async = !tc.failBlocked
+					m.Edges[0].FailBlocked = tc.failBlocked
+					m.Brokers = []cascade.Broker{{Name: "mq", MemoryWatermarkBytes: tc.watermark, RateMemoryS: 2, RateWindowMS: 1000}}
+				})
+			r := replayT(t, m)
+			b := r.Brokers[0]
+			_, st := queueOf(t, r, "q")
+			t.Logf("peak %.0f B, %d alarms for %.0f ms, success %.3f, refused %d, blocked %.0f ms",
+				b.PeakBytes, b.Alarms, b.AlarmMS, r.SuccessRate, st.Rejected, st.BlockedMS)
+			if !tc.alarm {
+				require.Zero(t, b.Alarms)
+				require.InEpsilon(t, 200e3, b.PeakBytes, 0.35, "2 s of 100 KB/s, and its noise")
+				require.Equal(t, 1.0, r.FlowSuccessRate)
+				return
+			}
+			require.Positive(t, b.Alarms)
+			require.Positive(t, b.AlarmMS)
+			require.InDelta(t, tc.success, r.SuccessRate, 0.05)
+			if tc.failBlocked {
+				require.Positive(t, st.Rejected, "publishes refused at once")
+				require.Zero(t, st.BlockedMS, "nobody waits")
+			} else {
+				require.Zero(t, st.Rejected)
+				require.Positive(t, st.BlockedMS)
+			}
+		})
+	}
+}
+
 func TestQueueRefusedPublish(t *testing.T) {
 	// Publishes into a queue that refuses half of them, fire-and-forget
 	// or confirmed to a caller that does not fail with them: the roots
