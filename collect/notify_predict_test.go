@@ -170,7 +170,9 @@ func notifyFix(before *cascade.Model, after *notifyMeasured, consumers bool) *ca
 			kept[t] = true
 		}
 	}
-	zero, _ := json.Marshal(map[string]any{"fan_out": cascade.Const(0)})
+	// Spelled out: Const(0) marshals without its value, and a merge
+	// patch would keep the edge's 1.
+	zero := json.RawMessage(`{"fan_out":{"kind":"const","value":0}}`)
 	for _, n := range before.Nodes {
 		if n.Queue == nil {
 			continue

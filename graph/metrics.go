@@ -40,7 +40,12 @@ type queueMetrics struct {
 	// depth and bytes by time, to read bytes per message where both
 	// were sampled at once (at most maxQueuePoints each).
 	depth, bytes map[int64]float64
+	// published holds the points of the queue's publish counters, by
+	// series (at most maxQueuePoints in all).
+	published map[string][]point
+	pubN      int
 }
+
 
 // maxQueuePoints bounds the points a queue keeps to pair queue_bytes
 // with depth.
@@ -68,10 +73,14 @@ type brokerMetrics struct {
 	limit, memMin float64
 	limitN, memN  int64
 	alarm         float64
+	// mem and alarms by time (at most maxQueuePoints each), for the
+	// memory that follows the message rate (rateMemory).
+	mem, alarms map[int64]float64
 }
 
 func newMetricAcc() metricAcc {
-	return metricAcc{services: map[string]*serviceMetrics{}, last: map[string]float64{}, queues: map[string]*queueMetrics{}}
+	return metricAcc{services: map[string]*serviceMetrics{}, last: map[string]float64{}, queues: map[string]*queueMetrics{},
+		broker: brokerMetrics{mem: map[int64]float64{}, alarms: map[int64]float64{}}}
 }
 
 // labelValue returns the value of label key in labels (name="value"
@@ -129,9 +138,15 @@ func (m *metricAcc) addBroker(s *cascade.Sample) {
 			m.broker.memMin = s.Value
 		}
 		m.broker.memN++
+		if len(m.broker.mem) < maxQueuePoints {
+			m.broker.mem[s.Time] = max(m.broker.mem[s.Time], s.Value)
+		}
 		return
 	case cascade.MetricMemoryAlarm:
 		m.broker.alarm = max(m.broker.alarm, s.Value)
+		if len(m.broker.alarms) < maxQueuePoints {
+			m.broker.alarms[s.Time] = max(m.broker.alarms[s.Time], s.Value)
+		}
 		return
 	}
 	name := labelValue(s.Labels, "queue")
@@ -146,7 +161,7 @@ func (m *metricAcc) addBroker(s *cascade.Sample) {
 	}
 	q := m.queues[name]
 	if q == nil {
-		q = &queueMetrics{depth: map[int64]float64{}, bytes: map[int64]float64{}}
+		q = &queueMetrics{depth: map[int64]float64{}, bytes: map[int64]float64{}, published: map[string][]point{}}
 		m.queues[strings.Clone(name)] = q
 	}
 	switch s.Kind {
@@ -164,13 +179,22 @@ func (m *metricAcc) addBroker(s *cascade.Sample) {
 		q.consumers = max(q.consumers, s.Value)
 	case cascade.MetricPrefetch:
 		q.prefetch = max(q.prefetch, s.Value)
+	case cascade.MetricPublished:
+		if q.pubN < maxQueuePoints {
+			key := s.Instance + "\x00" + s.Metric + "\x00" + s.Labels
+			if _, ok := q.published[key]; !ok {
+				key = strings.Clone(key)
+			}
+			q.published[key] = append(q.published[key], point{s.Time, s.Value})
+			q.pubN++
+		}
 	}
 }
 
 func (m *metricAcc) add(s *cascade.Sample) {
 	switch s.Kind {
 	case cascade.MetricQueueDepth, cascade.MetricQueueBytes, cascade.MetricConsumers, cascade.MetricPrefetch,
-		cascade.MetricMemoryLimit, cascade.MetricBrokerMemory, cascade.MetricMemoryAlarm:
+		cascade.MetricMemoryLimit, cascade.MetricBrokerMemory, cascade.MetricMemoryAlarm, cascade.MetricPublished:
 		m.addBroker(s)
 	}
 	switch s.Kind {

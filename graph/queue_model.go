@@ -248,6 +248,7 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 	for _, n := range names {
 		m.Brokers = append(m.Brokers, *brokers[n])
 	}
+	b.fitRateMemory(m)
 	if queueEntries {
 		b.rebalanceEntries(m)
 	}

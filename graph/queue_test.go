@@ -152,7 +152,7 @@ func TestQueues(t *testing.T) {
 			w := m.Node("worker")
 			require.Equal(t, 90.0, w.Tiers.P50, "100 ms processing less the 10 ms query")
 			require.Equal(t, []cascade.Broker{{Name: "rabbitmq", System: "rabbitmq", Alarm: cascade.AlarmBlock,
-				Provenance: map[string]cascade.Provenance{"alarm": "default", "base_bytes": "default", "memory_watermark_bytes": "default"}}}, m.Brokers)
+				Provenance: map[string]cascade.Provenance{"alarm": "default", "base_bytes": "default", "memory_watermark_bytes": "default", "rate_memory_s": "default"}}}, m.Brokers)
 			require.Equal(t, []string{"gw", "queue:orders", "worker", "postgres"}, res.Order)
 		},
 	}, {

@@ -1,0 +1,196 @@
+package graph
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"cascade"
+)
+
+// A broker's memory can follow its message rate as much as the messages
+// it holds: RabbitMQ keeps message bodies until its garbage collector
+// reclaims them, and its allocators keep what they took. rateMemory fits
+// the model of that (cascade.Broker.RateMemoryS and RateWindowMS) to the
+// broker's series: its memory over its base and over the bytes its
+// queues held, against the bytes its queues were published per second,
+// averaged exponentially over a window. It takes the times the alarm was
+// off (and was off the sample before): under the alarm the publishers
+// are held and the memory sits at the watermark.
+
+// rateWindowsMS are the averaging windows tried, each at most half the
+// series' span.
+var rateWindowsMS = []float64{1000, 2000, 3000, 5000, 8000, 13000, 21000, 34000, 55000}
+
+// Acceptance of a fit: enough samples, and the rate explains the memory
+// over base (its residuals' root mean square at most half their level).
+const (
+	rateMemoryMinSamples = 8
+	rateMemoryMaxRelRMS  = 0.5
+)
+
+// rateMemoryFit is a fit of a broker's memory to its publish rate.
+type rateMemoryFit struct {
+	seconds  float64 // RateMemoryS
+	windowMS float64 // RateWindowMS
+	samples  int
+	relRMS   float64 // residuals' root mean square over the mean memory over base
+}
+
+// rateMemory fits the broker's memory to its publish rate; bytesOf gives
+// a queue's bytes per message (0 when unknown: its publishes are left
+// out). It reports false when the series do not hold what it needs or
+// the rate does not explain the memory.
+func (m *metricAcc) rateMemory(base float64, bytesOf func(queue string) float64) (rateMemoryFit, bool) {
+	bm := &m.broker
+	if len(bm.mem) < rateMemoryMinSamples+1 {
+		return rateMemoryFit{}, false
+	}
+	times := make([]int64, 0, len(bm.mem))
+	for t := range bm.mem {
+		times = append(times, t)
+	}
+	slices.Sort(times)
+	// Bytes published in each interval (times[i-1], times[i]], and held
+	// at times[i].
+	pub := make([]float64, len(times))
+	held := make([]float64, len(times))
+	names := make([]string, 0, len(m.queues))
+	for name := range m.queues {
+		names = append(names, name)
+	}
+	slices.Sort(names) // the sums in one order: byte-identical models
+	seen := false
+	for _, name := range names {
+		q := m.queues[name]
+		for i, t := range times {
+			held[i] += q.bytes[t]
+		}
+		per := bytesOf(name)
+		if per <= 0 || len(q.published) == 0 {
+			continue
+		}
+		keys := make([]string, 0, len(q.published))
+		for k := range q.published {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			pts := slices.Clone(q.published[k])
+			slices.SortFunc(pts, func(a, b point) int { return cmp.Compare(a.t, b.t) })
+			for j := 1; j < len(pts); j++ {
+				inc := pts[j].v - pts[j-1].v
+				if inc < 0 { // a reset
+					inc = pts[j].v
+				}
+				if inc <= 0 {
+					continue
+				}
+				i := sort.Search(len(times), func(i int) bool { return times[i] >= pts[j].t })
+				if i == 0 || i == len(times) {
+					continue // outside the memory's samples
+				}
+				pub[i] += inc * per
+				seen = true
+			}
+		}
+	}
+	if !seen {
+		return rateMemoryFit{}, false
+	}
+	span := float64(times[len(times)-1]-times[0]) / 1e9
+	var best rateMemoryFit
+	bestSSE := math.Inf(1)
+	for _, w := range rateWindowsMS {
+		if w/1000 > span/2 {
+			break
+		}
+		var sxy, sxx, sy float64
+		var xs, ys []float64
+		r := math.NaN()
+		for i := 1; i < len(times); i++ {
+			dt := float64(times[i]-times[i-1]) / 1e9
+			if dt <= 0 {
+				continue
+			}
+			rate := pub[i] / dt
+			a := math.Exp(-dt / (w / 1000))
+			if math.IsNaN(r) {
+				r = rate
+			} else {
+				r = r*a + (1-a)*rate
+			}
+			if bm.alarms[times[i]] > 0 || bm.alarms[times[i-1]] > 0 {
+				continue
+			}
+			y := bm.mem[times[i]] - base - held[i]
+			xs, ys = append(xs, r), append(ys, y)
+			sxy += r * y
+			sxx += r * r
+			sy += y
+		}
+		if len(xs) < rateMemoryMinSamples || sxx <= 0 || sxy <= 0 {
+			continue
+		}
+		k := sxy / sxx
+		var sse float64
+		for i := range xs {
+			d := ys[i] - k*xs[i]
+			sse += d * d
+		}
+		if sse < bestSSE {
+			bestSSE = sse
+			mean := sy / float64(len(xs))
+			rel := math.Inf(1)
+			if mean > 0 {
+				rel = math.Sqrt(sse/float64(len(xs))) / mean
+			}
+			best = rateMemoryFit{seconds: k, windowMS: w, samples: len(xs), relRMS: rel}
+		}
+	}
+	if best.samples == 0 || !(best.relRMS <= rateMemoryMaxRelRMS) {
+		return rateMemoryFit{}, false
+	}
+	return best, true
+}
+
+// fitRateMemory sets the brokers' rate memory from the broker's series,
+// when the model has one broker (the series name none) and the fit holds.
+func (b *Builder) fitRateMemory(m *cascade.Model) {
+	if len(m.Brokers) != 1 {
+		return
+	}
+	br := &m.Brokers[0]
+	br.Provenance["rate_memory_s"] = cascade.Default
+	per := map[string]float64{}
+	var sum float64
+	for i := range m.Nodes {
+		n := &m.Nodes[i]
+		if n.Queue == nil || n.Queue.Broker != br.Name || n.Queue.MessageBytes <= 0 {
+			continue
+		}
+		per[strings.TrimPrefix(n.Name, QueuePrefix)] = n.Queue.MessageBytes
+		sum += n.Queue.MessageBytes
+	}
+	if len(per) == 0 {
+		return
+	}
+	mean := sum / float64(len(per))
+	// A queue the traces do not show (a delay queue the broker feeds)
+	// holds the messages of the queues they do: their mean size.
+	f, ok := b.metrics.rateMemory(br.BaseBytes, func(q string) float64 {
+		if v, ok := per[q]; ok {
+			return v
+		}
+		return mean
+	})
+	if !ok {
+		return
+	}
+	br.RateMemoryS = round6(f.seconds)
+	br.RateWindowMS = f.windowMS
+	br.Provenance["rate_memory_s"] = cascade.Inferred
+	br.Provenance["rate_window_ms"] = cascade.Inferred
+}
