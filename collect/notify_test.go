@@ -112,13 +112,21 @@ func loadNotifyCapture(t testing.TB, dir string) notifyCapture {
 	_, err = ingest.Run(t.Context(), cfg)
 	require.NoError(t, err, dir)
 	c.Spans = readDataset(t, cfg.Out)
-	require.NoError(t, ingest.ReadSamples(cfg.Out, func(s *cascade.Sample) error {
+	c.Samples = readDatasetSamples(t, cfg.Out)
+	return c
+}
+
+// readDatasetSamples reads a dataset's metric samples.
+func readDatasetSamples(t testing.TB, dir string) []cascade.Sample {
+	t.Helper()
+	var out []cascade.Sample
+	require.NoError(t, ingest.ReadSamples(dir, func(s *cascade.Sample) error {
 		x := *s
 		x.Metric, x.Service, x.Labels = cloneString(x.Metric), cloneString(x.Service), cloneString(x.Labels)
-		c.Samples = append(c.Samples, x)
+		out = append(out, x)
 		return nil
 	}))
-	return c
+	return out
 }
 
 func cloneString(s string) string { return string([]byte(s)) }
