@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,17 +53,35 @@ func TestSampledTraces(t *testing.T) {
 	}
 	times := func(k float64) func(ms float64) float64 { return func(ms float64) float64 { return k * traced(ms) } }
 	const orders = `channel="<0.1.0>",exchange="",queue="orders"`
+	// closed holds the gateway's requests back to back (199 ms every
+	// 200 ms): one client that never thinks, a closed load.
+	closed := slices.Clone(spans)
+	for i := range closed {
+		if closed[i].IsRoot() && closed[i].Service == "gw" {
+			closed[i].Duration = 199e6
+		}
+	}
 	tests := []struct {
 		name    string
+		spans   []cascade.Span // nil: spans
 		samples []cascade.Sample
 		scale   float64 // 0: unchanged
 		delta   float64 // the scale's tolerance, relative
+		load    string  // the load's shape
 	}{{
 		name: "no counters: unchanged",
 	}, {
 		name:    "1 in 10 kept: rates ×10",
 		samples: publishCounter(orders, 0, 19, times(10)),
 		scale:   10,
+	}, {
+		name:  "a closed load, every message kept: closed",
+		spans: closed, samples: publishCounter(orders, 0, 19, times(1)),
+		load: cascade.LoadClosed,
+	}, {
+		name:  "a closed load of a sample is not judged: open",
+		spans: closed, samples: publishCounter(orders, 0, 19, times(10)),
+		scale: 10, load: cascade.LoadOpen,
 	}, {
 		name:    "1 in 3 kept, the counter starting high: rates ×3",
 		samples: publishCounter(orders, 0, 19, func(ms float64) float64 { return 5000 + 3*traced(ms) }),
@@ -102,14 +121,21 @@ func TestSampledTraces(t *testing.T) {
 		name:    "too few traced publishes in the counters' window (under 20): unchanged",
 		samples: publishCounter(orders, 0, 3, times(10)),
 	}}
-	base, err := graph.Build(t.Context(), graph.Config{}, graph.Spans(spans), nil)
-	require.NoError(t, err)
-	require.NotEmpty(t, base.Model.Entries)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := graph.Build(t.Context(), graph.Config{}, graph.Spans(spans), graph.Samples(tc.samples))
+			if tc.spans == nil {
+				tc.spans = spans
+			}
+			base, err := graph.Build(t.Context(), graph.Config{}, graph.Spans(tc.spans), nil)
+			require.NoError(t, err)
+			require.NotEmpty(t, base.Model.Entries)
+			res, err := graph.Build(t.Context(), graph.Config{}, graph.Spans(tc.spans), graph.Samples(tc.samples))
 			require.NoError(t, err)
 			m := res.Model
+			if tc.load != "" {
+				require.NotNil(t, m.Load)
+				require.Equal(t, tc.load, m.Load.Shape)
+			}
 			require.Len(t, m.Entries, len(base.Model.Entries))
 			notes := strings.Join(m.Source.Notes, "\n")
 			for i, e := range m.Entries {
