@@ -104,7 +104,13 @@ func (m *metricAcc) publishWindow(from, to int64) (lo, hi int64, ok bool) {
 // first scrape starts from its first point.
 func (m *metricAcc) publishedIn(lo, hi int64) map[string]float64 {
 	out := map[string]float64{}
-	for _, ps := range m.published {
+	keys := make([]string, 0, len(m.published))
+	for k := range m.published {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // sums in one order: the same bytes every run
+	for _, k := range keys {
+		ps := m.published[k]
 		pts := slices.Clone(ps.pts)
 		slices.SortStableFunc(pts, func(x, y pubPoint) int { return cmp.Compare(x.at, y.at) })
 		i := 0
