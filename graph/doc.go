@@ -120,6 +120,12 @@
 // the series hold to a model built from a sample of traces, which wins
 // where both hold a node or an edge.
 //
+// Traces a head sampler kept 1 in N of show 1/N of the arrivals. When a
+// broker's publish counters name the queues the traces publish to, and
+// count more than 1.5 times the traced publishes (the median over the
+// queues), the entry rates are scaled by that ratio and ModelSource.Notes
+// says so (docs/model.md, "Sampled traces").
+//
 // docs/model.md documents every field of the model and where its value
 // comes from.
 package graph

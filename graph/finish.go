@@ -100,6 +100,7 @@ func (b *Builder) finish() (*Result, error) {
 	}
 	b.finishQueueModel(m, spanSeconds)
 	m.Load = loadOf(b.roots, b.rootCount())
+	b.scaleSampled(m)
 	m.Sort()
 
 	res := &Result{Model: m, Nodes: infos, Stats: b.stats, Seed: b.cfg.Seed}

@@ -28,6 +28,11 @@ type metricAcc struct {
 	// queue (a channel's or a consumer's).
 	prefetch float64
 	broker   brokerMetrics
+	// published holds the publish counters that name a queue, by series
+	// (sampling.go); pubFirst is each broker instance's first point of
+	// them.
+	published map[string]*pubSeries
+	pubFirst  map[string]int64
 }
 
 // queueMetrics are a broker's series of one queue (its label queue=,
@@ -192,6 +197,10 @@ func (m *metricAcc) addBroker(s *cascade.Sample) {
 }
 
 func (m *metricAcc) add(s *cascade.Sample) {
+	if s.Kind == cascade.MetricPublished {
+		m.addPublished(s)
+		return
+	}
 	switch s.Kind {
 	case cascade.MetricQueueDepth, cascade.MetricQueueBytes, cascade.MetricConsumers, cascade.MetricPrefetch,
 		cascade.MetricMemoryLimit, cascade.MetricBrokerMemory, cascade.MetricMemoryAlarm, cascade.MetricPublished:

@@ -24,7 +24,7 @@ func Refine(traces, aggregates *Result) *Result {
 		src = *traces.Model.Source
 	}
 	src.From = cascade.FromBoth
-	src.Notes = nil
+	src.Notes = slices.Clone(src.Notes) // the traces' own (a sample's scale)
 	if as := aggregates.Model.Source; as != nil {
 		src.Series = as.Series
 	}
