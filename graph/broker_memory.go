@@ -61,40 +61,41 @@ func (m *metricAcc) rateMemory(base float64, bytesOf func(queue string) float64)
 	for name := range m.queues {
 		names = append(names, name)
 	}
-	slices.Sort(names) // the sums in one order: byte-identical models
-	seen := false
+	slices.Sort(names)
 	for _, name := range names {
 		q := m.queues[name]
 		for i, t := range times {
 			held[i] += q.bytes[t]
 		}
-		per := bytesOf(name)
-		if per <= 0 || len(q.published) == 0 {
+	}
+	keys := make([]string, 0, len(m.published))
+	for k := range m.published {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // the sums in one order: byte-identical models
+	seen := false
+	for _, k := range keys {
+		ps := m.published[k]
+		per := bytesOf(ps.queue)
+		if per <= 0 {
 			continue
 		}
-		keys := make([]string, 0, len(q.published))
-		for k := range q.published {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			pts := slices.Clone(q.published[k])
-			slices.SortFunc(pts, func(a, b point) int { return cmp.Compare(a.t, b.t) })
-			for j := 1; j < len(pts); j++ {
-				inc := pts[j].v - pts[j-1].v
-				if inc < 0 { // a reset
-					inc = pts[j].v
-				}
-				if inc <= 0 {
-					continue
-				}
-				i := sort.Search(len(times), func(i int) bool { return times[i] >= pts[j].t })
-				if i == 0 || i == len(times) {
-					continue // outside the memory's samples
-				}
-				pub[i] += inc * per
-				seen = true
+		pts := slices.Clone(ps.pts)
+		slices.SortFunc(pts, func(a, b pubPoint) int { return cmp.Compare(a.at, b.at) })
+		for j := 1; j < len(pts); j++ {
+			inc := pts[j].v - pts[j-1].v
+			if inc < 0 { // a reset
+				inc = pts[j].v
 			}
+			if inc <= 0 {
+				continue
+			}
+			i := sort.Search(len(times), func(i int) bool { return times[i] >= pts[j].at })
+			if i == 0 || i == len(times) {
+				continue // outside the memory's samples
+			}
+			pub[i] += inc * per
+			seen = true
 		}
 	}
 	if !seen {

@@ -45,12 +45,7 @@ type queueMetrics struct {
 	// depth and bytes by time, to read bytes per message where both
 	// were sampled at once (at most maxQueuePoints each).
 	depth, bytes map[int64]float64
-	// published holds the points of the queue's publish counters, by
-	// series (at most maxQueuePoints in all).
-	published map[string][]point
-	pubN      int
 }
-
 
 // maxQueuePoints bounds the points a queue keeps to pair queue_bytes
 // with depth.
@@ -166,7 +161,7 @@ func (m *metricAcc) addBroker(s *cascade.Sample) {
 	}
 	q := m.queues[name]
 	if q == nil {
-		q = &queueMetrics{depth: map[int64]float64{}, bytes: map[int64]float64{}, published: map[string][]point{}}
+		q = &queueMetrics{depth: map[int64]float64{}, bytes: map[int64]float64{}}
 		m.queues[strings.Clone(name)] = q
 	}
 	switch s.Kind {
@@ -184,15 +179,6 @@ func (m *metricAcc) addBroker(s *cascade.Sample) {
 		q.consumers = max(q.consumers, s.Value)
 	case cascade.MetricPrefetch:
 		q.prefetch = max(q.prefetch, s.Value)
-	case cascade.MetricPublished:
-		if q.pubN < maxQueuePoints {
-			key := s.Instance + "\x00" + s.Metric + "\x00" + s.Labels
-			if _, ok := q.published[key]; !ok {
-				key = strings.Clone(key)
-			}
-			q.published[key] = append(q.published[key], point{s.Time, s.Value})
-			q.pubN++
-		}
 	}
 }
 
@@ -203,7 +189,7 @@ func (m *metricAcc) add(s *cascade.Sample) {
 	}
 	switch s.Kind {
 	case cascade.MetricQueueDepth, cascade.MetricQueueBytes, cascade.MetricConsumers, cascade.MetricPrefetch,
-		cascade.MetricMemoryLimit, cascade.MetricBrokerMemory, cascade.MetricMemoryAlarm, cascade.MetricPublished:
+		cascade.MetricMemoryLimit, cascade.MetricBrokerMemory, cascade.MetricMemoryAlarm:
 		m.addBroker(s)
 	}
 	switch s.Kind {
