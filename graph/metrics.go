@@ -63,12 +63,22 @@ func (q *queueMetrics) bytesPerMessage() float64 {
 	return sum / float64(n)
 }
 
-// brokerMetrics are the broker-wide series: its memory and watermark.
+// brokerMetrics are the broker-wide series: its memory and watermark,
+// and its memory alarm over time.
 type brokerMetrics struct {
 	limit, memMin float64
 	limitN, memN  int64
 	alarm         float64
+	// alarmAt is the memory alarm series by time (the largest value of
+	// any series at a time), at most maxAlarmPoints; alarmFull says
+	// points were left out past the cap (see blocked.go).
+	alarmAt   map[int64]float64
+	alarmFull bool
 }
+
+// maxAlarmPoints bounds the memory alarm points kept: 36 hours at one a
+// second.
+const maxAlarmPoints = 1 << 17
 
 func newMetricAcc() metricAcc {
 	return metricAcc{services: map[string]*serviceMetrics{}, last: map[string]float64{}, queues: map[string]*queueMetrics{}}
@@ -132,6 +142,7 @@ func (m *metricAcc) addBroker(s *cascade.Sample) {
 		return
 	case cascade.MetricMemoryAlarm:
 		m.broker.alarm = max(m.broker.alarm, s.Value)
+		m.broker.addAlarm(s.Time, s.Value)
 		return
 	}
 	name := labelValue(s.Labels, "queue")
