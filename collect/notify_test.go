@@ -363,3 +363,55 @@ func TestNotifyOneFlow(t *testing.T) {
 		})
 	}
 }
+
+// TestNotifyFailBlocked holds graph to the blocked gateway of the real
+// capture: before, while RabbitMQ's memory alarm was on, the gateway
+// failed its requests at once (503, no publish); those failures are the
+// broker's, so its own failure rate, the base, is what it failed outside
+// the alarm (none), and each of its publishes fails while the broker
+// blocks. After, without the alarm, nothing is marked.
+func TestNotifyFailBlocked(t *testing.T) {
+	tests := []struct {
+		dir     string
+		blocked bool
+	}{
+		{"../testdata/notify-before", true},
+		{"../testdata/notify-after", false},
+	}
+	for _, tc := range tests {
+		t.Run(filepath.Base(tc.dir), func(t *testing.T) {
+			c := loadNotifyCapture(t, tc.dir)
+			res, err := graph.Build(context.Background(), graph.DefaultConfig(), graph.Spans(c.Spans), graph.Samples(c.Samples))
+			require.NoError(t, err)
+			gw := res.Model.Node("gateway")
+			require.NotNil(t, gw)
+			publishes := 0
+			for i := range res.Model.Edges {
+				e := &res.Model.Edges[i]
+				if e.From != "gateway" || !strings.HasPrefix(e.To, graph.QueuePrefix) {
+					continue
+				}
+				publishes++
+				require.Equal(t, tc.blocked, e.FailBlocked, e.To)
+				require.Equal(t, !tc.blocked, e.Async, e.To)
+				require.Equal(t, 1.0, e.Propagation, e.To)
+			}
+			require.Equal(t, len(c.Measured.Tasks), publishes, "one publish edge a task")
+			if !tc.blocked {
+				require.Equal(t, gw.Observed.ErrorRate, gw.Overload.Base)
+				return
+			}
+			require.Equal(t, 5, publishes)
+			require.Greater(t, gw.Observed.ErrorRate, 0.15, "a fifth of the kept events failed")
+			require.Less(t, gw.Overload.Base, 0.01, "the gateway's own failures, outside the alarm")
+			require.Equal(t, cascade.Inferred, gw.Provenance["overload.base"])
+
+			// The fit (fit/run.go's ownBase) leaves a base that is not the
+			// node's whole error rate as it is.
+			fm, err := notifyModel(t.Context(), "notify-before", c)
+			require.NoError(t, err)
+			require.Equal(t, gw.Overload.Base, fm.Node("gateway").Overload.Base)
+			require.Equal(t, cascade.Inferred, fm.Node("gateway").Provenance["overload.base"])
+		})
+	}
+}

@@ -123,7 +123,7 @@ func (m *metricAcc) rateMemory(base float64, bytesOf func(queue string) float64)
 			} else {
 				r = r*a + (1-a)*rate
 			}
-			if bm.alarms[times[i]] > 0 || bm.alarms[times[i-1]] > 0 {
+			if bm.alarmAt[times[i]] > 0 || bm.alarmAt[times[i-1]] > 0 {
 				continue
 			}
 			y := bm.mem[times[i]] - base - held[i]

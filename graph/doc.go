@@ -89,7 +89,11 @@
 // equiprobable points). Sorted by start, the gaps between own failures
 // tell independent failures from regular or bursty ones (a variance
 // three standard errors off a geometric law's); those become the node's
-// failure process (Overload.Gaps). Exclusive time leaves out backoff waits
+// failure process (Overload.Gaps). A publisher whose own failures crowd
+// into its broker's memory alarm (the memory_alarm series; a one-sided
+// Fisher test, docs/model.md) was blocked by the broker: its base is its
+// rate outside the alarm, and its edges into queues are fail_blocked.
+// Exclusive time leaves out backoff waits
 // between a failed attempt and its retry, and half the gap between a
 // client span and the callee's span is the edge's network_ms.
 //

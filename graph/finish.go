@@ -23,6 +23,7 @@ func (b *Builder) finish() (*Result, error) {
 		},
 	}
 	b.finishQueues()
+	b.findBlocked()
 	for _, e := range b.edges {
 		if e.from == e.to {
 			b.nodes[e.from].selfCall = true
@@ -49,6 +50,9 @@ func (b *Builder) finish() (*Result, error) {
 	edges := make([]cascade.Edge, len(b.edges))
 	for i, e := range b.edges {
 		edges[i], facts[i] = e.finish(b, b.nodes[e.from].requests, b.nodes[e.from].own)
+		if to := b.nodes[e.to]; b.nodes[e.from].blocked != nil && to.queue != nil && e.from != e.to {
+			markBlocked(&edges[i])
+		}
 	}
 	assignStages(b.edges, edges, facts)
 	m.Edges = edges

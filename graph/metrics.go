@@ -68,19 +68,29 @@ func (q *queueMetrics) bytesPerMessage() float64 {
 	return sum / float64(n)
 }
 
-// brokerMetrics are the broker-wide series: its memory and watermark.
+// brokerMetrics are the broker-wide series: its memory and watermark,
+// and its memory alarm over time.
 type brokerMetrics struct {
 	limit, memMin float64
 	limitN, memN  int64
 	alarm         float64
-	// mem and alarms by time (at most maxQueuePoints each), for the
+	// mem is the memory by time (at most maxQueuePoints), for the
 	// memory that follows the message rate (rateMemory).
-	mem, alarms map[int64]float64
+	mem map[int64]float64
+	// alarmAt is the memory alarm series by time (the largest value of
+	// any series at a time), at most maxAlarmPoints; alarmFull says
+	// points were left out past the cap (see blocked.go).
+	alarmAt   map[int64]float64
+	alarmFull bool
 }
+
+// maxAlarmPoints bounds the memory alarm points kept: 36 hours at one a
+// second.
+const maxAlarmPoints = 1 << 17
 
 func newMetricAcc() metricAcc {
 	return metricAcc{services: map[string]*serviceMetrics{}, last: map[string]float64{}, queues: map[string]*queueMetrics{},
-		broker: brokerMetrics{mem: map[int64]float64{}, alarms: map[int64]float64{}}}
+		broker: brokerMetrics{mem: map[int64]float64{}}}
 }
 
 // labelValue returns the value of label key in labels (name="value"
@@ -144,9 +154,7 @@ func (m *metricAcc) addBroker(s *cascade.Sample) {
 		return
 	case cascade.MetricMemoryAlarm:
 		m.broker.alarm = max(m.broker.alarm, s.Value)
-		if len(m.broker.alarms) < maxQueuePoints {
-			m.broker.alarms[s.Time] = max(m.broker.alarms[s.Time], s.Value)
-		}
+		m.broker.addAlarm(s.Time, s.Value)
 		return
 	}
 	name := labelValue(s.Labels, "queue")

@@ -50,6 +50,9 @@ type nodeAcc struct {
 	// dropped marks a node left out of the model (an exchange replaced
 	// by the queues it routes to).
 	dropped bool
+	// blocked is set on a publisher whose own failures are its broker's
+	// memory alarm (see findBlocked).
+	blocked *blockedFacts
 }
 
 func newNodeAcc(name, service string, b *Builder) *nodeAcc {
@@ -348,6 +351,12 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 	}
 	prov["queue_cap"] = cascade.Default
 	prov["overload.base"] = cascade.Observed
+	if bl := n.blocked; bl != nil {
+		// The failures inside the alarm are the broker's (the edges into
+		// its queues fail_blocked): the node's own are those outside.
+		node.Overload.Base = ownRate(bl.outOwn, bl.outReq)
+		prov["overload.base"] = cascade.Inferred
+	}
 	prov["overload.slope"] = cascade.Default
 	prov["overload.threshold"] = cascade.Default
 
@@ -359,7 +368,11 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 	m := b.metrics.forService(n.service)
 	// The failure process first: lockedCalls reorders the sequence.
 	if !n.seqFull {
-		gaps, verdict, ratio := failureProcess(n.seq, n.own)
+		seq, own := n.seq, n.own
+		if bl := n.blocked; bl != nil {
+			seq, own = outside(seq, b.metrics.broker.alarmIntervals()), bl.outOwn
+		}
+		gaps, verdict, ratio := failureProcess(seq, own)
 		obs.FailureProcess, obs.FailureDispersion = verdict, ratio
 		if gaps != nil {
 			// Gaps are counts: their frequencies, as fan-out's, keep the

@@ -1,0 +1,212 @@
+package graph
+
+// This file tells a publisher whose failures are its broker's memory
+// alarm: a publisher that honours RabbitMQ's connection.blocked fails its
+// request at once while the alarm is on, without a publish span. Counted
+// as its own failures, they would fail it at that rate in every replay,
+// the alarm gone or not.
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"cascade"
+)
+
+// Rule of a publisher whose failures are its broker's alarm (see
+// findBlocked).
+const (
+	// blockedLevel is the one-sided test's level: the chance that a
+	// publisher failing at one rate throughout shows that many of its
+	// failures inside the alarm.
+	blockedLevel = 0.001
+	// minBlocked is the fewest own failures inside the alarm.
+	minBlocked = 5
+)
+
+// addAlarm keeps a point of the memory alarm series.
+func (m *brokerMetrics) addAlarm(t int64, v float64) {
+	if m.alarmAt == nil {
+		m.alarmAt = map[int64]float64{}
+	}
+	if old, ok := m.alarmAt[t]; ok {
+		m.alarmAt[t] = max(old, v)
+		return
+	}
+	if len(m.alarmAt) >= maxAlarmPoints {
+		m.alarmFull = true
+		return
+	}
+	m.alarmAt[t] = v
+}
+
+// alarmIntervals returns the times the broker's memory alarm may have
+// been on, sorted, disjoint, each [start, end) in Unix ns. A sampled
+// gauge brackets its changes only: a point of 1 (0.5 or more) at t_i says
+// the alarm was on at some moment between the previous point and it, and
+// the next point of 0 that it was off by then, so each point of 1 marks
+// [t_{i−1}, t_{i+1}) (the first and the last point reach one step, the
+// gap to their neighbour, beyond themselves). Nil without a point of 1,
+// with a single point (no step to read), or when points were left out
+// past maxAlarmPoints.
+func (m *brokerMetrics) alarmIntervals() [][2]int64 {
+	if len(m.alarmAt) < 2 || m.alarmFull || m.alarm < 0.5 {
+		return nil
+	}
+	ts := make([]int64, 0, len(m.alarmAt))
+	for t := range m.alarmAt {
+		ts = append(ts, t)
+	}
+	slices.Sort(ts)
+	var out [][2]int64
+	for i, t := range ts {
+		if m.alarmAt[t] < 0.5 {
+			continue
+		}
+		var lo, hi int64
+		if i > 0 {
+			lo = ts[i-1]
+		} else {
+			lo = t - (ts[1] - t)
+		}
+		if i+1 < len(ts) {
+			hi = ts[i+1]
+		} else {
+			hi = t + (t - ts[i-1])
+		}
+		if k := len(out) - 1; k >= 0 && lo <= out[k][1] {
+			out[k][1] = max(out[k][1], hi)
+			continue
+		}
+		out = append(out, [2]int64{lo, hi})
+	}
+	return out
+}
+
+// inIntervals reports whether t falls in one of the sorted, disjoint
+// intervals iv.
+func inIntervals(iv [][2]int64, t int64) bool {
+	i, _ := slices.BinarySearchFunc(iv, t, func(x [2]int64, t int64) int { return cmp.Compare(x[1], t+1) })
+	return i < len(iv) && iv[i][0] <= t && t < iv[i][1]
+}
+
+// blockedFacts are a publisher's requests and own failures inside and
+// outside its broker's memory alarm, by their start, and the one-sided
+// test's p-value.
+type blockedFacts struct {
+	inReq, inOwn, outReq, outOwn int64
+	p                            float64
+}
+
+// countBlocked counts the requests of seq inside and outside iv.
+func countBlocked(seq []seqReq, iv [][2]int64) blockedFacts {
+	var f blockedFacts
+	for i := range seq {
+		r := &seq[i]
+		switch in := inIntervals(iv, r.start); {
+		case in && r.own:
+			f.inReq++
+			f.inOwn++
+		case in:
+			f.inReq++
+		case r.own:
+			f.outReq++
+			f.outOwn++
+		default:
+			f.outReq++
+		}
+	}
+	return f
+}
+
+// outside returns the requests of seq outside iv.
+func outside(seq []seqReq, iv [][2]int64) []seqReq {
+	out := make([]seqReq, 0, len(seq))
+	for _, r := range seq {
+		if !inIntervals(iv, r.start) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// fisherUpper is the one-sided p-value of Fisher's exact test that k or
+// more of K marked items fall in a draw of n out of N: the upper tail of
+// the hypergeometric law. Given the publisher's own failures K of N
+// requests at one rate throughout, it is the chance that k or more of
+// them fall among the n requests inside the alarm.
+func fisherUpper(N, K, n, k int64) float64 {
+	if k <= 0 {
+		return 1
+	}
+	logC := func(a, b int64) float64 {
+		x, _ := math.Lgamma(float64(a + 1))
+		y, _ := math.Lgamma(float64(b + 1))
+		z, _ := math.Lgamma(float64(a - b + 1))
+		return x - y - z
+	}
+	total := logC(N, n)
+	var p float64
+	for x := k; x <= min(K, n); x++ {
+		if n-x > N-K {
+			continue
+		}
+		p += math.Exp(logC(K, x) + logC(N-K, n-x) - total)
+	}
+	return min(1, p)
+}
+
+// findBlocked marks each publisher (a node with an edge into a queue
+// node) whose own failures are its broker's memory alarm: at least
+// minBlocked of them started while the alarm may have been on
+// (alarmIntervals), and Fisher's exact test puts the chance of that many
+// there, were its failure rate one throughout, below blockedLevel. The
+// samples may have come before or after the spans: the requests' starts
+// are kept (nodeAcc.seq) and judged here. A publisher whose sequence
+// outgrew maxSequence is not judged.
+func (b *Builder) findBlocked() {
+	iv := b.metrics.broker.alarmIntervals()
+	if len(iv) == 0 {
+		return
+	}
+	var pubs []int32
+	for _, e := range b.edges {
+		from, to := b.nodes[e.from], b.nodes[e.to]
+		if e.from != e.to && to.queue != nil && !to.dropped && from.queue == nil && !from.dropped && !slices.Contains(pubs, e.from) {
+			pubs = append(pubs, e.from)
+		}
+	}
+	for _, i := range pubs {
+		n := b.nodes[i]
+		if n.own < minBlocked {
+			continue
+		}
+		if n.seqFull {
+			b.warnf("node %s: more than %d requests; its failures were not set against the broker's memory alarm", n.name, maxSequence)
+			continue
+		}
+		f := countBlocked(n.seq, iv)
+		if f.inOwn < minBlocked {
+			continue
+		}
+		f.p = fisherUpper(f.inReq+f.outReq, f.inOwn+f.outOwn, f.inReq, f.inOwn)
+		if f.p >= blockedLevel {
+			continue
+		}
+		n.blocked = &f
+		b.warnf("node %s: %d of its %d own failures came while the broker's memory alarm was on (%d of %d requests; one-sided Fisher p = %.2g): its broker blocked it, so overload.base is its failure rate outside the alarm, %g, and its publishes fail_blocked",
+			n.name, f.inOwn, f.inOwn+f.outOwn, f.inReq, f.inReq+f.outReq, f.p, ownRate(f.outOwn, f.outReq))
+	}
+}
+
+// markBlocked makes e, an edge of a blocked publisher into a queue node,
+// a publish that fails while its broker's alarm is on: confirmed (the
+// publisher's answer waits on it), its failure failing the publisher's
+// request.
+func markBlocked(e *cascade.Edge) {
+	e.FailBlocked, e.Async, e.Propagation = true, false, 1
+	e.Provenance["fail_blocked"] = cascade.Inferred
+	e.Provenance["async"] = cascade.Inferred
+	e.Provenance["propagation"] = cascade.Inferred
+}
