@@ -181,10 +181,13 @@ type Stats struct {
 // Builder builds a model from spans added one at a time, holding only the
 // trace being read. Use NewBuilder, AddSpan and AddSample, then Finish.
 type Builder struct {
-	cfg   Config
-	rng   *rand.Rand
-	syms  symbols
-	stats Stats
+	// poolDeadline is the deadline (ms) of each node with a hidden pool
+	// whose waiting requests give up at one (pool.go).
+	poolDeadline map[string]float64
+	cfg          Config
+	rng          *rand.Rand
+	syms         symbols
+	stats        Stats
 
 	startNS, endNS int64
 

@@ -103,6 +103,7 @@ func (b *Builder) finish() (*Result, error) {
 		m.Entries = append(m.Entries, e)
 	}
 	b.finishQueueModel(m, spanSeconds)
+	b.poolDeadlines(m)
 	m.Load = loadOf(b.roots, b.rootCount())
 	b.scaleSampled(m)
 	m.Sort()

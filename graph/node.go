@@ -18,6 +18,7 @@ const (
 	CapacitySerialised = "serialised (regular departures while queued)"
 	CapacityLocked     = "serialised (queued requests call only after the previous one ends)"
 	CapacityPeak       = "peak in-flight (no limit proven)"
+	CapacityPool       = "pool (requests waited exactly when that many were in flight)"
 )
 
 // nodeAcc accumulates one node's requests.
@@ -397,6 +398,11 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 	if !ser && len(n.instances) <= 1 && !n.seqFull && lockedCalls(n.seq) {
 		ser, serSource = true, CapacityLocked
 	}
+	var pool poolFit
+	pooled := false
+	if !ser && len(n.instances) <= 1 && !n.seqFull && (m == nil || m.poolSize <= 0) {
+		pool, pooled = hiddenPool(n.seq)
+	}
 	switch {
 	case m != nil && m.poolSize > 0:
 		node.Concurrency = int(math.Round(m.poolSize))
@@ -408,6 +414,27 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 		obs.CapacitySource = serSource
 		obs.CapacityProven = true
 		prov["concurrency"] = cascade.Inferred
+	case pooled:
+		node.Concurrency = pool.slots
+		obs.CapacitySource = CapacityPool
+		obs.CapacityProven = true
+		prov["concurrency"] = cascade.Inferred
+		if pool.deadline > 0 {
+			// Its requests give up waiting at a deadline and their work
+			// ends with them: replay makes those failures from the
+			// waits (a timeout on the edges into it, poolDeadlines), so
+			// they leave its own failure rate.
+			node.DeadlinePropagation = true
+			prov["deadline_propagation"] = cascade.Inferred
+			node.Overload.Base = ownRate(max(0, n.own-pool.deadlineFails), n.requests)
+			prov["overload.base"] = cascade.Inferred
+			node.Overload.Gaps = nil
+			delete(prov, "overload.failure_gaps")
+			if b.poolDeadline == nil {
+				b.poolDeadline = map[string]float64{}
+			}
+			b.poolDeadline[n.name] = roundMS(nsToMS(float64(pool.deadline)))
+		}
 	default:
 		// The most requests seen in flight is what the load (or a limit
 		// upstream, a lock, a caller's pool) let through, not a limit of
@@ -439,6 +466,19 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 		svcMean /= float64(len(svc))
 		prov["service_ms"] = cascade.Inferred
 	}
+	if pooled {
+		// The work of a slot: the requests that found one free. Replay
+		// adds the waits for the slots from the load it replays.
+		svc = make([]float64, len(pool.unqueued))
+		svcMean = 0
+		for i, d := range pool.unqueued {
+			svc[i] = nsToMS(float64(d))
+			svcMean += svc[i]
+		}
+		slices.Sort(svc)
+		svcMean /= float64(len(svc))
+		prov["service_ms"] = cascade.Inferred
+	}
 	if m != nil {
 		obs.PoolSize = m.poolSize
 		obs.QueueDepthMax = m.queueMax
@@ -453,7 +493,7 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 	}
 	node.Tiers = tiers
 	node.Service = serviceDist(svc, tiers)
-	if !ser && n.own >= minFailSplit && n.own < n.requests {
+	if !ser && !pooled && n.own >= minFailSplit && n.own < n.requests {
 		// Enough own failures to know their time: calls that fail on
 		// their own take their own time (fast 503s, slow errors), the
 		// others the rest.

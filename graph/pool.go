@@ -1,0 +1,247 @@
+package graph
+
+import (
+	"cascade"
+	"cmp"
+	"container/heap"
+	"slices"
+)
+
+// A node can hold a pool nobody traces: a database's connections, a
+// semaphore, a fixed set of workers. Its requests then wait for a slot
+// before their work, and the wait is in their spans. With c slots taken
+// in turn (first come, first served), a request waits exactly when c
+// requests of the node were in flight as it arrived (in service or
+// waiting ahead of it). hiddenPool reads c from that: it counts, for
+// each request, the node's requests in flight at its start, calls a
+// request waited when it took longer than the unqueued ones do (those
+// that found the node idle), and finds the c for which "waited" matches
+// "c or more in flight" best. Replay then makes the waits itself, from
+// the load it replays, instead of drawing them from the capture's.
+//
+// It reads leaf nodes only (no synchronous calls: the pool's holding
+// time is the request's own time), with the requests kept whole.
+
+// Acceptance of a pool: enough requests, enough that found the node
+// idle to know the unqueued time, enough that waited; and the split at
+// c must hold: nearly no request below c waited, most at or above did.
+const (
+	poolMinRequests = 200
+	poolMinIdle     = 30
+	poolMinWaited   = 30
+	// poolSlack is how much longer than the unqueued 90% quantile a
+	// request must take to count as having waited.
+	poolSlack = 1.25
+	// poolMaxFalse bounds the share of requests below c that waited
+	// anyway.
+	poolMaxFalse = 0.1
+	// poolMinExplained is the least share of the waits' squares the
+	// hinge must explain.
+	poolMinExplained = 0.7
+)
+
+// poolFit is a hidden pool: its slots, and the durations (ns) of the
+// requests that did not wait for one.
+type poolFit struct {
+	slots    int
+	unqueued []int64
+	waited   int // requests that waited
+	// deadline is when the node's requests give up waiting (ns), 0 when
+	// its failures do not show one; deadlineFails are the failures at it.
+	deadline      int64
+	deadlineFails int64
+}
+
+// A deadline: at least poolMinDeadline own failures of requests that
+// waited, poolDeadlineShare of them within poolDeadlineWidth of their
+// median duration.
+const (
+	poolMinDeadline   = 5
+	poolDeadlineShare = 0.8
+	poolDeadlineWidth = 0.03
+)
+
+// hiddenPool reads a hidden pool from a node's requests (seq, in any
+// order; it is not changed).
+func hiddenPool(seq []seqReq) (poolFit, bool) {
+	if len(seq) < poolMinRequests {
+		return poolFit{}, false
+	}
+	for i := range seq {
+		if seq[i].callUS != 0 {
+			return poolFit{}, false
+		}
+	}
+	rs := slices.Clone(seq)
+	slices.SortFunc(rs, func(a, b seqReq) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.end, b.end)
+	})
+	// In flight at each start: the earlier requests not yet ended.
+	inFlight := make([]int, len(rs))
+	var ends endHeap
+	maxK := 0
+	for i := range rs {
+		for ends.Len() > 0 && ends[0] <= rs[i].start {
+			heap.Pop(&ends)
+		}
+		inFlight[i] = ends.Len()
+		maxK = max(maxK, inFlight[i])
+		heap.Push(&ends, rs[i].end)
+	}
+	// The unqueued time: of the requests that found fewest in flight
+	// (at least poolMinIdle of them, k ≤ k0), the 90% quantile.
+	count := make([]int, maxK+1)
+	for i := range rs {
+		count[inFlight[i]]++
+	}
+	k0, n0 := 0, count[0]
+	for n0 < poolMinIdle && k0 < maxK {
+		k0++
+		n0 += count[k0]
+	}
+	if n0 < poolMinIdle {
+		return poolFit{}, false
+	}
+	idle := make([]float64, 0, n0)
+	for i := range rs {
+		if inFlight[i] <= k0 {
+			idle = append(idle, float64(rs[i].end-rs[i].start))
+		}
+	}
+	slices.Sort(idle)
+	threshold := poolSlack * quantile(idle, 0.9)
+	waits := make([]int, maxK+1)
+	waited := make([]bool, len(rs))
+	nWaited := 0
+	for i := range rs {
+		if float64(rs[i].end-rs[i].start) > threshold {
+			waited[i] = true
+			waits[inFlight[i]]++
+			nWaited++
+		}
+	}
+	// c from the mean wait by the count in flight at the start: none
+	// below c; at k ≥ c, (k − c + 1) slots must free first, one every
+	// S/c on average (S the unqueued time): a hinge at c − 1 of slope
+	// S/c. c is the hinge that fits best, weighted by the requests.
+	// Failed requests are left out: one that gave up waiting was cut
+	// short.
+	floor := quantile(idle, 0.5)
+	excess := make([]float64, maxK+1)
+	okN := make([]int, maxK+1)
+	for i := range rs {
+		if !rs[i].own {
+			excess[inFlight[i]] += max(0, float64(rs[i].end-rs[i].start)-floor)
+			okN[inFlight[i]]++
+		}
+	}
+	for k := range excess {
+		if okN[k] > 0 {
+			excess[k] /= float64(okN[k])
+		}
+	}
+	c := -1
+	bestSSE := 0.0
+	for cand := 1; cand <= maxK; cand++ {
+		var sse float64
+		for k := range excess {
+			d := excess[k] - float64(max(0, k-cand+1))*floor/float64(cand)
+			sse += float64(okN[k]) * d * d
+		}
+		if c < 0 || sse < bestSSE {
+			c, bestSSE = cand, sse
+		}
+	}
+	if c < 2 {
+		return poolFit{}, false // none, or a lock (c = 1), which serialised and lockedCalls read
+	}
+	belowN, belowW := 0, 0
+	for k := range c {
+		belowN += count[k]
+		belowW += waits[k]
+	}
+	aboveN := len(rs) - belowN
+	var total float64
+	for k := range excess {
+		total += float64(okN[k]) * excess[k] * excess[k]
+	}
+	if aboveN < poolMinWaited || float64(belowW) > poolMaxFalse*float64(belowN) || !(1-bestSSE/total >= poolMinExplained) {
+		return poolFit{}, false
+	}
+	best := poolFit{slots: c, waited: nWaited}
+	var failed []int64
+	for i := range rs {
+		switch {
+		case inFlight[i] < best.slots:
+			best.unqueued = append(best.unqueued, rs[i].end-rs[i].start)
+		case rs[i].own && waited[i]:
+			failed = append(failed, rs[i].end-rs[i].start)
+		}
+	}
+	best.deadline, best.deadlineFails = deadlineOf(failed)
+	return best, true
+}
+
+// deadlineOf returns the common duration of failed requests that
+// waited (their deadline, ns) and how many failed at it; 0, 0 when they
+// show none.
+func deadlineOf(failed []int64) (int64, int64) {
+	if len(failed) < poolMinDeadline {
+		return 0, 0
+	}
+	slices.Sort(failed)
+	med := failed[len(failed)/2]
+	var at int64
+	for _, d := range failed {
+		if float64(absInt64(d-med)) <= poolDeadlineWidth*float64(med) {
+			at++
+		}
+	}
+	if float64(at) < poolDeadlineShare*float64(len(failed)) {
+		return 0, 0
+	}
+	return med, at
+}
+
+func absInt64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// endHeap is a min-heap of request ends.
+type endHeap []int64
+
+func (h endHeap) Len() int           { return len(h) }
+func (h endHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h endHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *endHeap) Push(x any)        { *h = append(*h, x.(int64)) }
+func (h *endHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// poolDeadlines gives every edge into a node whose requests give up
+// waiting for its pool at a deadline (hiddenPool) that deadline as its
+// timeout, where the edge has none of its own: a consumer's delivery as
+// well as a synchronous call ends there.
+func (b *Builder) poolDeadlines(m *cascade.Model) {
+	for i := range m.Edges {
+		e := &m.Edges[i]
+		d, ok := b.poolDeadline[e.To]
+		if !ok || e.TimeoutMS > 0 {
+			continue
+		}
+		e.TimeoutMS = d
+		if e.Provenance == nil {
+			e.Provenance = map[string]cascade.Provenance{}
+		}
+		e.Provenance["timeout_ms"] = cascade.Inferred
+	}
+}
