@@ -221,9 +221,9 @@ scrape_configs:
 }
 
 // notifyQuery selects the broker's series a capture keeps: per queue
-// (ready, unacked, consumers, published, redelivered, ...), memory, the
-// watermark and the alarms.
-const notifyQuery = `{__name__=~"rabbitmq_(queue_.+|process_resident_memory_bytes|resident_memory_limit_bytes|alarms_.+|connections|channels|global_messages_.+)"}`
+// (ready, unacked, consumers, published, redelivered, ...), each
+// channel's prefetch, memory, the watermark and the alarms.
+const notifyQuery = `{__name__=~"rabbitmq_(queue_.+|channel_prefetch|process_resident_memory_bytes|resident_memory_limit_bytes|alarms_.+|connections|channels|global_messages_.+)"}`
 
 // queryRange fetches a query_range answer from Prometheus as it comes.
 func queryRange(t *testing.T, base, query, start, end string) []byte {

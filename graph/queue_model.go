@@ -81,9 +81,19 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 		// its prefetch) shows more processing spans in progress than
 		// there are consumers: each of those is a worker, holding one
 		// message.
+		//
+		// With the prefetch known from the broker's series, each
+		// consumer can hold that many at once: the workers are
+		// consumers × prefetch (the peak seen is what the load asked
+		// for). Without it, the peak is all the capture shows.
 		if peak := peaks[qi]; peak > cq.Consumers {
-			cq.Consumers, cq.Prefetch = peak, 1
-			prov["consumers"], prov["prefetch"] = cascade.ObservedPeak, cascade.Inferred
+			if all := cq.Consumers * cq.Prefetch; prov["prefetch"] == cascade.Observed && peak <= all {
+				cq.Consumers, cq.Prefetch = all, 1
+				prov["consumers"], prov["prefetch"] = cascade.Inferred, cascade.Inferred
+			} else {
+				cq.Consumers, cq.Prefetch = peak, 1
+				prov["consumers"], prov["prefetch"] = cascade.ObservedPeak, cascade.Inferred
+			}
 		}
 
 		// Redelivery: requeue when a failed message comes back at once,

@@ -122,6 +122,20 @@ func TestQueues(t *testing.T) {
 			require.Equal(t, cascade.ObservedPeak, q.Provenance["consumers"])
 		},
 	}, {
+		name:  "with its prefetch in the broker's series, such a consumer is consumers × prefetch workers",
+		spans: braveFlows(20, 700, 0),
+		samples: []cascade.Sample{
+			{Time: 1, Kind: cascade.MetricConsumers, Metric: "rabbitmq_queue_consumers", Labels: `queue="orders"`, Value: 1},
+			{Time: 1, Kind: cascade.MetricPrefetch, Metric: "rabbitmq_channel_prefetch", Labels: `channel="<0.1.0>"`, Value: 6},
+		},
+		check: func(t *testing.T, res *graph.Result) {
+			q := res.Model.Node("queue:orders")
+			require.NotNil(t, q)
+			require.Equal(t, 6, q.Queue.Consumers, "1 consumer × prefetch 6, of which the load used 4")
+			require.Equal(t, 1, q.Queue.Prefetch)
+			require.Equal(t, cascade.Inferred, q.Provenance["consumers"])
+		},
+	}, {
 		name:  "otel: a consumer trace linked to its producer is one flow through a queue node",
 		spans: otelFlows(40, 100, 0, once),
 		check: func(t *testing.T, res *graph.Result) {
