@@ -9,6 +9,8 @@
 // the schema documented in the README.
 package cascade
 
+import "strings"
+
 // SpanKind is the role of a span in a call, as OpenTelemetry defines it.
 // The empty kind means the source format did not say (Nezha CSV spans, for
 // instance); graph then infers calls from parent/child service changes.
@@ -133,6 +135,27 @@ const (
 
 // End returns the span's end time in Unix nanoseconds.
 func (s *Span) End() int64 { return s.Start + s.Duration }
+
+// Clone returns a copy of the span that shares no memory with it: its
+// strings and links are copied. Readers that reuse their buffers (the
+// dataset's ReadSpans) hand out spans valid only during the callback; a
+// span kept past it must be cloned.
+func (s *Span) Clone() Span {
+	c := *s
+	for _, p := range []*string{&c.TraceID, &c.SpanID, &c.ParentSpanID, &c.Service, &c.Instance,
+		&c.Operation, &c.ErrorType, &c.Peer, &c.MessagingSystem, &c.MessagingOperation,
+		&c.Destination, &c.ConsumerGroup, &c.MessageID} {
+		*p = strings.Clone(*p)
+	}
+	c.Kind, c.Status = SpanKind(strings.Clone(string(c.Kind))), Status(strings.Clone(string(c.Status)))
+	if s.Links != nil {
+		c.Links = make([]SpanLink, len(s.Links))
+		for i, l := range s.Links {
+			c.Links[i] = SpanLink{TraceID: strings.Clone(l.TraceID), SpanID: strings.Clone(l.SpanID)}
+		}
+	}
+	return c
+}
 
 // Equal reports whether two spans are the same row, links included.
 func (s *Span) Equal(o *Span) bool {

@@ -352,6 +352,17 @@ func (c *cloner) span(s *cascade.Span) cascade.Span {
 	out.Status = cascade.Status(c.str(string(s.Status)))
 	out.ErrorType = c.str(s.ErrorType)
 	out.Peer = c.str(s.Peer)
+	out.MessagingSystem = c.str(s.MessagingSystem)
+	out.MessagingOperation = c.str(s.MessagingOperation)
+	out.Destination = c.str(s.Destination)
+	out.ConsumerGroup = c.str(s.ConsumerGroup)
+	out.MessageID = strings.Clone(s.MessageID)
+	if s.Links != nil {
+		out.Links = make([]cascade.SpanLink, len(s.Links))
+		for i, l := range s.Links {
+			out.Links[i] = cascade.SpanLink{TraceID: strings.Clone(l.TraceID), SpanID: strings.Clone(l.SpanID)}
+		}
+	}
 	return out
 }
 

@@ -409,12 +409,7 @@ func readDataset(t testing.TB, dir string) []cascade.Span {
 	t.Helper()
 	var spans []cascade.Span
 	require.NoError(t, ingest.ReadSpans(dir, func(s *cascade.Span) error {
-		c := *s
-		for _, p := range []*string{&c.TraceID, &c.SpanID, &c.ParentSpanID, &c.Service, &c.Instance, &c.Operation, &c.ErrorType, &c.Peer} {
-			*p = strings.Clone(*p)
-		}
-		c.Kind, c.Status = cascade.SpanKind(strings.Clone(string(c.Kind))), cascade.Status(strings.Clone(string(c.Status)))
-		spans = append(spans, c)
+		spans = append(spans, s.Clone())
 		return nil
 	}))
 	return spans

@@ -3,6 +3,8 @@ package collect
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"cascade"
@@ -265,4 +268,67 @@ func TestRunAddsToDataset(t *testing.T) {
 	require.Equal(t, map[string]int{traceHex(1): 2, traceHex(2): 2}, traceCounts(t, cfg.Out))
 	require.Equal(t, int64(2), res.Summary.DuplicateSpans)
 	require.Equal(t, "dataset", string(res.Summary.Inputs[0].Format))
+}
+
+// TestRunAddsToDatasetKeepsMessaging records consumer spans with their
+// messaging attributes and links, then runs again on the same dataset:
+// the spans read back and written again keep every column (the messaging
+// ones and the links were left in the reader's buffers, and came back
+// as other spans' bytes).
+func TestRunAddsToDatasetKeepsMessaging(t *testing.T) {
+	cfg := testConfig(t)
+	c := &http.Client{}
+	defer c.CloseIdleConnections()
+	const n = 3000
+	td := testTraces(1, n, "worker")
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := range spans.Len() {
+		sp := spans.At(i)
+		sp.SetKind(ptrace.SpanKindConsumer)
+		sp.SetParentSpanID(pcommon.SpanID{})
+		a := sp.Attributes()
+		a.PutStr("messaging.system", "rabbitmq")
+		a.PutStr("messaging.operation.type", "process")
+		a.PutStr("messaging.destination.name", fmt.Sprintf("queue-%d", i%7))
+		a.PutStr("messaging.consumer.group.name", fmt.Sprintf("group-%d", i%5))
+		a.PutStr("messaging.message.id", fmt.Sprintf("message-%06d", i))
+		l := sp.Links().AppendEmpty()
+		l.SetTraceID(traceID(uint64(1000 + i)))
+		l.SetSpanID(spanID(uint64(2000 + i)))
+	}
+	r := startRun(t, cfg)
+	code, _, _, err := post(context.Background(), c, r.addr+pathTraces, contentTypeProto, "", protoBody(t, td))
+	require.NoError(t, err)
+	require.Equal(t, 200, code)
+	r.stop(t)
+	r = startRun(t, cfg)
+	code, _, _, err = post(context.Background(), c, r.addr+pathTraces, contentTypeProto, "", protoBody(t, testTraces(2, 2, "svc")))
+	require.NoError(t, err)
+	require.Equal(t, 200, code)
+	r.stop(t)
+
+	index := map[string]int{}
+	for i := range n {
+		id := spanID(uint64(i + 1))
+		index[hex.EncodeToString(id[:])] = i
+	}
+	seen := 0
+	require.NoError(t, ingest.ReadSpans(cfg.Out, func(s *cascade.Span) error {
+		if s.Service != "worker" {
+			return nil
+		}
+		i, ok := index[s.SpanID]
+		require.True(t, ok, s.SpanID)
+		require.Equal(t, "rabbitmq", s.MessagingSystem)
+		require.Equal(t, "process", s.MessagingOperation)
+		require.Equal(t, fmt.Sprintf("queue-%d", i%7), s.Destination, "span %d", i)
+		require.Equal(t, fmt.Sprintf("group-%d", i%5), s.ConsumerGroup, "span %d", i)
+		require.Equal(t, fmt.Sprintf("message-%06d", i), s.MessageID, "span %d", i)
+		require.Len(t, s.Links, 1)
+		tid, sid := traceID(uint64(1000+i)), spanID(uint64(2000+i))
+		require.Equal(t, cascade.SpanLink{TraceID: hex.EncodeToString(tid[:]), SpanID: hex.EncodeToString(sid[:])}, s.Links[0], "span %d", i)
+		seen++
+		return nil
+	}))
+	require.Equal(t, n, seen)
 }

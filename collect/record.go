@@ -13,11 +13,14 @@ import (
 // request (or one pulled answer) produced, with the notes its decoding made.
 // Its encoding is
 //
-//	kind   byte     'S' (spans) or 'M' (samples)
+//	kind   byte     'T' (spans), 'M' (samples), or 'S' (spans as written
+//	                before the messaging columns: read, no longer written)
 //	count  uvarint  rows that follow
 //	rows   ...      each field in cascade's declaration order: strings as
 //	                uvarint length + bytes, integers as zigzag varints,
-//	                the sample value as 8 little-endian bytes (IEEE 754)
+//	                the sample value as 8 little-endian bytes (IEEE 754),
+//	                a span's links as a uvarint count then each link's
+//	                trace and span ids
 //	notes  uvarint  count, then each: byte 'W' (warning) or 'I' (inferred),
 //	                string, uvarint repeat count
 //
@@ -26,7 +29,8 @@ import (
 
 // Record kinds, the first byte of an encoded record.
 const (
-	recordSpans   = 'S'
+	recordSpansV1 = 'S' // up to resend_count
+	recordSpans   = 'T' // every column of cascade.Span
 	recordSamples = 'M'
 )
 
@@ -111,7 +115,20 @@ func appendSpan(dst []byte, s *cascade.Span) []byte {
 	dst = appendString(dst, s.ErrorType)
 	dst = binary.AppendVarint(dst, int64(s.StatusCode))
 	dst = appendString(dst, s.Peer)
-	return binary.AppendVarint(dst, int64(s.ResendCount))
+	dst = binary.AppendVarint(dst, int64(s.ResendCount))
+	dst = binary.AppendUvarint(dst, uint64(len(s.Links)))
+	for _, l := range s.Links {
+		dst = appendString(dst, l.TraceID)
+		dst = appendString(dst, l.SpanID)
+	}
+	dst = appendString(dst, s.MessagingSystem)
+	dst = appendString(dst, s.MessagingOperation)
+	dst = appendString(dst, s.Destination)
+	dst = appendString(dst, s.ConsumerGroup)
+	dst = appendString(dst, s.MessageID)
+	dst = binary.AppendVarint(dst, int64(s.BatchCount))
+	dst = binary.AppendVarint(dst, s.MessageBytes)
+	return binary.AppendVarint(dst, int64(s.Redelivery))
 }
 
 func appendSample(dst []byte, s *cascade.Sample) []byte {
@@ -223,7 +240,7 @@ func decodeRecord(p []byte) (*batch, error) {
 	r := &recordReader{b: p, intern: map[string]string{}}
 	b := &batch{}
 	switch kind := r.byte1("kind"); kind {
-	case recordSpans:
+	case recordSpans, recordSpansV1:
 		n := r.count("span count")
 		b.spans = make([]cascade.Span, 0, n)
 		for range n {
@@ -242,6 +259,22 @@ func decodeRecord(p []byte) (*batch, error) {
 			s.StatusCode = r.int32("status_code")
 			s.Peer = r.str("peer")
 			s.ResendCount = r.int32("resend_count")
+			if kind == recordSpans {
+				if links := r.count("link count"); links > 0 {
+					s.Links = make([]cascade.SpanLink, 0, links)
+					for range links {
+						s.Links = append(s.Links, cascade.SpanLink{TraceID: r.str("link trace_id"), SpanID: r.str("link span_id")})
+					}
+				}
+				s.MessagingSystem = r.str("messaging_system")
+				s.MessagingOperation = r.str("messaging_operation")
+				s.Destination = r.str("destination")
+				s.ConsumerGroup = r.str("consumer_group")
+				s.MessageID = r.str("message_id")
+				s.BatchCount = r.int32("batch_count")
+				s.MessageBytes = r.varint("message_bytes")
+				s.Redelivery = r.int32("redelivery")
+			}
 			if r.err != nil {
 				break
 			}

@@ -1,7 +1,10 @@
 package collect
 
 import (
+	"encoding/binary"
+	"fmt"
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,12 +19,20 @@ func TestRecordRoundTrip(t *testing.T) {
 		Start: 1_700_000_000_123_456_789, Duration: 42, Status: cascade.StatusError, ErrorType: "timeout",
 		StatusCode: 503, Peer: "redis", ResendCount: 2,
 	}
+	consumer := cascade.Span{
+		TraceID: "1af7651916cd43dd8448eb211c80319c", SpanID: "c7ad6b7169203331", Service: "points",
+		Operation: "process points", Kind: cascade.KindConsumer, Start: 5, Duration: 7,
+		Links:           []cascade.SpanLink{{TraceID: "0af7651916cd43dd8448eb211c80319c", SpanID: "b7ad6b7169203331"}, {TraceID: "2a", SpanID: "3b"}},
+		MessagingSystem: "rabbitmq", MessagingOperation: cascade.MessagingProcess, Destination: "points",
+		ConsumerGroup: "points", MessageID: "m-17", BatchCount: 1, MessageBytes: 32768, Redelivery: 3,
+	}
 	tests := []struct {
 		name string
 		b    batch
 	}{
 		{name: "empty spans", b: batch{}},
 		{name: "one span", b: batch{spans: []cascade.Span{span}}},
+		{name: "a consumer span: links and messaging columns", b: batch{spans: []cascade.Span{consumer, span}}},
 		{name: "spans and notes", b: batch{spans: []cascade.Span{span, {TraceID: "t", SpanID: "s", Service: "x", Start: -5, Duration: math.MaxInt64}},
 			notes: []note{{kind: noteWarn, text: "negative duration (clamped to 0)", count: 3}, {kind: noteInfer, text: "empty input", count: 1}}}},
 		{name: "samples", b: batch{samples: []cascade.Sample{
@@ -42,6 +53,51 @@ func TestRecordRoundTrip(t *testing.T) {
 			require.Equal(t, tc.b.notes, got.notes)
 		})
 	}
+}
+
+// TestRecordKeepsEverySpanColumn fills every field of a span and round
+// trips it: a column added to cascade.Span without a line in the record
+// codec fails here (a collect's segments would drop it).
+func TestRecordKeepsEverySpanColumn(t *testing.T) {
+	var s cascade.Span
+	v := reflect.ValueOf(&s).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.String:
+			f.SetString(fmt.Sprintf("field-%d", i))
+		case reflect.Int32, reflect.Int64:
+			f.SetInt(int64(i + 1))
+		case reflect.Slice:
+			s.Links = []cascade.SpanLink{{TraceID: "lt", SpanID: "ls"}}
+		default:
+			t.Fatalf("field %s: kind %s not covered by this test", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	got, err := decodeRecord(encodeRecord(nil, &batch{spans: []cascade.Span{s}}))
+	require.NoError(t, err)
+	require.Len(t, got.spans, 1)
+	require.True(t, s.Equal(&got.spans[0]), "\n%+v\n%+v", s, got.spans[0])
+}
+
+// TestRecordReadsSpansV1 reads a spans record as written before the
+// messaging columns (kind 'S'): a segment left by an older collect.
+func TestRecordReadsSpansV1(t *testing.T) {
+	s := cascade.Span{TraceID: "t", SpanID: "s", Service: "x", Kind: cascade.KindServer, Start: 3, Duration: 4, Peer: "p", ResendCount: 1}
+	enc := []byte{recordSpansV1, 1}
+	for _, f := range []string{s.TraceID, s.SpanID, s.ParentSpanID, s.Service, s.Instance, s.Operation, string(s.Kind)} {
+		enc = appendString(enc, f)
+	}
+	enc = binary.AppendVarint(enc, s.Start)
+	enc = binary.AppendVarint(enc, s.Duration)
+	enc = appendString(enc, string(s.Status))
+	enc = appendString(enc, s.ErrorType)
+	enc = binary.AppendVarint(enc, int64(s.StatusCode))
+	enc = appendString(enc, s.Peer)
+	enc = binary.AppendVarint(enc, int64(s.ResendCount))
+	enc = binary.AppendUvarint(enc, 0) // notes
+	got, err := decodeRecord(enc)
+	require.NoError(t, err)
+	require.Equal(t, []cascade.Span{s}, got.spans)
 }
 
 func nilIfEmpty[T any](s []T) []T {

@@ -385,17 +385,4 @@ func TestNezhaTrainTicket(t *testing.T) {
 
 // cloneSpan copies a span and its strings, which ingest.ReadSpans lets
 // alias its buffers only during the call.
-func cloneSpan(s *cascade.Span) cascade.Span {
-	c := *s
-	c.TraceID = strings.Clone(s.TraceID)
-	c.SpanID = strings.Clone(s.SpanID)
-	c.ParentSpanID = strings.Clone(s.ParentSpanID)
-	c.Service = strings.Clone(s.Service)
-	c.Instance = strings.Clone(s.Instance)
-	c.Operation = strings.Clone(s.Operation)
-	c.Kind = cascade.SpanKind(strings.Clone(string(s.Kind)))
-	c.Status = cascade.Status(strings.Clone(string(s.Status)))
-	c.ErrorType = strings.Clone(s.ErrorType)
-	c.Peer = strings.Clone(s.Peer)
-	return c
-}
+func cloneSpan(s *cascade.Span) cascade.Span { return s.Clone() }
