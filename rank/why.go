@@ -583,10 +583,27 @@ func brokerSignals(m *cascade.Model, base, cand []*replay.Result, add func(b, c,
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	// A queue that refuses nothing itself (no reject-publish cap) refuses
+	// only the publishers that fail at once while its broker's alarm
+	// blocks them: those refusals are the alarm's.
+	refusedBy := map[string]string{}
+	for i := range m.Edges {
+		e := &m.Edges[i]
+		if !e.FailBlocked {
+			continue
+		}
+		if q := m.Node(e.To); q != nil && q.Queue != nil && (q.Queue.MaxLength == 0 || q.Queue.Overflow != cascade.OverflowRejectPublish) {
+			refusedBy[e.To] = q.Queue.Broker
+		}
+	}
 	for _, n := range names {
 		b, c := bq[n], cq[n]
 		add(b.dropped, c.dropped, 0.01, fmt.Sprintf("%s overflow drops %s → %s per root", n, num(round3(b.dropped)), num(round3(c.dropped))))
-		add(b.rejected, c.rejected, 0.01, fmt.Sprintf("%s refused publishes %s → %s per root", n, num(round3(b.rejected)), num(round3(c.rejected))))
+		what := "refused publishes"
+		if br, ok := refusedBy[n]; ok {
+			what = fmt.Sprintf("publishes refused under broker %s's memory alarm", br)
+		}
+		add(b.rejected, c.rejected, 0.01, fmt.Sprintf("%s %s %s → %s per root", n, what, num(round3(b.rejected)), num(round3(c.rejected))))
 		add(b.dead, c.dead, 0.01, fmt.Sprintf("%s dead-lettered %s → %s per root", n, num(round3(b.dead)), num(round3(c.dead))))
 	}
 }
