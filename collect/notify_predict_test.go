@@ -135,6 +135,10 @@ type notifyPrediction struct {
 	// fixAtBroker says the why is the broker's own (its alarm, its lost
 	// messages).
 	fixAtBroker bool
+	// healthyWins are the rows rank calls a win on the after model (a
+	// healthy run of the chain, ranked as before is), in words.
+	healthyWins []string
+	healthyRows int
 }
 
 // notifyModel builds the model of a capture as cascade analyze does:
@@ -269,17 +273,7 @@ func notifyReplay(ctx context.Context, m *cascade.Model, scen *cascade.Scenario,
 // settings (its surge regime is the burst), and says where the delay
 // queue and the queue cap placed.
 func notifyRank(ctx context.Context, m *cascade.Model, rate float64) ([]notifyRanked, []string, error) {
-	m = cloneModel(m)
-	var total float64
-	for _, e := range m.Entries {
-		total += e.RatePerSec
-	}
-	for i := range m.Entries {
-		m.Entries[i].RatePerSec *= rate / total
-	}
-	rcfg := analyze.DefaultConfig().Rank
-	rcfg.Parallel = 2
-	rep, err := rank.Run(ctx, m, rcfg)
+	rep, err := rankAt(ctx, m, rate, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -301,6 +295,26 @@ func notifyRank(ctx context.Context, m *cascade.Model, rate float64) ([]notifyRa
 		out = append(out, p)
 	}
 	return out, top, nil
+}
+
+// rankAt runs cascade rank on a copy of m whose entry rate is the
+// measured one (a kept capture is a sample), with analyze's ranking
+// settings changed by edit (nil for none).
+func rankAt(ctx context.Context, m *cascade.Model, rate float64, edit func(*rank.Config)) (*rank.Report, error) {
+	m = cloneModel(m)
+	var total float64
+	for _, e := range m.Entries {
+		total += e.RatePerSec
+	}
+	for i := range m.Entries {
+		m.Entries[i].RatePerSec *= rate / total
+	}
+	rcfg := analyze.DefaultConfig().Rank
+	rcfg.Parallel = 2
+	if edit != nil {
+		edit(&rcfg)
+	}
+	return rank.Run(ctx, m, rcfg)
 }
 
 func cloneModel(m *cascade.Model) *cascade.Model {
@@ -355,25 +369,38 @@ func predictNotify(ctx context.Context, before, after notifyCapture) (*notifyPre
 	if p.fix, p.fixAtBroker, err = notifyFixWhy(ctx, bm, notifyFix(bm, &after.Measured, false), before.Measured.Rate); err != nil {
 		return nil, fmt.Errorf("rank the fix: %w", err)
 	}
+	am, err := notifyModel(ctx, "notify-after", after)
+	if err != nil {
+		return nil, err
+	}
+	if p.healthyWins, p.healthyRows, err = notifyWins(ctx, am, after.Measured.Rate); err != nil {
+		return nil, fmt.Errorf("rank after: %w", err)
+	}
 	return p, nil
+}
+
+// notifyWins ranks a model as notifyRank does and returns the rows it
+// calls a win, and how many rows it ranked.
+func notifyWins(ctx context.Context, m *cascade.Model, rate float64) ([]string, int, error) {
+	rep, err := rankAt(ctx, m, rate, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	var wins []string
+	for _, r := range rep.Rows {
+		if r.Verdict == rank.Win {
+			wins = append(wins, fmt.Sprintf("%s (%+.3g)", r.Candidate.Description, r.Gain))
+		}
+	}
+	return wins, len(rep.Rows), nil
 }
 
 // notifyFixWhy ranks the fix alone on the before model, as cascade rank
 // --scenario FIX --derive=false does, and returns its verdict and why.
 func notifyFixWhy(ctx context.Context, m *cascade.Model, fix *cascade.Scenario, rate float64) (string, bool, error) {
-	m = cloneModel(m)
-	var total float64
-	for _, e := range m.Entries {
-		total += e.RatePerSec
-	}
-	for i := range m.Entries {
-		m.Entries[i].RatePerSec *= rate / total
-	}
-	rcfg := analyze.DefaultConfig().Rank
-	rcfg.Parallel = 2
-	rcfg.Derive = false
-	rcfg.Scenarios = []*cascade.Scenario{fix}
-	rep, err := rank.Run(ctx, m, rcfg)
+	rep, err := rankAt(ctx, m, rate, func(c *rank.Config) {
+		c.Derive, c.Scenarios = false, []*cascade.Scenario{fix}
+	})
 	if err != nil {
 		return "", false, err
 	}
@@ -439,6 +466,12 @@ func (p *notifyPrediction) markdown(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "The fix ranked alone on the before model: %s; the why is the broker's own: %s\n", p.fix, yes[p.fixAtBroker])
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Rank on the after model (a healthy run, its entry rate the measured base rate): %d wins of %d rows", len(p.healthyWins), p.healthyRows)
+	for _, h := range p.healthyWins {
+		fmt.Fprintf(w, "; %s", h)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Rank's first rows:")
 	fmt.Fprintln(w)
