@@ -43,10 +43,12 @@ import (
 // memory alarm, after does not, and after's flows succeed more
 // (CASCADE_E2E_NOTIFY_STRICT=0 leaves the contrast out). With
 // CASCADE_E2E_NOTIFY_OUT set to a directory, it keeps there each mode's
-// first run as testdata/notify-before and testdata/notify-after hold it
-// (a sample of whole flows as OTLP JSON, the broker's series as
-// query_range JSON, the app's measured.json), and the table of every
-// run's figures (measured.md).
+// runs as testdata/notify-before and testdata/notify-after hold them
+// (notify-MODE for the first, notify-MODE-seedN for the others: a sample
+// of whole flows as OTLP JSON, every one with
+// CASCADE_E2E_NOTIFY_KEEP_EVERY=1, the broker's series as query_range
+// JSON, the app's measured.json), the table of every run's figures
+// (measured.md) and each seed's prediction (prediction-seedN.md).
 //
 //	CASCADE_E2E_NOTIFY=1 CASCADE_E2E_NOTIFY_APP=/path/notify \
 //	CASCADE_E2E_PROMETHEUS=/path/prometheus \
@@ -68,6 +70,11 @@ const (
 	// flows succeed more), asserted by default: it held on every run
 	// measured (docs/validation.md).
 	envNotifyStrict = "CASCADE_E2E_NOTIFY_STRICT"
+	// envNotifyVariants lists changes to before run live too, each a
+	// what-if the before model predicts (notifyVariant): for example
+	// "db-slots=8", rights' database with 8 slots, rank's "rights 4→8
+	// slots". Comma-separated; none by default.
+	envNotifyVariants = "CASCADE_E2E_NOTIFY_VARIANTS"
 )
 
 // envNotifyHeadroom is the broker's memory watermark above its idle
@@ -103,10 +110,29 @@ func TestE2ENotify(t *testing.T) {
 				mode, i+1, m.Seed, m.Events, 100*m.FlowSuccessRate, m.FlowP50MS, m.FlowP99MS, peaks(m), m.MemoryAlarm, m.MemoryAlarmSeconds,
 				float64(m.BrokerMemoryPeak)/(1<<20), float64(m.BrokerMemoryLimit)/(1<<20), r.traces.SpanCount(), time.Since(start).Seconds())
 			checkNotifyRun(t, r)
-			if keep != "" && i == 0 {
-				keepNotify(t, filepath.Join(keep, "notify-"+mode), r, every)
+			if keep != "" {
+				name := "notify-" + mode
+				if i > 0 {
+					name += fmt.Sprintf("-seed%d", i+1)
+				}
+				keepNotify(t, filepath.Join(keep, name), r, every)
 			}
 			all = append(all, r)
+		}
+	}
+	var variants []notifyRun
+	if v := os.Getenv(envNotifyVariants); v != "" {
+		for i := range runs {
+			for _, name := range strings.Split(v, ",") {
+				if _, err := notifyVariant(nil, name); err != nil {
+					t.Fatalf("%s: %v", envNotifyVariants, err)
+				}
+				r := runNotify(t, app, prometheus, rabbit, "before", uint64(i+1), headroom, "-"+name)
+				r.variant = name
+				m := r.measured
+				t.Logf("before with %s, run %d (seed %d): success %.2f%%, p50 %.0f ms, alarm %v (%.0fs)", name, i+1, m.Seed, 100*m.FlowSuccessRate, m.FlowP50MS, m.MemoryAlarm, m.MemoryAlarmSeconds)
+				variants = append(variants, r)
+			}
 		}
 	}
 	var b bytes.Buffer
@@ -130,6 +156,21 @@ func TestE2ENotify(t *testing.T) {
 			name := fmt.Sprintf("prediction-seed%d.md", before.Measured.Seed)
 			require.NoError(t, os.WriteFile(filepath.Join(keep, name), pb.Bytes(), 0o644))
 		}
+		var vs []notifyRun
+		for _, v := range variants {
+			if v.measured.Seed == before.Measured.Seed {
+				vs = append(vs, v)
+			}
+		}
+		if len(vs) > 0 {
+			var vb bytes.Buffer
+			require.NoError(t, predictVariants(t.Context(), &vb, before, vs))
+			t.Logf("what-ifs on before predicted from before (seed %d, every trace):\n%s", before.Measured.Seed, vb.String())
+			if keep != "" {
+				name := fmt.Sprintf("variants-seed%d.md", before.Measured.Seed)
+				require.NoError(t, os.WriteFile(filepath.Join(keep, name), vb.Bytes(), 0o644))
+			}
+		}
 	}
 	if os.Getenv(envNotifyStrict) == "0" {
 		return
@@ -151,6 +192,7 @@ func (r notifyRun) capture(t *testing.T) notifyCapture {
 // notifyRun is one recorded run.
 type notifyRun struct {
 	mode     string
+	variant  string // a change to the mode (notifyVariant), or ""
 	measured notifyMeasured
 	traces   ptrace.Traces // every span the app exported, as sent
 	dataset  string        // cascade collect's dataset (spans and the broker's series)
@@ -160,7 +202,7 @@ type notifyRun struct {
 // runNotify starts a broker, cascade collect (behind a proxy that keeps
 // each OTLP request as sent) and Prometheus, runs the app in mode to the
 // end, pulls the series and stops everything.
-func runNotify(t *testing.T, app, prometheus, rabbit, mode string, seed uint64, headroom int64) notifyRun {
+func runNotify(t *testing.T, app, prometheus, rabbit, mode string, seed uint64, headroom int64, extra ...string) notifyRun {
 	t.Helper()
 	dir := t.TempDir()
 	r := notifyRun{mode: mode, dataset: filepath.Join(dir, "dataset")}
@@ -191,8 +233,8 @@ scrape_configs:
 	began := time.Now()
 	c := startChild(t, "notify "+mode, filepath.Join(dir, "notify.log"),
 		[]string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + proxy.URL},
-		app, "-mode", mode, "-seed", strconv.FormatUint(seed, 10),
-		"-amqp", mq.amqpURL, "-metrics-url", mq.metricsURL, "-out", measured)
+		app, append([]string{"-mode", mode, "-seed", strconv.FormatUint(seed, 10),
+			"-amqp", mq.amqpURL, "-metrics-url", mq.metricsURL, "-out", measured}, extra...)...)
 	select {
 	case <-c.exited:
 	case <-time.After(5 * time.Minute):

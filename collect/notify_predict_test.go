@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -509,4 +510,59 @@ func TestNotifyPrediction(t *testing.T) {
 	p.markdown(&b)
 	t.Logf("notify: after predicted from testdata/notify-before (seed 1):\n%s", b.String())
 	testutil.Golden(t, "notify-prediction", b.Bytes())
+}
+
+// notifyVariant is the scenario that a change to the app, given as its
+// flag (name=value), makes of the before model: rank's candidate for the
+// same change. m nil checks the name only.
+//   - db-slots=N: rights' database with N slots, rank's "rights: 4→N
+//     slots" (the pool graph reads from rights' waits).
+func notifyVariant(m *cascade.Model, name string) (*cascade.Scenario, error) {
+	flag, value, ok := strings.Cut(name, "=")
+	n, err := strconv.Atoi(value)
+	if !ok || err != nil || n <= 0 || flag != "db-slots" {
+		return nil, fmt.Errorf("variant %q: want db-slots=N", name)
+	}
+	if m == nil {
+		return nil, nil
+	}
+	rights := m.Node("rights")
+	if rights == nil || rights.Concurrency == 0 {
+		return nil, fmt.Errorf("variant %s: the model holds no pool on rights", name)
+	}
+	b, _ := json.Marshal(map[string]any{"concurrency": n})
+	return &cascade.Scenario{Name: "rights: " + strconv.Itoa(rights.Concurrency) + "→" + value + " slots",
+		Nodes: map[string]json.RawMessage{"rights": b}}, nil
+}
+
+// predictVariants writes, for each run of a change to before, its
+// measured figures beside the before model's replay with the change.
+func predictVariants(ctx context.Context, w io.Writer, before notifyCapture, runs []notifyRun) error {
+	bm, err := notifyModel(ctx, "notify-before", before)
+	if err != nil {
+		return err
+	}
+	base, err := notifyReplay(ctx, bm, nil, notifyTraffic(before.Measured))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "| run | flow success meas / pred (gap) | flow p50 ms meas / pred (err) | memory alarm meas / pred |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	row := func(name string, m, p notifyFigures) {
+		fmt.Fprintf(w, "| %s | %.1f%% / %.1f%% (%+.1f pp) | %.0f / %.0f (%+.0f%%) | %v / %v (%d/%d seeds) |\n", name,
+			100*m.Success, 100*p.Success, 100*(p.Success-m.Success), m.P50, p.P50, 100*relErr(p.P50, m.P50), m.Alarm, p.Alarm, p.Alarms, p.Seeds)
+	}
+	row("before (in sample)", measuredFigures(before.Measured), base)
+	for _, r := range runs {
+		scen, err := notifyVariant(bm, r.variant)
+		if err != nil {
+			return err
+		}
+		p, err := notifyReplay(ctx, bm, scen, notifyTraffic(r.measured))
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.variant, err)
+		}
+		row("before with "+r.variant+" ("+scen.Name+")", measuredFigures(r.measured), p)
+	}
+	return nil
 }
