@@ -97,6 +97,12 @@ func inIntervals(iv [][2]int64, t int64) bool {
 type blockedFacts struct {
 	inReq, inOwn, outReq, outOwn int64
 	p                            float64
+	// fastNS is the longest a failure inside the alarm took (its 95%
+	// quantile): an own failure outside the sampled alarm that took no
+	// longer is one of them (the alarm came and went between two
+	// samples); fastOut counts those, left out of outReq and outOwn.
+	fastNS  int64
+	fastOut int64
 }
 
 // countBlocked counts the requests of seq inside and outside iv.
@@ -120,15 +126,40 @@ func countBlocked(seq []seqReq, iv [][2]int64) blockedFacts {
 	return f
 }
 
-// outside returns the requests of seq outside iv.
-func outside(seq []seqReq, iv [][2]int64) []seqReq {
+// outside returns the requests of seq outside iv, less the own failures
+// no longer than fastNS (the alarm's, between two samples; 0 keeps all).
+func outside(seq []seqReq, iv [][2]int64, fastNS int64) []seqReq {
 	out := make([]seqReq, 0, len(seq))
 	for _, r := range seq {
-		if !inIntervals(iv, r.start) {
+		if !inIntervals(iv, r.start) && !(r.own && r.end-r.start <= fastNS) {
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// fastFailures sets f.fastNS from the own failures of seq inside iv and
+// moves the own failures outside no longer than it out of f's outside
+// counts.
+func (f *blockedFacts) fastFailures(seq []seqReq, iv [][2]int64) {
+	var in []float64
+	for i := range seq {
+		if r := &seq[i]; r.own && inIntervals(iv, r.start) {
+			in = append(in, float64(r.end-r.start))
+		}
+	}
+	if len(in) == 0 {
+		return
+	}
+	slices.Sort(in)
+	f.fastNS = int64(quantile(in, 0.95))
+	for i := range seq {
+		if r := &seq[i]; r.own && !inIntervals(iv, r.start) && r.end-r.start <= f.fastNS {
+			f.fastOut++
+			f.outOwn--
+			f.outReq--
+		}
+	}
 }
 
 // fisherUpper is the one-sided p-value of Fisher's exact test that k or
@@ -194,9 +225,10 @@ func (b *Builder) findBlocked() {
 		if f.p >= blockedLevel {
 			continue
 		}
+		f.fastFailures(n.seq, iv)
 		n.blocked = &f
-		b.warnf("node %s: %d of its %d own failures came while the broker's memory alarm was on (%d of %d requests; one-sided Fisher p = %.2g): its broker blocked it, so overload.base is its failure rate outside the alarm, %g, and its publishes fail_blocked",
-			n.name, f.inOwn, f.inOwn+f.outOwn, f.inReq, f.inReq+f.outReq, f.p, ownRate(f.outOwn, f.outReq))
+		b.warnf("node %s: %d of its %d own failures came while the broker's memory alarm was on (%d of %d requests; one-sided Fisher p = %.2g): its broker blocked it, so overload.base is its failure rate outside the alarm, %g (%d failures outside as fast as those inside are the alarm's too), and its publishes fail_blocked",
+			n.name, f.inOwn, f.inOwn+f.outOwn+f.fastOut, f.inReq, f.inReq+f.outReq+f.fastOut, f.p, ownRate(f.outOwn, f.outReq), f.fastOut)
 	}
 }
 

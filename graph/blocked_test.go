@@ -14,12 +14,17 @@ import (
 // blockedFlows returns a gateway request every 100 ms for 60 s; each
 // publishes to the RabbitMQ queues "orders" and "audit", unless fails(i)
 // (i the request, at i × 100 ms): then it fails at once, in 0.03 ms, with
-// no publish, as a publisher blocked by its broker does.
-func blockedFlows(fails func(i int) bool) []cascade.Span {
+// no publish, as a publisher blocked by its broker does. Request 50
+// (at 5 s) fails otherwise when slow50: after 40 ms, its own error.
+func blockedFlows(fails func(i int) bool, slow50 bool) []cascade.Span {
 	var out []cascade.Span
 	for i := range 600 {
 		at := float64(i) * 100
 		tr := fmt.Sprintf("g%04d", i)
+		if i == 50 && slow50 {
+			out = append(out, span(tr, "1", "", "gw", "/event", server, at, 40, failed("database error"), code(500)))
+			continue
+		}
 		if fails(i) {
 			out = append(out, span(tr, "1", "", "gw", "/event", server, at, 0.03, failed("broker blocked the connection"), code(503)))
 			continue
@@ -58,23 +63,35 @@ func TestFailBlocked(t *testing.T) {
 		samples []cascade.Sample
 		// samplesFirst adds the samples before the spans.
 		samplesFirst bool
+		slow50       bool // request 50 fails otherwise (blockedFlows)
 		blocked      bool
 		base         float64
 	}{{
 		name: "failures inside the alarm are the broker's",
 		// The alarm reads 1 from 20 s to 29 s: on from 19 s to 30 s at
-		// most. Every request from 21 s to 29 s fails, and one at 5 s.
-		fails:   func(i int) bool { return i >= 210 && i < 290 || i == 50 },
+		// most. Every request from 21 s to 29 s fails, and one at 5 s,
+		// slowly, with an error of its own.
+		fails:   func(i int) bool { return i >= 210 && i < 290 },
+		slow50:  true,
 		samples: alarm20to30,
 		blocked: true,
 		base:    round(1.0 / (600 - 110)), // one own failure of the 490 requests outside 19–30 s
 	}, {
 		name:         "samples before spans judge alike",
-		fails:        func(i int) bool { return i >= 210 && i < 290 || i == 50 },
+		fails:        func(i int) bool { return i >= 210 && i < 290 },
+		slow50:       true,
 		samples:      alarm20to30,
 		samplesFirst: true,
 		blocked:      true,
 		base:         round(1.0 / (600 - 110)),
+	}, {
+		name: "a failure outside the sampled alarm as fast as those inside is the alarm's",
+		// Request 50 fails at once as those inside do: the alarm came
+		// and went between two samples.
+		fails:   func(i int) bool { return i >= 210 && i < 290 || i == 50 },
+		samples: alarm20to30,
+		blocked: true,
+		base:    0,
 	}, {
 		name: "a single point of 1 covers from the point before to the point after",
 		// Failures from 24.1 s to 25.9 s: all before the next point of
@@ -112,7 +129,7 @@ func TestFailBlocked(t *testing.T) {
 					b.AddSample(&tc.samples[i])
 				}
 			}
-			spans := blockedFlows(tc.fails)
+			spans := blockedFlows(tc.fails, tc.slow50)
 			for i := range spans {
 				b.AddSpan(&spans[i])
 			}

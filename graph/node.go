@@ -371,7 +371,7 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 	if !n.seqFull {
 		seq, own := n.seq, n.own
 		if bl := n.blocked; bl != nil {
-			seq, own = outside(seq, b.metrics.broker.alarmIntervals()), bl.outOwn
+			seq, own = outside(seq, b.metrics.broker.alarmIntervals(), bl.fastNS), bl.outOwn
 		}
 		gaps, verdict, ratio := failureProcess(seq, own)
 		obs.FailureProcess, obs.FailureDispersion = verdict, ratio
