@@ -38,6 +38,12 @@ const (
 	// poolMinExplained is the least share of the waits' squares the
 	// hinge must explain.
 	poolMinExplained = 0.7
+	// The onset of the waits: at least poolMinAt requests at the count,
+	// a mean wait over poolOnset of the unqueued time and over
+	// poolOnsetRatio times the mean wait below.
+	poolMinAt      = 10
+	poolOnset      = 0.03
+	poolOnsetRatio = 4
 )
 
 // poolFit is a hidden pool: its slots, and the durations (ns) of the
@@ -125,8 +131,7 @@ func hiddenPool(seq []seqReq) (poolFit, bool) {
 	}
 	// c from the mean wait by the count in flight at the start: none
 	// below c; at k ≥ c, (k − c + 1) slots must free first, one every
-	// S/c on average (S the unqueued time): a hinge at c − 1 of slope
-	// S/c. c is the hinge that fits best, weighted by the requests.
+	// S/c on average (S the unqueued time): a hinge at c − 1.
 	// Failed requests are left out: one that gave up waiting was cut
 	// short.
 	floor := quantile(idle, 0.5)
@@ -143,17 +148,40 @@ func hiddenPool(seq []seqReq) (poolFit, bool) {
 			excess[k] /= float64(okN[k])
 		}
 	}
+	// c is where the waits begin: the least count k (with poolMinAt
+	// requests or more) whose mean wait passes both poolOnset of S and
+	// poolOnsetRatio times the mean wait below it.
 	c := -1
-	bestSSE := 0.0
-	for cand := 1; cand <= maxK; cand++ {
-		var sse float64
-		for k := range excess {
-			d := excess[k] - float64(max(0, k-cand+1))*floor/float64(cand)
-			sse += float64(okN[k]) * d * d
+	var belowEx float64
+	belowOK := 0
+	for k := range excess {
+		if k > 0 && okN[k] >= poolMinAt && excess[k] > max(poolOnset*floor, poolOnsetRatio*belowEx/float64(max(1, belowOK))) {
+			c = k
+			break
 		}
-		if c < 0 || sse < bestSSE {
-			c, bestSSE = cand, sse
-		}
+		belowEx += excess[k] * float64(okN[k])
+		belowOK += okN[k]
+	}
+	if c < 0 {
+		return poolFit{}, false
+	}
+	// The hinge at c − 1, its slope fitted (a request that waited past
+	// its deadline failed and is left out, so the waits seen at high
+	// counts fall short of S/c), must explain the waits.
+	var sxy, sxx float64
+	for k := range excess {
+		x := float64(max(0, k-c+1))
+		sxy += float64(okN[k]) * x * excess[k]
+		sxx += float64(okN[k]) * x * x
+	}
+	if sxx == 0 || sxy <= 0 {
+		return poolFit{}, false
+	}
+	slope := sxy / sxx
+	var bestSSE float64
+	for k := range excess {
+		d := excess[k] - float64(max(0, k-c+1))*slope
+		bestSSE += float64(okN[k]) * d * d
 	}
 	if c < 2 {
 		return poolFit{}, false // none, or a lock (c = 1), which serialised and lockedCalls read
