@@ -63,6 +63,10 @@ const (
 	envNotifyApp   = "CASCADE_E2E_NOTIFY_APP"
 	envRabbitMQ    = "CASCADE_E2E_RABBITMQ"
 	envNotifyRuns  = "CASCADE_E2E_NOTIFY_RUNS"
+	// envNotifySeed is the first run's seed (default 1); run i has seed
+	// first + i. A round held out from the choices made on seed 1 starts
+	// elsewhere.
+	envNotifySeed = "CASCADE_E2E_NOTIFY_SEED"
 	envNotifyOut   = "CASCADE_E2E_NOTIFY_OUT"
 	envNotifyEvery = "CASCADE_E2E_NOTIFY_KEEP_EVERY"
 	// envNotifyStrict=0 stops asserting the contrast the fix is meant
@@ -96,6 +100,7 @@ func TestE2ENotify(t *testing.T) {
 		rabbit = "/usr/lib/rabbitmq/bin"
 	}
 	runs, every := envInt(t, envNotifyRuns, 1), envInt(t, envNotifyEvery, 10)
+	seed0 := envInt(t, envNotifySeed, 1)
 	headroom := int64(envInt(t, envNotifyHeadroom, 65)) << 20
 	keep := os.Getenv(envNotifyOut)
 	cascadeBinary(t)
@@ -104,7 +109,7 @@ func TestE2ENotify(t *testing.T) {
 	for i := range runs {
 		for _, mode := range []string{"before", "after"} {
 			start := time.Now()
-			r := runNotify(t, app, prometheus, rabbit, mode, uint64(i+1), headroom)
+			r := runNotify(t, app, prometheus, rabbit, mode, uint64(seed0+i), headroom)
 			m := r.measured
 			t.Logf("%s run %d (seed %d): %d events, success %.2f%%, p50 %.0f ms, p99 %.0f ms, peak ready %v, alarm %v (%.0fs), memory peak %.0f MiB of %.0f; %d spans (%.0fs)",
 				mode, i+1, m.Seed, m.Events, 100*m.FlowSuccessRate, m.FlowP50MS, m.FlowP99MS, peaks(m), m.MemoryAlarm, m.MemoryAlarmSeconds,
@@ -112,8 +117,8 @@ func TestE2ENotify(t *testing.T) {
 			checkNotifyRun(t, r)
 			if keep != "" {
 				name := "notify-" + mode
-				if i > 0 {
-					name += fmt.Sprintf("-seed%d", i+1)
+				if i > 0 || seed0 != 1 {
+					name += fmt.Sprintf("-seed%d", seed0+i)
 				}
 				keepNotify(t, filepath.Join(keep, name), r, every)
 			}
@@ -127,7 +132,7 @@ func TestE2ENotify(t *testing.T) {
 				if _, err := notifyVariant(nil, name); err != nil {
 					t.Fatalf("%s: %v", envNotifyVariants, err)
 				}
-				r := runNotify(t, app, prometheus, rabbit, "before", uint64(i+1), headroom, "-"+name)
+				r := runNotify(t, app, prometheus, rabbit, "before", uint64(seed0+i), headroom, "-"+name)
 				r.variant = name
 				m := r.measured
 				t.Logf("before with %s, run %d (seed %d): success %.2f%%, p50 %.0f ms, alarm %v (%.0fs)", name, i+1, m.Seed, 100*m.FlowSuccessRate, m.FlowP50MS, m.MemoryAlarm, m.MemoryAlarmSeconds)
@@ -164,7 +169,11 @@ func TestE2ENotify(t *testing.T) {
 		}
 		if len(vs) > 0 {
 			var vb bytes.Buffer
-			require.NoError(t, predictVariants(t.Context(), &vb, before, vs))
+			if err := predictVariants(t.Context(), &vb, before, vs); err != nil {
+				// A what-if the model cannot express is a finding, not
+				// a broken run.
+				fmt.Fprintf(&vb, "\nnot predicted: %v\n", err)
+			}
 			t.Logf("what-ifs on before predicted from before (seed %d, every trace):\n%s", before.Measured.Seed, vb.String())
 			if keep != "" {
 				name := fmt.Sprintf("variants-seed%d.md", before.Measured.Seed)
