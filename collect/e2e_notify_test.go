@@ -59,14 +59,14 @@ import (
 // scripts themselves, not the /usr/sbin wrappers, which switch to the
 // rabbitmq user).
 const (
-	envE2ENotify   = "CASCADE_E2E_NOTIFY"
-	envNotifyApp   = "CASCADE_E2E_NOTIFY_APP"
-	envRabbitMQ    = "CASCADE_E2E_RABBITMQ"
-	envNotifyRuns  = "CASCADE_E2E_NOTIFY_RUNS"
+	envE2ENotify  = "CASCADE_E2E_NOTIFY"
+	envNotifyApp  = "CASCADE_E2E_NOTIFY_APP"
+	envRabbitMQ   = "CASCADE_E2E_RABBITMQ"
+	envNotifyRuns = "CASCADE_E2E_NOTIFY_RUNS"
 	// envNotifySeed is the first run's seed (default 1); run i has seed
 	// first + i. A round held out from the choices made on seed 1 starts
 	// elsewhere.
-	envNotifySeed = "CASCADE_E2E_NOTIFY_SEED"
+	envNotifySeed  = "CASCADE_E2E_NOTIFY_SEED"
 	envNotifyOut   = "CASCADE_E2E_NOTIFY_OUT"
 	envNotifyEvery = "CASCADE_E2E_NOTIFY_KEEP_EVERY"
 	// envNotifyStrict=0 stops asserting the contrast the fix is meant
