@@ -381,6 +381,13 @@ type Broker struct {
 	// RateMemoryS multiplies (an exponential average); 0 with a
 	// RateMemoryS means 1000.
 	RateWindowMS float64 `json:"rate_window_ms,omitempty"`
+	// RateFallMS, when set, is a second, shorter time constant: the
+	// memory follows the lesser of the two averages, so it rises with
+	// the rate as slowly as RateWindowMS says and falls as fast as
+	// RateFallMS says when publishing slows or stops (RabbitMQ collects
+	// the bodies at once when its alarm blocks the publishers, yet does
+	// not grow with a short burst). 0 means one average.
+	RateFallMS float64 `json:"rate_fall_ms,omitempty"`
 	// Provenance says, per field name, where the value came from.
 	Provenance map[string]Provenance `json:"provenance,omitempty"`
 }
@@ -605,8 +612,8 @@ func (m *Model) Validate() error {
 		}
 		brokers[b.Name] = true
 		if !finiteNonNeg(b.BaseBytes) || !finiteNonNeg(b.MemoryWatermarkBytes) || !finiteNonNeg(b.RestartMS) ||
-			!finiteNonNeg(b.RateMemoryS) || !finiteNonNeg(b.RateWindowMS) {
-			add(fmt.Errorf("%s: base_bytes, memory_watermark_bytes, restart_ms, rate_memory_s and rate_window_ms must be finite and not negative", p))
+			!finiteNonNeg(b.RateMemoryS) || !finiteNonNeg(b.RateWindowMS) || !finiteNonNeg(b.RateFallMS) {
+			add(fmt.Errorf("%s: base_bytes, memory_watermark_bytes, restart_ms, rate_memory_s, rate_window_ms and rate_fall_ms must be finite and not negative", p))
 		}
 		switch b.Alarm {
 		case "", AlarmBlock, AlarmRestart:

@@ -16,13 +16,19 @@ import (
 // the model of that (cascade.Broker.RateMemoryS and RateWindowMS) to the
 // broker's series: its memory over its base and over the bytes its
 // queues held, against the bytes its queues were published per second,
-// averaged exponentially over a window. It takes the times the alarm was
-// off (and was off the sample before): under the alarm the publishers
-// are held and the memory sits at the watermark.
+// averaged exponentially over a window, or the lesser of that and a
+// faster average (a memory that rises slowly and falls fast). Every
+// sample counts, those under the alarm too: the publishers held, the
+// rate falls, and how fast the memory follows is what the fall window
+// says.
 
 // rateWindowsMS are the averaging windows tried, each at most half the
-// series' span.
-var rateWindowsMS = []float64{1000, 2000, 3000, 5000, 8000, 13000, 21000, 34000, 55000}
+// series' span; each with one average alone (a fall of 0) and with each
+// shorter fall window of rateFallsMS.
+var (
+	rateWindowsMS = []float64{1000, 2000, 3000, 5000, 8000, 13000, 21000, 34000, 55000}
+	rateFallsMS   = []float64{0, 500, 1000, 2000}
+)
 
 // Acceptance of a fit: enough samples, and the rate explains the memory
 // over base (its residuals' root mean square at most half their level).
@@ -35,6 +41,7 @@ const (
 type rateMemoryFit struct {
 	seconds  float64 // RateMemoryS
 	windowMS float64 // RateWindowMS
+	fallMS   float64 // RateFallMS, 0 for one average
 	samples  int
 	relRMS   float64 // residuals' root mean square over the mean memory over base
 }
@@ -108,53 +115,65 @@ func (m *metricAcc) rateMemory(base float64, bytesOf func(queue string) float64)
 		if w/1000 > span/2 {
 			break
 		}
-		var sxy, sxx, sy float64
-		var xs, ys []float64
-		r := math.NaN()
-		for i := 1; i < len(times); i++ {
-			dt := float64(times[i]-times[i-1]) / 1e9
-			if dt <= 0 {
+		for _, f := range rateFallsMS {
+			if f >= w {
+				break
+			}
+			var sxy, sxx, sy float64
+			var xs, ys []float64
+			rw, rf := math.NaN(), math.NaN()
+			for i := 1; i < len(times); i++ {
+				dt := float64(times[i]-times[i-1]) / 1e9
+				if dt <= 0 {
+					continue
+				}
+				rate := pub[i] / dt
+				rw = ewma(rw, rate, dt, w)
+				x := rw
+				if f > 0 {
+					rf = ewma(rf, rate, dt, f)
+					x = min(rw, rf)
+				}
+				y := bm.mem[times[i]] - base - held[i]
+				xs, ys = append(xs, x), append(ys, y)
+				sxy += x * y
+				sxx += x * x
+				sy += y
+			}
+			if len(xs) < rateMemoryMinSamples || sxx <= 0 || sxy <= 0 {
 				continue
 			}
-			rate := pub[i] / dt
-			a := math.Exp(-dt / (w / 1000))
-			if math.IsNaN(r) {
-				r = rate
-			} else {
-				r = r*a + (1-a)*rate
+			k := sxy / sxx
+			var sse float64
+			for i := range xs {
+				d := ys[i] - k*xs[i]
+				sse += d * d
 			}
-			if bm.alarmAt[times[i]] > 0 || bm.alarmAt[times[i-1]] > 0 {
-				continue
+			if sse < bestSSE {
+				bestSSE = sse
+				mean := sy / float64(len(xs))
+				rel := math.Inf(1)
+				if mean > 0 {
+					rel = math.Sqrt(sse/float64(len(xs))) / mean
+				}
+				best = rateMemoryFit{seconds: k, windowMS: w, fallMS: f, samples: len(xs), relRMS: rel}
 			}
-			y := bm.mem[times[i]] - base - held[i]
-			xs, ys = append(xs, r), append(ys, y)
-			sxy += r * y
-			sxx += r * r
-			sy += y
-		}
-		if len(xs) < rateMemoryMinSamples || sxx <= 0 || sxy <= 0 {
-			continue
-		}
-		k := sxy / sxx
-		var sse float64
-		for i := range xs {
-			d := ys[i] - k*xs[i]
-			sse += d * d
-		}
-		if sse < bestSSE {
-			bestSSE = sse
-			mean := sy / float64(len(xs))
-			rel := math.Inf(1)
-			if mean > 0 {
-				rel = math.Sqrt(sse/float64(len(xs))) / mean
-			}
-			best = rateMemoryFit{seconds: k, windowMS: w, samples: len(xs), relRMS: rel}
 		}
 	}
 	if best.samples == 0 || !(best.relRMS <= rateMemoryMaxRelRMS) {
 		return rateMemoryFit{}, false
 	}
 	return best, true
+}
+
+// ewma moves an exponential average of time constant ms by an interval
+// of dt seconds at rate; NaN starts it at rate.
+func ewma(avg, rate, dt, ms float64) float64 {
+	if math.IsNaN(avg) {
+		return rate
+	}
+	a := math.Exp(-dt / (ms / 1000))
+	return avg*a + (1-a)*rate
 }
 
 // fitRateMemory sets the brokers' rate memory from the broker's series,
@@ -192,6 +211,10 @@ func (b *Builder) fitRateMemory(m *cascade.Model) {
 	}
 	br.RateMemoryS = round6(f.seconds)
 	br.RateWindowMS = f.windowMS
+	br.RateFallMS = f.fallMS
 	br.Provenance["rate_memory_s"] = cascade.Inferred
 	br.Provenance["rate_window_ms"] = cascade.Inferred
+	if f.fallMS > 0 {
+		br.Provenance["rate_fall_ms"] = cascade.Inferred
+	}
 }

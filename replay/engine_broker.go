@@ -113,10 +113,15 @@ type broker struct {
 	// The memory of the message rate (cascade.Broker.RateMemoryS):
 	// rateK seconds of rate, the bytes published per second averaged
 	// exponentially over rateW ticks (rateWS seconds); rate is that
-	// average as of rateAt. checkAt is when a brCheck is due, 0 none.
+	// average as of rateAt. With a fall window (fallW ticks, fallWS
+	// seconds; 0 none) a second average, fall, runs beside it and the
+	// memory follows the lesser. checkAt is when a brCheck is due, 0
+	// none.
 	rateK, rateWS float64
 	rateW         float64
 	rate          float64
+	fallWS, fallW float64
+	fall          float64
 	rateAt        int64
 	checkAt       int64
 }
@@ -150,6 +155,9 @@ func (e *Engine) buildBrokers(index map[string]int32) {
 				w = 1000
 			}
 			b.rateK, b.rateWS, b.rateW = mb.RateMemoryS, w/1000, float64(max(1, e.ticks(w)))
+			if f := mb.RateFallMS; f > 0 {
+				b.fallWS, b.fallW = f/1000, float64(max(1, e.ticks(f)))
+			}
 		}
 	}
 	for i := range m.Nodes {
@@ -237,7 +245,7 @@ func (e *Engine) resetBrokers(seed uint64) {
 	for i := range e.brokers {
 		b := &e.brokers[i]
 		b.alarm, b.down, b.alarmAt, b.epoch = false, false, 0, 0
-		b.rate, b.rateAt, b.checkAt = 0, 0, 0
+		b.rate, b.fall, b.rateAt, b.checkAt = 0, 0, 0, 0
 		b.out = cascade.BrokerOutcome{Name: b.out.Name, PeakBytes: b.base}
 	}
 }
@@ -688,7 +696,7 @@ func (e *Engine) memory(bi int32) {
 	held := bytes
 	if b.rateK > 0 {
 		b.decay(e.now)
-		bytes += b.rateK * b.rate
+		bytes += b.rateK * b.rateMem()
 	}
 	if bytes > b.out.PeakBytes {
 		b.out.PeakBytes = bytes
@@ -712,8 +720,12 @@ func (e *Engine) memory(bi int32) {
 	}
 	if b.alarm && !b.restart && b.rateK > 0 && b.rate > 0 && held < b.wm && b.checkAt <= e.now {
 		// Blocked, nothing is published: the rate's memory only decays.
-		// Look again when it will have fallen under the watermark.
+		// Look again when it will have fallen under the watermark (the
+		// sooner of the two averages, when there are two).
 		dt := b.rateW * math.Log(b.rateK*b.rate/(b.wm-held))
+		if b.fallW > 0 && b.fall > 0 {
+			dt = min(dt, b.fallW*math.Log(b.rateK*b.fall/(b.wm-held)))
+		}
 		b.checkAt = e.now + max(1, int64(math.Ceil(dt)))
 		e.q.push(b.checkAt, evBroker, bi, brCheck)
 	}
@@ -723,8 +735,20 @@ func (e *Engine) memory(bi int32) {
 func (b *broker) decay(now int64) {
 	if now > b.rateAt {
 		b.rate *= math.Exp(-float64(now-b.rateAt) / b.rateW)
+		if b.fallW > 0 {
+			b.fall *= math.Exp(-float64(now-b.rateAt) / b.fallW)
+		}
 		b.rateAt = now
 	}
+}
+
+// rateMem is the averaged publish rate the broker's memory follows:
+// the lesser of its two averages, when it has two.
+func (b *broker) rateMem() float64 {
+	if b.fallW > 0 {
+		return min(b.rate, b.fall)
+	}
+	return b.rate
 }
 
 // published adds one of q's messages to its broker's publish rate.
@@ -735,6 +759,9 @@ func (e *Engine) published(q *mqueue) {
 	if b := &e.brokers[q.broker]; b.rateK > 0 {
 		b.decay(e.now)
 		b.rate += q.bytes / b.rateWS
+		if b.fallW > 0 {
+			b.fall += q.bytes / b.fallWS
+		}
 	}
 }
 

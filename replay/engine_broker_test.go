@@ -466,3 +466,39 @@ func TestBrokerInvariants(t *testing.T) {
 		})
 	}
 }
+
+func TestBrokerRateMemoryWindows(t *testing.T) {
+	// 100 messages/s of 1 KB, doubled for 2 s from 10 s, on a broker
+	// whose memory holds 2 s of its rate (200 KB at the base rate, 400
+	// KB at the doubled one) under a 300 KB watermark. Averaged over
+	// 0.5 s the memory follows the surge past the watermark; with a
+	// 5 s rise and a 0.5 s fall it has reached 200 × (1 − e^(−12/5))
+	// KB by the surge's end, and the surge adds (1 − e^(−2/5)) of its
+	// 200 KB: about 248 KB, under.
+	tests := []struct {
+		name         string
+		window, fall float64
+		alarm        bool
+	}{
+		{"one fast average follows the surge", 500, 0, true},
+		{"a slow rise does not", 5000, 500, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := qmodel(100, cascade.Const(1), cascade.Queue{Broker: "mq", Consumers: 4, Prefetch: 1, MessageBytes: 1000},
+				func(m *cascade.Model) {
+					m.Brokers = []cascade.Broker{{Name: "mq", MemoryWatermarkBytes: 300e3, RateMemoryS: 2, RateWindowMS: tc.window, RateFallMS: tc.fall}}
+				})
+			r := replayT(t, m, func(c *Config) {
+				c.Traffic = &cascade.Traffic{Kind: cascade.TrafficPoisson, RatePerSec: 100, DurationMS: 20000,
+					Surges: []cascade.Surge{{AtMS: 10000, ForMS: 2000, Factor: 2}}}
+			})
+			b := r.Brokers[0]
+			t.Logf("peak %.0f B, %d alarms for %.0f ms", b.PeakBytes, b.Alarms, b.AlarmMS)
+			require.Equal(t, tc.alarm, b.Alarms > 0)
+			if !tc.alarm {
+				require.InDelta(t, 248e3, b.PeakBytes, 25e3, "the slow average at the surge's end, and the noise")
+			}
+		})
+	}
+}
