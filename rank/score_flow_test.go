@@ -130,21 +130,34 @@ func TestMechanismNamesWhatTheFixRemoves(t *testing.T) {
 	three := func(q cascade.QueueOutcome, b cascade.BrokerOutcome, ok float64) [][]*replay.Result {
 		return [][]*replay.Result{{flowResult(100, ok, 300, q, b), flowResult(100, ok, 300, q, b), flowResult(100, ok, 300, q, b)}}
 	}
+	refused := cascade.QueueOutcome{Published: 100, Delivered: 80, Acked: 80, Rejected: 20}
 	m := &cascade.Model{Nodes: []cascade.Node{{Name: "q-rights", Queue: &cascade.Queue{Broker: "mq", Consumers: 1}}},
+		Brokers: []cascade.Broker{{Name: "mq"}}}
+	// A publisher that fails at once while blocked: the queue's refusals
+	// are the alarm's.
+	blocking := &cascade.Model{Nodes: []cascade.Node{{Name: "gw"}, {Name: "q-rights", Queue: &cascade.Queue{Broker: "mq", Consumers: 1}}},
+		Edges:   []cascade.Edge{{From: "gw", To: "q-rights", FailBlocked: true}},
 		Brokers: []cascade.Broker{{Name: "mq"}}}
 	regimes := []Regime{{Name: "normal"}}
 	for _, tc := range []struct {
 		name       string
 		base, cand [][]*replay.Result
 		want       string
+		blocking   bool // the queue's publisher fails at once while blocked
 	}{
 		{"the alarm goes", three(healthy, alarm, 0.8), three(healthy, cascade.BrokerOutcome{}, 0.99),
-			"broker mq's memory alarm (publishers blocked) on 3 s → 0 ms a run"},
+			"broker mq's memory alarm (publishers blocked) on 3 s → 0 ms a run", false},
 		{"the drops go", three(dropped, cascade.BrokerOutcome{}, 0.8), three(healthy, cascade.BrokerOutcome{}, 0.99),
-			"q-rights overflow drops 0.2 → 0 per root"},
+			"q-rights overflow drops 0.2 → 0 per root", false},
+		{"refusals by a queue that caps nothing are the alarm's", three(refused, cascade.BrokerOutcome{AlarmMS: 500}, 0.8), three(healthy, cascade.BrokerOutcome{AlarmMS: 400}, 0.99),
+			"q-rights publishes refused under broker mq's memory alarm 0.2 → 0 per root", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			why, atBroker := mechanism(m, ObjectiveSuccess, Win, regimes, tc.base, tc.cand)
+			mm := m
+			if tc.blocking {
+				mm = blocking
+			}
+			why, atBroker := mechanism(mm, ObjectiveSuccess, Win, regimes, tc.base, tc.cand)
 			require.Equal(t, tc.want, why)
 			require.True(t, atBroker)
 		})
