@@ -18,8 +18,12 @@
 # ports, in temporary directories, and stops each). Prometheus is the one
 # .ci/e2e.sh fetched (run that first), or one on PATH.
 #
-# CASCADE_E2E_NOTIFY_RUNS (default 1) runs each mode that many times;
-# CASCADE_E2E_NOTIFY_OUT keeps the captures (see testdata/notify-before).
+# CASCADE_E2E_NOTIFY_RUNS (default 1) runs each mode that many times,
+# from seed CASCADE_E2E_NOTIFY_SEED (default 1); CASCADE_E2E_NOTIFY_OUT
+# keeps the captures (see testdata/notify-before; every trace with
+# CASCADE_E2E_NOTIFY_KEEP_EVERY=1) and the predictions;
+# CASCADE_E2E_NOTIFY_VARIANTS=db-slots=8 also runs before with that
+# change, beside the before model's prediction of it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:${HOME}/go/bin:${PATH}"
