@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -75,20 +74,13 @@ func (m *metricAcc) rateMemory(base float64, bytesOf func(queue string) float64)
 			held[i] += q.bytes[t]
 		}
 	}
-	keys := make([]string, 0, len(m.published))
-	for k := range m.published {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // the sums in one order: byte-identical models
 	seen := false
-	for _, k := range keys {
-		ps := m.published[k]
+	for _, ps := range m.publishedSeries() {
 		per := bytesOf(ps.queue)
 		if per <= 0 {
 			continue
 		}
-		pts := slices.Clone(ps.pts)
-		slices.SortFunc(pts, func(a, b pubPoint) int { return cmp.Compare(a.at, b.at) })
+		pts := ps.pts
 		for j := 1; j < len(pts); j++ {
 			inc := pts[j].v - pts[j-1].v
 			if inc < 0 { // a reset

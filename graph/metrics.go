@@ -33,6 +33,7 @@ type metricAcc struct {
 	// them.
 	published map[string]*pubSeries
 	pubFirst  map[string]int64
+	pubSorted bool // publishedSeries sorted every series' points
 }
 
 // queueMetrics are a broker's series of one queue (its label queue=,

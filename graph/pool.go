@@ -1,10 +1,11 @@
 package graph
 
 import (
-	"cascade"
 	"cmp"
 	"container/heap"
 	"slices"
+
+	"cascade"
 )
 
 // A node can hold a pool nobody traces: a database's connections, a
@@ -13,22 +14,21 @@ import (
 // in turn (first come, first served), a request waits exactly when c
 // requests of the node were in flight as it arrived (in service or
 // waiting ahead of it). hiddenPool reads c from that: it counts, for
-// each request, the node's requests in flight at its start, calls a
-// request waited when it took longer than the unqueued ones do (those
-// that found the node idle), and finds the c for which "waited" matches
-// "c or more in flight" best. Replay then makes the waits itself, from
-// the load it replays, instead of drawing them from the capture's.
+// each request, the node's requests in flight at its start, reads the
+// mean wait (the time over the unqueued one) at each count, and takes
+// c where the waits begin. Replay then makes the waits itself, from the
+// load it replays, instead of drawing them from the capture's.
 //
 // It reads leaf nodes only (no synchronous calls: the pool's holding
 // time is the request's own time), with the requests kept whole.
 
-// Acceptance of a pool: enough requests, enough that found the node
-// idle to know the unqueued time, enough that waited; and the split at
-// c must hold: nearly no request below c waited, most at or above did.
+// Acceptance of a pool: enough requests, enough that found the fewest in
+// flight to know the unqueued time, enough that started at c or more;
+// nearly no request below c waited, and the hinge explains the waits.
 const (
 	poolMinRequests = 200
 	poolMinIdle     = 30
-	poolMinWaited   = 30
+	poolMinAbove    = 30
 	// poolSlack is how much longer than the unqueued 90% quantile a
 	// request must take to count as having waited.
 	poolSlack = 1.25
@@ -51,7 +51,6 @@ const (
 type poolFit struct {
 	slots    int
 	unqueued []int64
-	waited   int // requests that waited
 	// deadline is when the node's requests give up waiting (ns), 0 when
 	// its failures do not show one; deadlineFails are the failures at it.
 	deadline      int64
@@ -121,12 +120,10 @@ func hiddenPool(seq []seqReq) (poolFit, bool) {
 	threshold := poolSlack * quantile(idle, 0.9)
 	waits := make([]int, maxK+1)
 	waited := make([]bool, len(rs))
-	nWaited := 0
 	for i := range rs {
 		if float64(rs[i].end-rs[i].start) > threshold {
 			waited[i] = true
 			waits[inFlight[i]]++
-			nWaited++
 		}
 	}
 	// c from the mean wait by the count in flight at the start: none
@@ -162,8 +159,8 @@ func hiddenPool(seq []seqReq) (poolFit, bool) {
 		belowEx += excess[k] * float64(okN[k])
 		belowOK += okN[k]
 	}
-	if c < 0 {
-		return poolFit{}, false
+	if c < 2 {
+		return poolFit{}, false // none, or a lock (c = 1), which serialised and lockedCalls read
 	}
 	// The hinge at c − 1, its slope fitted (a request that waited past
 	// its deadline failed and is left out, so the waits seen at high
@@ -178,13 +175,11 @@ func hiddenPool(seq []seqReq) (poolFit, bool) {
 		return poolFit{}, false
 	}
 	slope := sxy / sxx
-	var bestSSE float64
+	var sse, total float64
 	for k := range excess {
 		d := excess[k] - float64(max(0, k-c+1))*slope
-		bestSSE += float64(okN[k]) * d * d
-	}
-	if c < 2 {
-		return poolFit{}, false // none, or a lock (c = 1), which serialised and lockedCalls read
+		sse += float64(okN[k]) * d * d
+		total += float64(okN[k]) * excess[k] * excess[k]
 	}
 	belowN, belowW := 0, 0
 	for k := range c {
@@ -192,14 +187,10 @@ func hiddenPool(seq []seqReq) (poolFit, bool) {
 		belowW += waits[k]
 	}
 	aboveN := len(rs) - belowN
-	var total float64
-	for k := range excess {
-		total += float64(okN[k]) * excess[k] * excess[k]
-	}
-	if aboveN < poolMinWaited || float64(belowW) > poolMaxFalse*float64(belowN) || !(1-bestSSE/total >= poolMinExplained) {
+	if aboveN < poolMinAbove || float64(belowW) > poolMaxFalse*float64(belowN) || !(1-sse/total >= poolMinExplained) {
 		return poolFit{}, false
 	}
-	best := poolFit{slots: c, waited: nWaited}
+	best := poolFit{slots: c}
 	var failed []int64
 	for i := range rs {
 		switch {

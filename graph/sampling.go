@@ -69,6 +69,7 @@ func (m *metricAcc) addPublished(s *cascade.Sample) {
 	}
 	if len(ps.pts) < maxQueuePoints {
 		ps.pts = append(ps.pts, pubPoint{s.Time, s.Value})
+		m.pubSorted = false
 	}
 	if first, ok := m.pubFirst[ps.instance]; !ok || s.Time < first {
 		m.pubFirst[ps.instance] = s.Time
@@ -95,6 +96,27 @@ func (m *metricAcc) publishWindow(from, to int64) (lo, hi int64, ok bool) {
 	return lo, hi, ok
 }
 
+// publishedSeries returns the publish counters in one order (by series
+// key: sums over them come out the same bytes every run), each one's
+// points sorted by time (in place, once).
+func (m *metricAcc) publishedSeries() []*pubSeries {
+	keys := make([]string, 0, len(m.published))
+	for k := range m.published {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]*pubSeries, len(keys))
+	for i, k := range keys {
+		ps := m.published[k]
+		if !m.pubSorted {
+			slices.SortStableFunc(ps.pts, func(x, y pubPoint) int { return cmp.Compare(x.at, y.at) })
+		}
+		out[i] = ps
+	}
+	m.pubSorted = true
+	return out
+}
+
 // publishedIn returns, per queue, the messages the broker counted
 // published in (lo, hi]: each counter's increases over its points there,
 // a drop being a reset (the counter restarted from 0). A counter starts
@@ -104,15 +126,8 @@ func (m *metricAcc) publishWindow(from, to int64) (lo, hi int64, ok bool) {
 // first scrape starts from its first point.
 func (m *metricAcc) publishedIn(lo, hi int64) map[string]float64 {
 	out := map[string]float64{}
-	keys := make([]string, 0, len(m.published))
-	for k := range m.published {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // sums in one order: the same bytes every run
-	for _, k := range keys {
-		ps := m.published[k]
-		pts := slices.Clone(ps.pts)
-		slices.SortStableFunc(pts, func(x, y pubPoint) int { return cmp.Compare(x.at, y.at) })
+	for _, ps := range m.publishedSeries() {
+		pts := ps.pts
 		i := 0
 		var prev float64
 		switch {

@@ -34,7 +34,7 @@ func TestDatasetLinksRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	var got []cascade.Span
 	require.NoError(t, ReadSpans(dir, func(s *cascade.Span) error {
-		got = append(got, cloneSpan(s))
+		got = append(got, s.Clone())
 		return nil
 	}))
 	require.Len(t, got, len(in))

@@ -78,7 +78,7 @@ func genericSpans(t testing.TB, path string) []cascade.Span {
 func readAllSpans(t testing.TB, dir string) []cascade.Span {
 	t.Helper()
 	var spans []cascade.Span
-	require.NoError(t, ReadSpans(dir, func(s *cascade.Span) error { spans = append(spans, cloneSpan(s)); return nil }))
+	require.NoError(t, ReadSpans(dir, func(s *cascade.Span) error { spans = append(spans, s.Clone()); return nil }))
 	return spans
 }
 

@@ -29,7 +29,7 @@ func writeDataset(t *testing.T, spans []cascade.Span, samples []cascade.Sample, 
 	sum := &Summary{}
 	require.NoError(t, w.commit(sum))
 	var gotSpans []cascade.Span
-	require.NoError(t, ReadSpans(out, func(s *cascade.Span) error { gotSpans = append(gotSpans, cloneSpan(s)); return nil }))
+	require.NoError(t, ReadSpans(out, func(s *cascade.Span) error { gotSpans = append(gotSpans, s.Clone()); return nil }))
 	var gotSamples []cascade.Sample
 	require.NoError(t, ReadSamples(out, func(s *cascade.Sample) error { gotSamples = append(gotSamples, cloneSample(s)); return nil }))
 	entries, err := os.ReadDir(filepath.Dir(out))

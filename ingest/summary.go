@@ -388,7 +388,7 @@ func Summarize(dir string) (*Summary, error) {
 			st.trace(group)
 			group = group[:0]
 		}
-		group = append(group, cloneSpan(s))
+		group = append(group, s.Clone())
 		return nil
 	})
 	if err != nil {
@@ -415,34 +415,6 @@ func Summarize(dir string) (*Summary, error) {
 		ls.fill(sum)
 	}
 	return sum, nil
-}
-
-// cloneSpan copies a span and its strings, which ReadSpans lets alias
-// its buffers only during the call.
-func cloneSpan(s *cascade.Span) cascade.Span {
-	c := *s
-	c.TraceID = strings.Clone(s.TraceID)
-	c.SpanID = strings.Clone(s.SpanID)
-	c.ParentSpanID = strings.Clone(s.ParentSpanID)
-	c.Service = strings.Clone(s.Service)
-	c.Instance = strings.Clone(s.Instance)
-	c.Operation = strings.Clone(s.Operation)
-	c.Kind = cascade.SpanKind(strings.Clone(string(s.Kind)))
-	c.Status = cascade.Status(strings.Clone(string(s.Status)))
-	c.ErrorType = strings.Clone(s.ErrorType)
-	c.Peer = strings.Clone(s.Peer)
-	c.MessagingSystem = strings.Clone(s.MessagingSystem)
-	c.MessagingOperation = strings.Clone(s.MessagingOperation)
-	c.Destination = strings.Clone(s.Destination)
-	c.ConsumerGroup = strings.Clone(s.ConsumerGroup)
-	c.MessageID = strings.Clone(s.MessageID)
-	if s.Links != nil {
-		c.Links = make([]cascade.SpanLink, len(s.Links))
-		for i, l := range s.Links {
-			c.Links[i] = cascade.SpanLink{TraceID: strings.Clone(l.TraceID), SpanID: strings.Clone(l.SpanID)}
-		}
-	}
-	return c
 }
 
 // cloneSample copies a sample and its strings.
