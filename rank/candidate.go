@@ -226,6 +226,10 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 		}
 	}
 
+	if topo != nil {
+		brokerCandidates(m, ev, topo, add)
+	}
+
 	// An entry rate limit at the knee, split by share.
 	if ev != nil && ev.KneePerSec > 0 {
 		var shares float64

@@ -88,7 +88,12 @@
 //     queue instead of requeue ("nack → delay queue (TTL 1000 ms,
 //     dead-letter back to q)"; the TTL is 4× the slowest consumer's
 //     p99, at least 1 s, up to a whole 100 ms), and at most 1 and 0
-//     redeliveries ("x-delivery-limit 3→1"). An unbounded queue whose
+//     redeliveries ("x-delivery-limit 3→1"); where two queues or more of
+//     one broker requeue for failing consumers (their retries feed one
+//     overload, often a dependency they share), the delay queue as the
+//     broker's policy over all of them, the longest of their TTLs, with
+//     the deliveries as they are and with one retry (seed 002's "one
+//     retry, then a delay-compensation queue"). An unbounded queue whose
 //     ready messages reached it: a cap of 10,000 (seed 002's), lowered
 //     where the queue's broker has a memory watermark to what it holds
 //     with each of its queues full (rounded down to 1, 2 or 5 × 10^k),

@@ -126,13 +126,10 @@ func queueCandidates(m *cascade.Model, ev *Evidence, t *queueTopology, n *cascad
 // redelivered).
 func redeliveryCandidates(m *cascade.Model, ev *Evidence, t *queueTopology, n *cascade.Node, add func(Candidate)) {
 	q := n.Queue
-	if q.Redelivery == cascade.RedeliverNone || q.MaxDeliveries == 1 || !t.consumerFailing(ev, n.Name) {
+	if !redelivers(ev, t, n) {
 		return
 	}
-	// A delay shorter than a delay queue's least TTL is a message put
-	// back at once (graph reads ack + republish as the tail after the
-	// republish): a delay queue is a change to it too.
-	if q.Redelivery == "" || q.Redelivery == cascade.RedeliverRequeue || q.Redelivery == cascade.RedeliverDelay && q.DelayMS < delayMinMS {
+	if requeues(q) {
 		d, why := delayOf(m, ev, t, n.Name)
 		words := fmt.Sprintf("nack → delay queue (TTL %g ms, dead-letter back to %s)", d, n.Name)
 		if !rabbit(q) {
@@ -173,6 +170,96 @@ func redeliveryCandidates(m *cascade.Model, ev *Evidence, t *queueTopology, n *c
 			Kind:        KindDeliveries,
 			Scenario:    &cascade.Scenario{Nodes: queuePatch(n.Name, map[string]any{"max_deliveries": to})},
 		})
+	}
+}
+
+// redelivers reports whether queue node n redelivers what its failing
+// consumers nack: only then are there redeliveries to change.
+func redelivers(ev *Evidence, t *queueTopology, n *cascade.Node) bool {
+	q := n.Queue
+	return q != nil && q.Redelivery != cascade.RedeliverNone && q.MaxDeliveries != 1 && len(t.consumers[n.Name]) > 0 &&
+		t.consumerFailing(ev, n.Name)
+}
+
+// requeues reports whether q puts a failed message back at once. A
+// delay shorter than a delay queue's least TTL is a message put back at
+// once too (graph reads ack + republish as the tail after the
+// republish).
+func requeues(q *cascade.Queue) bool {
+	return q.Redelivery == "" || q.Redelivery == cascade.RedeliverRequeue || q.Redelivery == cascade.RedeliverDelay && q.DelayMS < delayMinMS
+}
+
+// brokerCandidates adds, per broker with two queues or more that requeue
+// what their failing consumers nack, the delay queue as the broker's
+// policy over all of them (RabbitMQ applies queue arguments by policy,
+// to every queue whose name matches): the queues' retries come from one
+// overload (consumers sharing a dependency), and a delay on one queue
+// leaves the others' retries to keep it up. The TTL is the longest of
+// the queues' own. Twice: with the deliveries as they are, and with one
+// retry (seed 002 §5.3's fix: "one retry, then a delay-compensation
+// queue").
+func brokerCandidates(m *cascade.Model, ev *Evidence, t *queueTopology, add func(Candidate)) {
+	byBroker := map[string][]*cascade.Node{}
+	var brokers []string
+	for i := range m.Nodes {
+		n := &m.Nodes[i]
+		if !redelivers(ev, t, n) || !requeues(n.Queue) {
+			continue
+		}
+		if byBroker[n.Queue.Broker] == nil {
+			brokers = append(brokers, n.Queue.Broker)
+		}
+		byBroker[n.Queue.Broker] = append(byBroker[n.Queue.Broker], n)
+	}
+	sort.Strings(brokers)
+	for _, b := range brokers {
+		qs := byBroker[b]
+		if len(qs) < 2 {
+			continue
+		}
+		sort.Slice(qs, func(i, j int) bool { return qs[i].Name < qs[j].Name })
+		var names []string
+		ttl, why := 0.0, ""
+		allRabbit := true
+		for _, n := range qs {
+			names = append(names, n.Name)
+			if d, w := delayOf(m, ev, t, n.Name); d > ttl {
+				ttl, why = d, w
+			}
+			allRabbit = allRabbit && rabbit(n.Queue)
+		}
+		who := b
+		if who == "" {
+			who = "the broker"
+		}
+		for _, one := range []bool{false, true} {
+			p := map[string]any{"redelivery": cascade.RedeliverDelay, "delay_ms": ttl}
+			name := "delay-queue policy " + who
+			if one {
+				p["max_deliveries"] = 2
+				name = "delay-queue retry-once policy " + who
+			}
+			words := fmt.Sprintf("%s: policy on %s: nack → delay queue (TTL %g ms, dead-letter back to each queue)", who, strings.Join(names, ", "), ttl)
+			if one {
+				words += ", x-delivery-limit 1"
+			}
+			if !allRabbit {
+				words = fmt.Sprintf("%s: on %s, failed messages wait %g ms in a delay queue, then go back", who, strings.Join(names, ", "), ttl)
+				if one {
+					words += ", at most once"
+				}
+			}
+			c := Candidate{
+				Name:        name,
+				Description: fmt.Sprintf("%s, instead of requeue at once (%s)", words, why),
+				Kind:        KindDelayQueue,
+				Scenario:    &cascade.Scenario{Nodes: map[string]json.RawMessage{}},
+			}
+			for _, n := range qs {
+				c.Scenario.Nodes[n.Name] = raw(map[string]any{"queue": p})
+			}
+			add(c)
+		}
 	}
 }
 

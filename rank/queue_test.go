@@ -149,6 +149,14 @@ func TestDeriveQueueModel(t *testing.T) {
 		{"breaker rights", "rights: circuit breaker (opens at 50% errors over 20 calls, open 5 s, 3 probes)", KindBreaker,
 			`{"nodes":{"rights":{"breaker":{"error_rate":0.5,"window":20,"open_ms":5000,"half_open_probes":3}}}}`},
 	}
+	// Both queues requeue for failing consumers on one broker: the delay
+	// queue as the broker's policy over both, and with one retry.
+	policy := []derived{
+		{"delay-queue policy mq", "mq: policy on q-points, q-rights: nack → delay queue (TTL 1000 ms, dead-letter back to each queue), instead of requeue at once (TTL 1 s: the consumers' p99 is unknown)", KindDelayQueue,
+			`{"nodes":{"q-points":{"queue":{"delay_ms":1000,"redelivery":"delay"}},"q-rights":{"queue":{"delay_ms":1000,"redelivery":"delay"}}}}`},
+		{"delay-queue retry-once policy mq", "mq: policy on q-points, q-rights: nack → delay queue (TTL 1000 ms, dead-letter back to each queue), x-delivery-limit 1, instead of requeue at once (TTL 1 s: the consumers' p99 is unknown)", KindDelayQueue,
+			`{"nodes":{"q-points":{"queue":{"delay_ms":1000,"max_deliveries":2,"redelivery":"delay"}},"q-rights":{"queue":{"delay_ms":1000,"max_deliveries":2,"redelivery":"delay"}}}}`},
+	}
 	tests := []struct {
 		name  string
 		model func() *cascade.Model
@@ -159,7 +167,7 @@ func TestDeriveQueueModel(t *testing.T) {
 			Queued:   map[string]bool{"q-rights": true, "q-points": true},
 			Failing:  map[string]bool{"rights": true, "points": true},
 			QueueMax: map[string]int{"q-rights": 12000, "q-points": 800},
-		}, seed002},
+		}, append(slices.Clone(seed002), policy...)},
 		{"a healthy chain: only the structural changes", notifyModel, &Evidence{}, seed002[:9]},
 		{"a capped queue that filled, a slow consumer, no broker", func() *cascade.Model {
 			m := notifyModel()

@@ -50,6 +50,12 @@ type Config struct {
 	Out        string        // measured figures, JSON
 	LogFile    string        // after: where the gateway writes the log task locally
 	Delay      time.Duration // after: how long a retry waits in the delay queue
+	// Retries and RetryVia, when set, change the mode's retry policy
+	// alone (a what-if run beside before: "requeue" or "delay", through a
+	// delay queue of -retry-delay); Retries < 0 and RetryVia "" keep the
+	// mode's.
+	Retries  int
+	RetryVia string
 }
 
 func main() {
@@ -72,7 +78,9 @@ func main() {
 	flag.DurationVar(&c.Timeout, "timeout", 120*time.Millisecond, "rights' and points' handler deadline")
 	flag.StringVar(&c.Out, "out", "measured.json", "file of the measured figures")
 	flag.StringVar(&c.LogFile, "log-file", os.DevNull, "after: the gateway's local log file")
-	flag.DurationVar(&c.Delay, "retry-delay", 5*time.Second, "after: how long a retry waits in the delay queue (its TTL)")
+	flag.DurationVar(&c.Delay, "retry-delay", 5*time.Second, "how long a retry waits in the delay queue (its TTL), where retries go through one")
+	flag.IntVar(&c.Retries, "retries", -1, "retries of a failed task (-1: the mode's: 3 before, 1 after)")
+	flag.StringVar(&c.RetryVia, "retry-via", "", "how a failed task is retried: requeue (at once) or delay (through the delay queue); empty: the mode's")
 	flag.Parse()
 	if err := run(context.Background(), c); err != nil {
 		fmt.Fprintln(os.Stderr, "notify:", err)
@@ -85,8 +93,8 @@ func run(ctx context.Context, c Config) error {
 	if err != nil {
 		return err
 	}
-	if s.delay > 0 {
-		s.delay = c.Delay
+	if err := s.override(c); err != nil {
+		return err
 	}
 	tel, err := newTelemetry(ctx)
 	if err != nil {
@@ -128,6 +136,26 @@ type settings struct {
 	maxRetries int           // retries of a failed task
 	delay      time.Duration // 0: a retry is re-enqueued at once; else it waits in a delay queue this long
 	maxLength  int           // 0: no cap; else x-max-length with x-overflow drop-head
+}
+
+// override applies the retry flags that change one setting of the mode.
+func (s *settings) override(c Config) error {
+	if c.Retries >= 0 {
+		s.maxRetries = c.Retries
+	}
+	switch c.RetryVia {
+	case "":
+	case "requeue":
+		s.delay = 0
+	case "delay":
+		s.delay = c.Delay
+	default:
+		return fmt.Errorf("-retry-via %q: want requeue or delay", c.RetryVia)
+	}
+	if s.delay > 0 {
+		s.delay = c.Delay
+	}
+	return nil
 }
 
 func modeSettings(mode string) (settings, error) {
