@@ -85,6 +85,11 @@ const (
 // memory, in MiB (default 65: with no watermark in the way, seed 1's
 // before peaked 82 MiB above idle and after 49; the broker's memory
 // follows the message rate as much as the messages held).
+// notifyHealthyRate is the healthy run's load, events/s: half the app's
+// default 25, so rights (two queries an event, 100 queries/s) is 25%
+// busy, 50% under rank's ×2 surge, and nothing fails for want of it.
+const notifyHealthyRate = 12.5
+
 const envNotifyHeadroom = "CASCADE_E2E_NOTIFY_HEADROOM_MIB"
 
 func TestE2ENotify(t *testing.T) {
@@ -140,6 +145,22 @@ func TestE2ENotify(t *testing.T) {
 			}
 		}
 	}
+	// A healthy run of the chain: the fixed chain at half the load, so
+	// that rights stays below 50% busy even under rank's ×2 surge
+	// (notifyHealthyRate). Rank on its model should call nothing a win.
+	healthy := runNotify(t, app, prometheus, rabbit, "after", uint64(seed0), headroom, fmt.Sprintf("-rate=%g", notifyHealthyRate))
+	checkNotifyRun(t, healthy)
+	hm := healthy.measured
+	t.Logf("healthy run (after at %g events/s, seed %d): %d events, success %.2f%%, p50 %.0f ms, alarm %v", notifyHealthyRate, hm.Seed, hm.Events, 100*hm.FlowSuccessRate, hm.FlowP50MS, hm.MemoryAlarm)
+	if keep != "" {
+		keepNotify(t, filepath.Join(keep, "notify-healthy"), healthy, every)
+	}
+	hmodel, err := notifyModel(t.Context(), "notify-healthy", healthy.capture(t))
+	require.NoError(t, err)
+	wins, rows, err := notifyWins(t.Context(), hmodel, hm.Rate)
+	require.NoError(t, err)
+	t.Logf("rank on the healthy run's model (its measured rate): %d wins of %d rows %v", len(wins), rows, wins)
+
 	var b bytes.Buffer
 	notifyTable(&b, all)
 	t.Logf("the notification chain, measured:\n%s", b.String())

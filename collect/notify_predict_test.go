@@ -517,23 +517,52 @@ func TestNotifyPrediction(t *testing.T) {
 // same change. m nil checks the name only.
 //   - db-slots=N: rights' database with N slots, rank's "rights: 4→N
 //     slots" (the pool graph reads from rights' waits).
+//   - retry-via=delay: every task queue retries through a delay queue of
+//     the app's -retry-delay (notifyAppDelayMS) instead of requeueing at
+//     once, the retries as many as before; rank's delay-queue policy.
+//   - retries=N: every task queue delivers a message at most N+1 times.
 func notifyVariant(m *cascade.Model, name string) (*cascade.Scenario, error) {
 	flag, value, ok := strings.Cut(name, "=")
 	n, err := strconv.Atoi(value)
-	if !ok || err != nil || n <= 0 || flag != "db-slots" {
-		return nil, fmt.Errorf("variant %q: want db-slots=N", name)
+	var patch map[string]any
+	queues := true
+	switch {
+	case ok && flag == "db-slots" && err == nil && n > 0:
+		patch, queues = map[string]any{"concurrency": n}, false
+	case ok && flag == "retry-via" && value == "delay":
+		patch = map[string]any{"queue": map[string]any{"redelivery": cascade.RedeliverDelay, "delay_ms": notifyAppDelayMS}}
+	case ok && flag == "retries" && err == nil && n >= 0:
+		patch = map[string]any{"queue": map[string]any{"max_deliveries": n + 1}}
+	default:
+		return nil, fmt.Errorf("variant %q: want db-slots=N, retry-via=delay or retries=N", name)
 	}
 	if m == nil {
 		return nil, nil
 	}
-	rights := m.Node("rights")
-	if rights == nil || rights.Concurrency == 0 {
-		return nil, fmt.Errorf("variant %s: the model holds no pool on rights", name)
+	b, _ := json.Marshal(patch)
+	if !queues {
+		rights := m.Node("rights")
+		if rights == nil || rights.Concurrency == 0 {
+			return nil, fmt.Errorf("variant %s: the model holds no pool on rights", name)
+		}
+		return &cascade.Scenario{Name: "rights: " + strconv.Itoa(rights.Concurrency) + "→" + value + " slots",
+			Nodes: map[string]json.RawMessage{"rights": b}}, nil
 	}
-	b, _ := json.Marshal(map[string]any{"concurrency": n})
-	return &cascade.Scenario{Name: "rights: " + strconv.Itoa(rights.Concurrency) + "→" + value + " slots",
-		Nodes: map[string]json.RawMessage{"rights": b}}, nil
+	s := &cascade.Scenario{Name: name + " on every task queue", Nodes: map[string]json.RawMessage{}}
+	for i := range m.Nodes {
+		if q := m.Nodes[i].Queue; q != nil && !strings.HasSuffix(m.Nodes[i].Name, ".delay") {
+			s.Nodes[m.Nodes[i].Name] = b
+		}
+	}
+	if len(s.Nodes) == 0 {
+		return nil, fmt.Errorf("variant %s: the model holds no queue", name)
+	}
+	return s, nil
 }
+
+// notifyAppDelayMS is testdata/notify's -retry-delay default, the delay
+// queue's TTL.
+const notifyAppDelayMS = 5000
 
 // predictVariants writes, for each run of a change to before, its
 // measured figures beside the before model's replay with the change.
