@@ -100,7 +100,10 @@
 //     with drop-head and with reject-publish; a capped queue that
 //     filled: its cap ×2 and ÷2 and each other overflow policy. Where
 //     messages waited ready: consumers ×2 (and the consumer node's
-//     slots, where they would hold the new consumers back), prefetch
+//     slots, where they would hold the new consumers back and are the
+//     consumers' own: slots fewer than the consumers already are a
+//     resource they share, a database's connections, and its raise is
+//     the pool's candidate), prefetch
 //     ×2 and prefetch 1; where a consumer fails under load (its overload
 //     curve): consumers ÷2. On each confirmed publish: publish without
 //     waiting for the confirm. A producer publishing to 3 queues or

@@ -449,13 +449,20 @@ func consumerCandidates(m *cascade.Model, ev *Evidence, t *queueTopology, n *cas
 		c.Description = fmt.Sprintf("%s: consumers %d → %d (messages waited ready)", n.Name, q.Consumers, to)
 		// A consumer node's slots bound how many of its consumers work
 		// at once: where they would hold the new ones back, they grow
-		// with them.
+		// with them. Slots fewer than the consumers already are not
+		// the consumers' own but a resource they share and wait for (a
+		// database's connections): more consumers wait for it too, and
+		// raising it is the pool's own candidate.
 		for _, name := range t.consumers[n.Name] {
 			cn := m.Node(name)
-			if cn == nil || cn.Concurrency <= 0 || cn.Concurrency*max(1, cn.Replicas) >= to {
+			if cn == nil || cn.Concurrency <= 0 {
 				continue
 			}
-			slots := (to + max(1, cn.Replicas) - 1) / max(1, cn.Replicas)
+			slots := cn.Concurrency * max(1, cn.Replicas)
+			if slots >= to || slots < q.Consumers {
+				continue
+			}
+			slots = (to + max(1, cn.Replicas) - 1) / max(1, cn.Replicas)
 			c.Scenario.Nodes[name] = raw(map[string]any{"concurrency": slots})
 			c.Description += fmt.Sprintf(", and %s's slots %d → %d per replica, which would hold them back", name, cn.Concurrency, slots)
 		}
