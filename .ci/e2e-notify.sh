@@ -8,7 +8,9 @@
 # the fix and after it and checks the recordings and the contrast: before
 # reaches the broker's memory alarm, after does not, after's flows succeed
 # more (collect/e2e_notify_test.go; CASCADE_E2E_NOTIFY_STRICT=0 leaves the
-# contrast out). About 3 minutes a run of both modes.
+# contrast out), then runs after at half the load (a healthy run) and logs
+# what rank calls a win on its model. About 3 minutes a run of both modes,
+# and a minute for the healthy run.
 #
 # Called by .ci/run; runs alone too. The app is built through the Go
 # module proxy (its own module, testdata/notify) into $CASCADE_E2E_CACHE
@@ -22,8 +24,9 @@
 # from seed CASCADE_E2E_NOTIFY_SEED (default 1); CASCADE_E2E_NOTIFY_OUT
 # keeps the captures (see testdata/notify-before; every trace with
 # CASCADE_E2E_NOTIFY_KEEP_EVERY=1) and the predictions;
-# CASCADE_E2E_NOTIFY_VARIANTS=db-slots=8 also runs before with that
-# change, beside the before model's prediction of it.
+# CASCADE_E2E_NOTIFY_VARIANTS=db-slots=8 (or retry-via=delay, retries=1,
+# comma-separated) also runs before with that change, beside the before
+# model's prediction of it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:${HOME}/go/bin:${PATH}"
