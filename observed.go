@@ -33,6 +33,10 @@ type NodeObserved struct {
 	// is the gaps' variance over an independent process's.
 	FailureProcess    string  `json:"failure_process,omitempty"`
 	FailureDispersion float64 `json:"failure_dispersion,omitempty"`
+	// FailureBurstMS is the longest stretch in which most of the node's
+	// requests failed (a run of 20 consecutive requests, half or more of
+	// them failed); 0 when none did. A delay queue's TTL outlasts it.
+	FailureBurstMS float64 `json:"failure_burst_ms,omitempty"`
 }
 
 // EdgeObserved are an edge's measurements from the dataset.

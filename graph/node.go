@@ -84,7 +84,7 @@ func (n *nodeAcc) addRequest(b *Builder, start, end int64, failed, own bool, ins
 		n.okExcl.add(b.rng, k, exclMS)
 	}
 	if len(n.seq) < maxSequence {
-		n.seq = append(n.seq, seqReq{start: start, end: end, own: own})
+		n.seq = append(n.seq, seqReq{start: start, end: end, own: own, failed: failed})
 	} else {
 		n.seqFull = true
 	}
@@ -120,6 +120,8 @@ type seqReq struct {
 	// uint32 keeps the record at 24 bytes; 71 minutes is the most.)
 	callUS uint32
 	own    bool
+	// failed: the request failed, on its own or by a call of its.
+	failed bool
 }
 
 // firstCall is when the request's first synchronous call started, to the
@@ -178,6 +180,58 @@ func failureProcess(seq []seqReq, own int64) ([]float64, string, float64) {
 	}
 	return nil, "independent", ratio
 }
+
+// failureBurst is the longest stretch of time in which most of a node's
+// requests failed, ns: every run of burstRun consecutive requests (by
+// start) of which at least half failed marks the time from its first
+// start to its last end, and the longest stretch of overlapping marks
+// is the burst; 0 when no run is marked. A retry that comes back inside
+// such a stretch more likely fails than not: a delay queue's TTL should
+// outlast it (seed 002 §6.1: a fixed 1 s retry fails again while the
+// failure lasts longer). It sorts seq by start.
+func failureBurst(seq []seqReq) int64 {
+	if len(seq) < burstRun {
+		return 0
+	}
+	slices.SortStableFunc(seq, func(a, b seqReq) int { return cmp.Compare(a.start, b.start) })
+	failed := 0
+	for _, r := range seq[:burstRun] {
+		if r.failed {
+			failed++
+		}
+	}
+	var best, from, to int64
+	open := false
+	for i := 0; i+burstRun <= len(seq); i++ {
+		if i > 0 {
+			if seq[i-1].failed {
+				failed--
+			}
+			if seq[i+burstRun-1].failed {
+				failed++
+			}
+		}
+		if 2*failed < burstRun {
+			continue
+		}
+		a, z := seq[i].start, seq[i].end
+		for _, r := range seq[i : i+burstRun] {
+			z = max(z, r.end)
+		}
+		if open && a <= to {
+			to = max(to, z)
+		} else {
+			from, to, open = a, z, true
+		}
+		best = max(best, to-from)
+	}
+	return best
+}
+
+// burstRun is how many consecutive requests failureBurst judges at once:
+// enough that a majority of them failing is not chance at a node's usual
+// failure shares (20 requests give a share to ±11%).
+const burstRun = 20
 
 // minFailSplit is the fewest own failures whose exclusive times become a
 // node's fail_service_ms: enough for a 95% quantile.
@@ -369,6 +423,9 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 	m := b.metrics.forService(n.service)
 	// The failure process first: lockedCalls reorders the sequence.
 	if !n.seqFull {
+		if b := failureBurst(n.seq); b > 0 {
+			obs.FailureBurstMS = roundMS(nsToMS(float64(b)))
+		}
 		seq, own := n.seq, n.own
 		if bl := n.blocked; bl != nil {
 			seq, own = outside(seq, b.metrics.broker.alarmIntervals(), bl.fastNS), bl.outOwn

@@ -162,7 +162,7 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 		node.Overload = cascade.Overload{Threshold: 1}
 		obs := node.Observed
 		obs.CapacitySource, obs.CapacityProven = "", false
-		obs.FailureProcess, obs.FailureDispersion = "", 0
+		obs.FailureProcess, obs.FailureDispersion, obs.FailureBurstMS = "", 0, 0
 		// Ready messages at most: the broker's series, else the most
 		// messages the spans show waiting at once.
 		if qm != nil && qm.depthN > 0 {

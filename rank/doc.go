@@ -87,7 +87,9 @@
 //     (a dead-letter queue) none at all. Where a consumer failed: a delay
 //     queue instead of requeue ("nack → delay queue (TTL 1000 ms,
 //     dead-letter back to q)"; the TTL is 4× the slowest consumer's
-//     p99, at least 1 s, up to a whole 100 ms), and at most 1 and 0
+//     p99, at least 1 s, up to a whole 100 ms, or where longer a
+//     consumer's longest failure burst, up to a whole second: a retry
+//     must come back after what failed it), and at most 1 and 0
 //     redeliveries ("x-delivery-limit 3→1"); where two queues or more of
 //     one broker requeue for failing consumers (their retries feed one
 //     overload, often a dependency they share), the delay queue as the

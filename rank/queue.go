@@ -263,18 +263,29 @@ func brokerCandidates(m *cascade.Model, ev *Evidence, t *queueTopology, add func
 	}
 }
 
-// delayOf is a delay queue's TTL for queue name: delayP99s times the
-// slowest consumer's p99 (so that a retry comes after the calls that
-// were under way when it failed have drained), at least delayMinMS, up
-// to a whole 100 ms; and why, in words.
+// delayOf is a delay queue's TTL for queue name, and why, in words:
+// long enough that a retry comes back after what failed it. That is
+// delayP99s times the slowest consumer's p99 (the calls under way when
+// it failed have drained), at least delayMinMS, up to a whole 100 ms;
+// and, where a consumer's failures came in a burst (most of its calls
+// failing for a while: NodeObserved.FailureBurstMS), the longest burst,
+// up to a whole second (seed 002 §6.1: a retry 1 s later fails again
+// while the failure lasts longer).
 func delayOf(m *cascade.Model, ev *Evidence, t *queueTopology, name string) (float64, string) {
 	p99, who := 0.0, ""
+	burst, burstWho := 0.0, ""
 	for _, c := range t.consumers[name] {
 		if v := p99Of(m, ev, c); v > p99 {
 			p99, who = v, c
 		}
+		if n := m.Node(c); n != nil && n.Observed != nil && n.Observed.FailureBurstMS > burst {
+			burst, burstWho = n.Observed.FailureBurstMS, c
+		}
 	}
 	d := math.Max(delayMinMS, math.Ceil(delayP99s*p99/100)*100)
+	if b := math.Ceil(burst/1000) * 1000; b > d {
+		return b, fmt.Sprintf("TTL %s: outlasts %s's longest failure burst, %s in which most of its calls failed", ms(b), burstWho, ms(round3(burst)))
+	}
 	if p99 <= 0 {
 		return d, fmt.Sprintf("TTL %s: the consumers' p99 is unknown", ms(d))
 	}

@@ -302,3 +302,45 @@ func TestQueueFieldsCompatible(t *testing.T) {
 		})
 	}
 }
+
+// TestDelayOutlastsBurst holds the delay queue's TTL to the consumers'
+// longest failure burst where it is longer than their p99 gives: up to
+// a whole second, named in the words.
+func TestDelayOutlastsBurst(t *testing.T) {
+	tests := []struct {
+		name  string
+		burst float64
+		ttl   float64
+		why   string
+	}{
+		{"no burst: 4× p99, at least 1 s", 0, 1000, "TTL 1 s, the least, above 4× rights's p99 of 180 ms"},
+		{"a burst shorter than that", 600, 1000, "TTL 1 s, the least, above 4× rights's p99 of 180 ms"},
+		{"a 2.6 s burst", 2600, 3000, "TTL 3 s: outlasts rights's longest failure burst, 2.6 s in which most of its calls failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := notifyModel()
+			m.Node("rights").Observed.FailureBurstMS = tt.burst
+			ev := &Evidence{Failing: map[string]bool{"rights": true}}
+			var got []Candidate
+			for _, c := range Derive(m, ev, 0) {
+				if c.Name == "delay-queue q-rights" {
+					got = append(got, c)
+				}
+			}
+			require.Len(t, got, 1)
+			var p struct {
+				Nodes map[string]struct {
+					Queue struct {
+						DelayMS float64 `json:"delay_ms"`
+					} `json:"queue"`
+				} `json:"nodes"`
+			}
+			b, err := json.Marshal(got[0].Scenario)
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &p))
+			require.Equal(t, tt.ttl, p.Nodes["q-rights"].Queue.DelayMS)
+			require.Contains(t, got[0].Description, "("+tt.why+")")
+		})
+	}
+}
