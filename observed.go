@@ -77,8 +77,8 @@ type EdgeObserved struct {
 	// (PoolShared), one per request (PoolPerRequest), or neither
 	// (PoolSharingUnknown: requests never held each other back on the
 	// edge nor went past the pool together, so shared_pool is a
-	// default); empty when parallelism is not a pool (at most 1 or
-	// unlimited).
+	// default); empty when parallelism is not a pool: at most 1,
+	// unlimited, or no request made more calls than that at once.
 	PoolSharing   string    `json:"pool_sharing,omitempty"`
 	BackoffGapsMS []float64 `json:"backoff_gaps_ms,omitempty"`
 	Propagation   float64   `json:"propagation"`

@@ -558,8 +558,11 @@ func (e *edgeAcc) finish(b *Builder, callerRequests, callerOwn int64) (cascade.E
 		edge.Parallelism = e.maxConc
 	}
 	prov["parallelism"] = cascade.Observed
+	// The parallelism is a pool when some request had more calls than it
+	// ran at once: calls waited. (A fan-out of 3 that re-sends failures
+	// has at most 3 at once without holding any call back.)
 	prov["shared_pool"] = cascade.Default
-	if edge.Parallelism > 1 {
+	if edge.Parallelism > 1 && len(e.hist)-1 > edge.Parallelism {
 		switch obs.PoolSharing = e.poolSharing(edge.Parallelism); obs.PoolSharing {
 		case cascade.PoolShared:
 			edge.SharedPool = true
