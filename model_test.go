@@ -63,6 +63,9 @@ func TestValidateRemediations(t *testing.T) {
 		{"shed threshold", func(m *Model) { m.Nodes[1].ShedLowAt = -1 }, "nodes[1].shed_low_at: -1 is negative"},
 		{"fallback", func(m *Model) { m.Edges[0].Fallback = &Fallback{Probability: -0.1} }, "edges[0].fallback.probability: -0.1 is outside [0, 1]"},
 		{"bulkhead", func(m *Model) { m.Edges[0].Bulkhead = -2 }, "edges[0].bulkhead: -2 is negative"},
+		{"pool sharing unknown is valid", func(m *Model) { m.Edges[0].Observed = &EdgeObserved{PoolSharing: PoolSharingUnknown} }, ""},
+		{"pool sharing", func(m *Model) { m.Edges[0].Observed = &EdgeObserved{PoolSharing: "maybe"} },
+			`edges[0].observed.pool_sharing: "maybe", want shared, per-request or unknown`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := base()

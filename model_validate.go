@@ -98,6 +98,13 @@ func (m *Model) Validate() error {
 		if e.Bulkhead < 0 {
 			add(fmt.Errorf("%s.bulkhead: %d is negative", p, e.Bulkhead))
 		}
+		if o := e.Observed; o != nil {
+			switch o.PoolSharing {
+			case "", PoolShared, PoolPerRequest, PoolSharingUnknown:
+			default:
+				add(fmt.Errorf("%s.observed.pool_sharing: %q, want %s, %s or %s", p, o.PoolSharing, PoolShared, PoolPerRequest, PoolSharingUnknown))
+			}
+		}
 	}
 	brokers := map[string]bool{}
 	for i := range m.Brokers {

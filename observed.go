@@ -75,7 +75,15 @@ type EdgeObserved struct {
 	// MaxAttemptsSeen is only a lower bound of the limit and the edge's
 	// retry.max_attempts is a default); empty on an edge that was not
 	// seen to retry.
-	RetryLimit    string    `json:"retry_limit,omitempty"`
+	RetryLimit string `json:"retry_limit,omitempty"`
+	// PoolSharing says what the capture shows of whether the edge's
+	// parallelism is one pool for all the caller's requests
+	// (PoolShared), one per request (PoolPerRequest), or neither
+	// (PoolSharingUnknown: requests never held each other back on the
+	// edge nor went past the pool together, so shared_pool is a
+	// default); empty when parallelism is not a pool: at most 1,
+	// unlimited, or no request made more calls than that at once.
+	PoolSharing   string    `json:"pool_sharing,omitempty"`
 	BackoffGapsMS []float64 `json:"backoff_gaps_ms,omitempty"`
 	Propagation   float64   `json:"propagation"`
 	LatencyP50MS  float64   `json:"latency_p50_ms"`
@@ -92,4 +100,18 @@ const (
 	// RetryLimitUnknown: no logical call ran out of attempts, so the
 	// longest chain seen is a lower bound of the limit.
 	RetryLimitUnknown = "unknown"
+)
+
+// What the capture shows of an edge's pool (EdgeObserved.PoolSharing).
+const (
+	// PoolShared: while calls of two or more caller requests were in
+	// flight, the pool was full and one of them held calls back, and the
+	// calls in flight never went past it.
+	PoolShared = "shared"
+	// PoolPerRequest: calls of two or more requests in flight together
+	// went past the pool, so each request has its own.
+	PoolPerRequest = "per-request"
+	// PoolSharingUnknown: neither was seen; the edge's shared_pool is
+	// the default (graph.DefaultSharedPool).
+	PoolSharingUnknown = "unknown"
 )

@@ -559,6 +559,10 @@ func TestSynthetic(t *testing.T) {
 	pricing := edge(t, m, "gateway", "pricing")
 	require.Equal(t, cascade.Const(6), pricing.FanOut)
 	require.Equal(t, 3, pricing.Parallelism)
+	// At most 3 at once per request, and requests 5 ms apart on average
+	// overlap past 3: one pool per request, seen.
+	require.Equal(t, cascade.PoolPerRequest, pricing.Observed.PoolSharing)
+	require.False(t, pricing.SharedPool)
 	require.Equal(t, 1, pricing.Stage)
 	require.Equal(t, 0, edge(t, m, "gateway", "items").Stage)
 	require.True(t, edge(t, m, "gateway", "audit").Async)

@@ -64,7 +64,7 @@ type edgeAcc struct {
 	// spans holds, from the first caller request whose calls on this edge
 	// overlapped and up to maxPoolCalls calls, each call's interval and
 	// its caller request's number, to tell a pool shared by all requests
-	// from one per request (see sharedPool). Past the cap the buffer is
+	// from one per request (see poolSharing). Past the cap the buffer is
 	// dropped and the question stays open.
 	spans     []poolCall
 	spansFull bool
@@ -188,15 +188,43 @@ type poolCall struct {
 	group      int64
 }
 
-// sharedPool reports whether the calls of this edge look limited by one
-// pool shared by all the caller's requests rather than one per request:
-// sweeping the kept calls in time order, the calls in flight never exceeded
-// the per-request parallelism p, although calls of two or more caller
-// requests were in flight together at least 3 times. Separate pools would
-// let the calls of overlapping requests add up.
-func (e *edgeAcc) sharedPool(p int) bool {
+// minPoolEpisodes is the fewest episodes in which one caller request was
+// held back by another's calls that show a pool shared by all requests.
+// One or two could be the moment between a call's end and the next
+// call's start of a request with a pool of its own; three show a habit.
+const minPoolEpisodes = 3
+
+// DefaultSharedPool is what shared_pool holds when the capture does not
+// show whether an edge's pool of parallelism p is shared by the caller's
+// requests or one per request (pool_sharing "unknown"): shared. A limit
+// on a client's concurrency is most often a resource of the process (a
+// worker pool, a connection pool, a semaphore), and a shared pool is the
+// cautious guess: it makes a what-if that sends more requests at once
+// through the edge queue for the pool, where a per-request pool would
+// promise that the pool never binds. Both replay the capture alike
+// (its requests never met on the edge), and the report replays the
+// other way too (analyze's sensitivity). See docs/model.md.
+const DefaultSharedPool = true
+
+// poolSharing tells from the kept calls whether this edge's parallelism p
+// is one pool shared by all the caller's requests or one per request
+// (cascade.PoolShared, PoolPerRequest or PoolSharingUnknown). It sweeps
+// the calls in time order:
+//   - calls in flight past p, which only calls of two or more requests
+//     can add up to: separate pools, per request;
+//   - else, at least minPoolEpisodes episodes of two or more requests in
+//     flight together in which, at some moment, the p calls in flight
+//     filled the pool while one of those requests, with fewer than p of
+//     its own in flight, still had calls to start: held back by the
+//     other's calls, so shared;
+//   - else unknown: the requests did not meet on the edge, or met with
+//     room to spare (the tails of two requests, one call each), which
+//     either kind of pool allows.
+//
+// Past the kept calls' cap the answer is unknown.
+func (e *edgeAcc) poolSharing(p int) string {
 	if e.spansFull || len(e.spans) == 0 || p < 1 {
-		return false
+		return cascade.PoolSharingUnknown
 	}
 	type event struct {
 		t     int64
@@ -204,8 +232,10 @@ func (e *edgeAcc) sharedPool(p int) bool {
 		group int64
 	}
 	ev := make([]event, 0, 2*len(e.spans))
+	total := map[int64]int{}
 	for _, c := range e.spans {
 		ev = append(ev, event{c.start, 1, c.group}, event{c.end, -1, c.group})
+		total[c.group]++
 	}
 	slices.SortFunc(ev, func(a, b event) int {
 		if a.t != b.t {
@@ -213,23 +243,44 @@ func (e *edgeAcc) sharedPool(p int) bool {
 		}
 		return cmp.Compare(a.d, b.d) // ends first
 	})
-	open := map[int64]int{}
+	open := map[int64]int{}    // calls in flight per request
+	started := map[int64]int{} // calls started per request
 	inFlight, episodes := 0, 0
+	held := false // the current episode saw a request held back
+	var prev int64
 	for _, x := range ev {
+		// The state since the previous event held for x.t − prev.
+		if x.t > prev && len(open) >= 2 && inFlight == p && !held {
+			for g, n := range open {
+				if n < p && started[g] < total[g] {
+					held = true
+					break
+				}
+			}
+		}
+		prev = x.t
 		inFlight += x.d
-		before := len(open)
+		if x.d > 0 {
+			started[x.group]++
+		}
 		open[x.group] += x.d
 		if open[x.group] == 0 {
 			delete(open, x.group)
 		}
 		if inFlight > p {
-			return false
+			return cascade.PoolPerRequest
 		}
-		if before < 2 && len(open) >= 2 {
-			episodes++
+		if len(open) < 2 {
+			if held {
+				episodes++
+			}
+			held = false
 		}
 	}
-	return episodes >= 3
+	if episodes >= minPoolEpisodes {
+		return cascade.PoolShared
+	}
+	return cascade.PoolSharingUnknown
 }
 
 // retryChains links the calls calls[lo:hi] (one operation, by start) into
@@ -507,11 +558,20 @@ func (e *edgeAcc) finish(b *Builder, callerRequests, callerOwn int64) (cascade.E
 		edge.Parallelism = e.maxConc
 	}
 	prov["parallelism"] = cascade.Observed
-	if edge.Parallelism > 1 && e.sharedPool(edge.Parallelism) {
-		edge.SharedPool = true
-		prov["shared_pool"] = cascade.Inferred
-	} else {
-		prov["shared_pool"] = cascade.Default
+	// The parallelism is a pool when some request had more calls than it
+	// ran at once: calls waited. (A fan-out of 3 that re-sends failures
+	// has at most 3 at once without holding any call back.)
+	prov["shared_pool"] = cascade.Default
+	if edge.Parallelism > 1 && len(e.hist)-1 > edge.Parallelism {
+		switch obs.PoolSharing = e.poolSharing(edge.Parallelism); obs.PoolSharing {
+		case cascade.PoolShared:
+			edge.SharedPool = true
+			prov["shared_pool"] = cascade.Inferred
+		case cascade.PoolPerRequest:
+			prov["shared_pool"] = cascade.Inferred
+		default:
+			edge.SharedPool = DefaultSharedPool
+		}
 	}
 
 	// Errors and timeouts.

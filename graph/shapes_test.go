@@ -107,6 +107,11 @@ func testShape(t *testing.T, cfg shapes.Config) (*cascade.Model, *shapes.Truth) 
 				require.InEpsilon(t, want.FanOutMean, o.FanOutMean, 0.05, "%s fan-out", what)
 				require.Equal(t, want.MaxAttempts, attempts, "%s max attempts", what)
 				require.InDelta(t, want.RetryShare, o.RetryShare, 0.02, "%s retry share", what)
+				// The generator has no pools: its fan-out runs all at once
+				// (retries of a parallel fan-out of 3 after failures make
+				// parallelism 3, holding no call back) or one by one.
+				require.Empty(t, o.PoolSharing, "%s: parallelism %d is no pool", what, e.Parallelism)
+				require.False(t, e.SharedPool, what)
 				if e.Retry != nil {
 					// The limit shows only where some call ran out of
 					// attempts; else the most seen is a lower bound and

@@ -161,6 +161,9 @@ func writeTable(tw tableWriter, res *Result) error {
 		if e.SharedPool {
 			par += " shared"
 		}
+		if o.PoolSharing == cascade.PoolSharingUnknown {
+			par += " (sharing unknown)"
+		}
 		react, attempts, backoff := "-", "1", "-"
 		if r := e.Retry; r != nil {
 			react, attempts = num(r.Reactivation), strconv.Itoa(r.MaxAttempts)

@@ -12,15 +12,23 @@ import (
 // capture does not show: the retry limit of an edge whose retries never
 // ran out of attempts (observed.retry_limit "unknown"), which the model
 // states as a default, replayed again at the most attempts seen, the
-// lower bound the capture proves. A reader sees how much the answer rests
-// on the default.
+// lower bound the capture proves; whether an edge's pool is shared by all
+// requests or one per request (observed.pool_sharing "unknown"), replayed
+// again the other way. A reader sees how much the answer rests on the
+// default.
 type Sensitivity struct {
 	// Edge is the edge, "FROM->TO"; Field the model value,
-	// "retry.max_attempts".
+	// "retry.max_attempts" or "shared_pool".
 	Edge  string `json:"edge"`
 	Field string `json:"field"`
-	// Why says why the value is not known.
-	Why string `json:"why"`
+	// Why says why the value is not known; empty on a what-if's runs
+	// (WhatIf), which follow the baseline's.
+	Why string `json:"why,omitempty"`
+	// WhatIf, when set, is the change (the ranking's first win) both
+	// runs replayed in place of the baseline: a value the baseline does
+	// not exercise (a pool no two requests met on) can matter once a
+	// change lets requests meet.
+	WhatIf string `json:"what_if,omitempty"`
 	// Regime is the traffic both replays ran under (the ranking's first)
 	// and Seeds their seeds (the ranking's baseline's).
 	Regime string   `json:"regime"`
@@ -32,8 +40,9 @@ type Sensitivity struct {
 
 // SensitivityRun is the baseline replayed with one value of the field.
 type SensitivityRun struct {
-	// Value is the field's value; Label says what it is ("default",
-	// "most seen").
+	// Value is the field's value (shared_pool: 1 true, 0 false); Label
+	// says what it is ("default", "most seen"; "default, shared", "per
+	// request").
 	Value float64 `json:"value"`
 	Label string  `json:"label"`
 	// Success and P50MS are the share of root requests that succeeded
@@ -50,16 +59,27 @@ func sensitivityMarkdown(b *strings.Builder, ss []Sensitivity) {
 	}
 	fmt.Fprintf(b, "\n## Sensitivity: values the capture does not show\n\n")
 	for _, s := range ss {
-		fmt.Fprintf(b, "- %s `%s`: %s\n", edgeText(s.Edge), s.Field, s.Why)
+		if s.Why != "" {
+			fmt.Fprintf(b, "- %s `%s`: %s\n", edgeText(s.Edge), s.Field, s.Why)
+		}
 	}
 	s0 := ss[0]
-	fmt.Fprintf(b, "\nThe baseline replayed with each value (%s, seeds %s):\n\n", s0.Regime, seedsText(s0.Seeds))
+	what := "The baseline"
+	for _, s := range ss {
+		if s.WhatIf != "" {
+			what = "The baseline, and the change named,"
+		}
+	}
+	fmt.Fprintf(b, "\n%s replayed with each value (%s, seeds %s):\n\n", what, s0.Regime, seedsText(s0.Seeds))
 	fmt.Fprintf(b, "| Edge | Value | Success | Δ success | p50 ms | Δ p50 |\n|---|---|---:|---:|---:|---:|\n")
 	for _, s := range ss {
 		for i, r := range s.Runs {
 			name, dSucc, dP50 := "", "–", "–"
 			if i == 0 {
 				name = edgeText(s.Edge) + " `" + s.Field + "`"
+				if s.WhatIf != "" {
+					name += ", with " + s.WhatIf
+				}
 			} else {
 				base := s.Runs[0]
 				dSucc = signed(100*(r.Success.Mean-base.Success.Mean)) + " pp"
@@ -67,7 +87,11 @@ func sensitivityMarkdown(b *strings.Builder, ss []Sensitivity) {
 					dP50 = signed(100*(r.P50MS.Mean/base.P50MS.Mean-1)) + "%"
 				}
 			}
-			fmt.Fprintf(b, "| %s | %s (%s) | %s | %s | %s | %s |\n", name, g4(r.Value), r.Label,
+			value := g4(r.Value) + " (" + r.Label + ")"
+			if s.Field == "shared_pool" {
+				value = r.Label // a yes or no: its words say it
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", name, value,
 				pctOf(r.Success.Mean), dSucc, g4(r.P50MS.Mean), dP50)
 		}
 	}
