@@ -26,9 +26,6 @@ const (
 	gapMinRatio = 4.0
 	// gapMinNormal is the fewest normal calls an edge needs.
 	gapMinNormal = 3
-	// gapMaxTries bounds the runs tried per pool: a run whose
-	// post-onset median stays normal was chance.
-	gapMaxTries = 64
 )
 
 // gapRec is one synchronous call the caller timed with its own span:
@@ -60,9 +57,9 @@ type gapChange struct {
 	n            int    // calls from the onset on
 	normMed      float64
 	postMed      float64
-	low, high    float64 // the order-statistic 95% CI of postMed
-	size         float64 // log(postMed / max(normMed, gapMinMS))
-	calls        []gapRec
+	low, high    float64   // the order-statistic 95% CI of postMed
+	size         float64   // log(postMed / max(normMed, gapMinMS))
+	items        []runItem // the pool's calls from the onset on
 	edges        []*gapEdge
 }
 
@@ -191,46 +188,31 @@ func gapPool(node, metric string, es []*gapEdge) *gapChange {
 		return calls[i].e < calls[j].e
 	})
 	normMed := quantile(normal, 0.5)
-	k := gapRunK(gapRunM, 0.05, gapAlpha)
-	tries, from := 0, 0 // from: where the current run may start
-	for i := range calls {
-		count := 0
-		for j := max(from, i-gapRunM+1); j <= i; j++ {
-			if calls[j].high {
-				count++
-			}
-		}
-		if count < k {
-			continue
-		}
-		first := max(from, i-gapRunM+1)
-		for !calls[first].high {
-			first++
-		}
-		post := make([]float64, 0, len(calls)-first)
-		for _, c := range calls[first:] {
-			post = append(post, c.r.gap)
-		}
-		sort.Float64s(post)
-		med := quantile(post, 0.5)
-		if med >= gapMinRatio*math.Max(normMed, gapMinMS) && med-normMed >= gapFloorMS {
-			n := len(post)
-			lo, hi := medianCI(n)
-			ch := &gapChange{node: node, metric: metric, onset: calls[first].r.at, n: n,
-				normMed: normMed, postMed: med, low: post[lo], high: post[hi],
-				size: math.Log(med / math.Max(normMed, gapMinMS)), edges: es}
+	var post []float64
+	first := firstRun(len(calls), gapRunM, gapRunK(gapRunM, 0.05, gapAlpha),
+		func(i int) bool { return calls[i].high },
+		func(first int) bool {
+			post = post[:0]
 			for _, c := range calls[first:] {
-				ch.calls = append(ch.calls, c.r)
+				post = append(post, c.r.gap)
 			}
-			return ch
-		}
-		// Chance: the next run starts after this one.
-		if tries++; tries >= gapMaxTries {
-			return nil
-		}
-		from = i + 1
+			sort.Float64s(post)
+			med := quantile(post, 0.5)
+			return med >= gapMinRatio*math.Max(normMed, gapMinMS) && med-normMed >= gapFloorMS
+		})
+	if first < 0 {
+		return nil
 	}
-	return nil
+	med := quantile(post, 0.5)
+	n := len(post)
+	lo, hi := medianCI(n)
+	ch := &gapChange{node: node, metric: metric, onset: calls[first].r.at, n: n,
+		normMed: normMed, postMed: med, low: post[lo], high: post[hi],
+		size: math.Log(med / math.Max(normMed, gapMinMS)), edges: es}
+	for _, c := range calls[first:] {
+		ch.items = append(ch.items, runItem{at: c.r.at, v: c.r.gap, high: c.high})
+	}
+	return ch
 }
 
 // medianCI returns the order statistics (0-based) bounding a 95%
@@ -355,39 +337,8 @@ func gapOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) (map[string]*g
 // gapJudgements turns a change into one judgement per window from the
 // onset's on: a window with calls of the pool from the onset on is out
 // when most of them are high and their median gap is gapFloorMS above
-// the normal median, with the
-// binomial z of their share above their edges' high against 5%.
+// the normal median, with the binomial z of their share above their
+// edges' high against 5%.
 func gapJudgements(ch *gapChange, width, lo int64, nw int) []judgement {
-	js := make([]judgement, nw)
-	byWin := map[int][]float64{}
-	hi := map[int]int{}
-	for _, r := range ch.calls {
-		k := int(floorDiv(r.at, width) - lo)
-		if k < 0 || k >= nw {
-			continue
-		}
-		byWin[k] = append(byWin[k], r.gap)
-	}
-	for _, e := range ch.edges {
-		for _, r := range e.calls {
-			if r.at < ch.onset || r.gap <= e.high {
-				continue
-			}
-			if k := int(floorDiv(r.at, width) - lo); k >= 0 && k < nw {
-				hi[k]++
-			}
-		}
-	}
-	for k := 0; k < nw; k++ {
-		gs := byWin[k]
-		if len(gs) == 0 {
-			continue
-		}
-		n := float64(len(gs))
-		z := (float64(hi[k])/n - 0.05) / math.Sqrt(0.05*0.95/n)
-		med := quantile(gs, 0.5)
-		js[k] = judgement{judged: true, out: 2*hi[k] > len(gs) && med-ch.normMed >= gapFloorMS, z: math.Max(z, 0),
-			metric: ch.metric, base: ch.normMed, value: med, n: len(gs)}
-	}
-	return js
+	return runWindows(ch.items, ch.normMed, gapFloorMS, 0.05, ch.metric, width, lo, nw)
 }

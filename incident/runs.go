@@ -1,0 +1,87 @@
+package incident
+
+import "math"
+
+// Count-based onsets (see doc.go, Method): the walk that the
+// client−server gap, the fan-out and truncation, and the self-time
+// tests share. Each judges calls (or requests) one by one in time
+// order, so that a thin service needs as many of them as a busy one,
+// not as much time.
+
+// maxRunTries bounds the runs tried per pool: a run whose confirmation
+// fails was chance, and the walk goes on past it.
+const maxRunTries = 64
+
+// firstRun walks n items in time order, flag(i) reporting item i
+// flagged (high, or low), and returns the first flagged item of the
+// first run of m items with at least k flagged for which confirm(first)
+// holds (the items from first on show the change); −1 when there is
+// none, or when maxRunTries runs failed confirmation. After a run
+// fails, the next one starts after it.
+func firstRun(n, m, k int, flag func(int) bool, confirm func(first int) bool) int {
+	tries, from := 0, 0
+	for i := 0; i < n; i++ {
+		count := 0
+		for j := max(from, i-m+1); j <= i; j++ {
+			if flag(j) {
+				count++
+			}
+		}
+		if count < k {
+			continue
+		}
+		first := max(from, i-m+1)
+		for !flag(first) {
+			first++
+		}
+		if confirm(first) {
+			return first
+		}
+		if tries++; tries >= maxRunTries {
+			return -1
+		}
+		from = i + 1
+	}
+	return -1
+}
+
+// runItem is one call of a count-based change from its onset on: when
+// it started, its value (ms) and whether it was high against its
+// normal.
+type runItem struct {
+	at   int64
+	v    float64
+	high bool
+}
+
+// runWindows turns a count-based change (its items from the onset on)
+// into one judgement per window: a window holding items is out when
+// most of them are high and their median is floor above the normal
+// median, with the binomial z of the high share against p, the normal
+// share of high items.
+func runWindows(items []runItem, normMed, floor, p float64, metric string, width, lo int64, nw int) []judgement {
+	js := make([]judgement, nw)
+	byWin := make([][]float64, nw)
+	hi := make([]int, nw)
+	for _, it := range items {
+		k := int(floorDiv(it.at, width) - lo)
+		if k < 0 || k >= nw {
+			continue
+		}
+		byWin[k] = append(byWin[k], it.v)
+		if it.high {
+			hi[k]++
+		}
+	}
+	for k, vs := range byWin {
+		if len(vs) == 0 {
+			continue
+		}
+		n := float64(len(vs))
+		z := (float64(hi[k])/n - p) / math.Sqrt(p*(1-p)/n)
+		med := quantile(vs, 0.5)
+		js[k] = judgement{judged: true, out: 2*hi[k] > len(vs) && med-normMed >= floor, z: math.Max(z, 0),
+			metric: metric, base: normMed, value: med, n: len(vs)}
+	}
+	return js
+}
