@@ -49,19 +49,9 @@ type gapEdge struct {
 	calls     []gapRec // judged calls, by time
 }
 
-// gapChange is a pool's (a callee's inbound edges, or a caller's
-// outbound ones) count-based change of the gap.
-type gapChange struct {
-	node, metric string // gap_in, gap_out
-	onset        int64  // ns: the first call of the first run
-	n            int    // calls from the onset on
-	normMed      float64
-	postMed      float64
-	low, high    float64   // the order-statistic 95% CI of postMed
-	size         float64   // log(postMed / max(normMed, gapMinMS))
-	items        []runItem // the pool's calls from the onset on
-	edges        []*gapEdge
-}
+// gapTest is the gap's count test: a run of gapRunM calls at 5% high
+// under the normal, confirmed by the median from the onset on.
+var gapTest = medianTest{m: gapRunM, p: 0.05, alpha: gapAlpha, ratio: gapMinRatio, min: gapMinMS, floor: gapFloorMS}
 
 // gapRunK is the least k with P(Binomial(m, p) ≥ k) < alpha.
 func gapRunK(m int, p, alpha float64) int {
@@ -164,7 +154,7 @@ func gapEdges(acc, ref *spanAcc, lo int64, scan int, cfg Config) map[[2]string]*
 // high, whose calls from then on have a median gap at least gapMinRatio
 // times the pool's normal median and gapFloorMS above it. It returns nil
 // when there is none.
-func gapPool(node, metric string, es []*gapEdge) *gapChange {
+func gapPool(node, metric string, es []*gapEdge) *stepChange {
 	if len(es) == 0 {
 		return nil
 	}
@@ -187,31 +177,15 @@ func gapPool(node, metric string, es []*gapEdge) *gapChange {
 		}
 		return calls[i].e < calls[j].e
 	})
-	normMed := quantile(normal, 0.5)
-	var post []float64
-	first := firstRun(len(calls), gapRunM, gapRunK(gapRunM, 0.05, gapAlpha),
-		func(i int) bool { return calls[i].high },
-		func(first int) bool {
-			post = post[:0]
-			for _, c := range calls[first:] {
-				post = append(post, c.r.gap)
-			}
-			sort.Float64s(post)
-			med := quantile(post, 0.5)
-			return med >= gapMinRatio*math.Max(normMed, gapMinMS) && med-normMed >= gapFloorMS
-		})
-	if first < 0 {
+	items := make([]runItem, len(calls))
+	for i, c := range calls {
+		items[i] = runItem{at: c.r.at, v: c.r.gap, high: c.high}
+	}
+	ch := medianStep(items, quantile(normal, 0.5), gapTest)
+	if ch == nil {
 		return nil
 	}
-	med := quantile(post, 0.5)
-	n := len(post)
-	lo, hi := medianCI(n)
-	ch := &gapChange{node: node, metric: metric, onset: calls[first].r.at, n: n,
-		normMed: normMed, postMed: med, low: post[lo], high: post[hi],
-		size: math.Log(med / math.Max(normMed, gapMinMS)), edges: es}
-	for _, c := range calls[first:] {
-		ch.items = append(ch.items, runItem{at: c.r.at, v: c.r.gap, high: c.high})
-	}
+	ch.node, ch.metric, ch.edges = node, metric, es
 	return ch
 }
 
@@ -246,7 +220,7 @@ func (e *gapEdge) rose(at int64) (rose, seen bool) {
 // gaps rose on at least half its inbound edges that carried calls, from
 // a caller whose gaps to its other callees mostly did not rise, owns
 // the change (gap_in: its network).
-func gapOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) (map[string]*gapChange, map[[2]string]*gapEdge) {
+func gapOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) (map[string]*stepChange, map[[2]string]*gapEdge) {
 	edges := gapEdges(acc, ref, lo, scan, cfg)
 	keys := make([][2]string, 0, len(edges))
 	for k := range edges {
@@ -272,7 +246,7 @@ func gapOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) (map[string]*g
 		}
 	}
 	sort.Strings(nodes)
-	owned := map[string]*gapChange{}
+	owned := map[string]*stepChange{}
 	starved := map[string]bool{}
 	for _, c := range nodes {
 		ch := gapPool(c, "gap_out", out[c])
@@ -339,6 +313,6 @@ func gapOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) (map[string]*g
 // when most of them are high and their median gap is gapFloorMS above
 // the normal median, with the binomial z of their share above their
 // edges' high against 5%.
-func gapJudgements(ch *gapChange, width, lo int64, nw int) []judgement {
-	return runWindows(ch.items, ch.normMed, gapFloorMS, 0.05, ch.metric, width, lo, nw)
+func gapJudgements(ch *stepChange, width, lo int64, nw int) []judgement {
+	return runWindows(ch.items, ch.normMed, gapFloorMS, ch.p, ch.metric, width, lo, nw)
 }

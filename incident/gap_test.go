@@ -14,15 +14,17 @@ import (
 )
 
 // thinSynth writes traces of web → api → {db, thin} at 20 a second for
-// 120 s; api calls thin on one request in ten (2 calls a second). delay(t)
-// is added to the network of every call into thin at time t (seconds),
-// starve(t) to api's client spans around each of its calls (a
-// CPU-starved caller). With kinds false every span is unspecified, as in
-// Nezha's CSV: the caller's span around a call is the parent of the
-// callee's.
+// 120 s; api calls thin on one request in every (10 when 0: 2 calls a
+// second). delay(t) is added to the network of every call into thin at
+// time t (seconds), starve(t) to api's client spans around each of its
+// calls (a CPU-starved caller), and thin's own work is multiplied by
+// 1+slow(t) (a CPU-starved thin; nil: none). With kinds false every
+// span is unspecified, as in Nezha's CSV: the caller's span around a
+// call is the parent of the callee's.
 type thinSynth struct {
-	delay, starve func(t float64) float64
-	kinds         bool
+	delay, starve, slow func(t float64) float64
+	kinds               bool
+	every               int
 }
 
 func (s thinSynth) spans() []cascade.Span {
@@ -54,9 +56,16 @@ func (s thinSynth) spans() []cascade.Span {
 		thin := 0.0
 		gap := 1 + jit(1) + s.starve(t)
 		thinGap := gap + s.delay(t)
-		calls := i%10 == 0
+		every := s.every
+		if every == 0 {
+			every = 10
+		}
+		calls := i%every == 0
 		if calls {
 			thin = jit(5)
+			if s.slow != nil {
+				thin *= 1 + s.slow(t)
+			}
 		}
 		api := jit(3) + db + 2*gap
 		if calls {

@@ -1,6 +1,9 @@
 package incident
 
-import "math"
+import (
+	"math"
+	"sort"
+)
 
 // Count-based onsets (see doc.go, Method): the walk that the
 // client−server gap, the fan-out and truncation, and the self-time
@@ -84,4 +87,58 @@ func runWindows(items []runItem, normMed, floor, p float64, metric string, width
 			metric: metric, base: normMed, value: med, n: len(vs)}
 	}
 	return js
+}
+
+// stepChange is a count-based step of a median: of the gap on a pool of
+// edges (a callee's inbound ones, gap_in, or a caller's outbound ones,
+// gap_out), or of a node's self time (self_time_calls).
+type stepChange struct {
+	node, metric string
+	onset        int64 // ns: the first high item of the first run
+	n            int   // items from the onset on
+	normMed      float64
+	postMed      float64
+	low, high    float64   // the order-statistic 95% CI of postMed
+	size         float64   // log(postMed / max(normMed, the test's min))
+	items        []runItem // from the onset on
+	p            float64   // the share of items high under the normal
+	edges        []*gapEdge
+}
+
+// medianTest is how a step of a median is found: a run of m items with
+// k high, k the least with P(Binomial(m, p) ≥ k) < alpha (p: the share
+// of items high under the normal), confirmed when the items from its
+// first high one on have a median at least ratio times the normal
+// median (floored at min) and floor above it.
+type medianTest struct {
+	m                 int
+	p, alpha          float64
+	ratio, min, floor float64
+}
+
+// medianStep runs t on items (in time order); nil when no step is
+// found. The size is the log ratio of the median from the onset on to
+// the floored normal median, its uncertainty the items counted and the
+// median's 95% confidence interval.
+func medianStep(items []runItem, normMed float64, t medianTest) *stepChange {
+	var post []float64
+	first := firstRun(len(items), t.m, gapRunK(t.m, t.p, t.alpha),
+		func(i int) bool { return items[i].high },
+		func(first int) bool {
+			post = post[:0]
+			for _, it := range items[first:] {
+				post = append(post, it.v)
+			}
+			sort.Float64s(post)
+			med := quantile(post, 0.5)
+			return med >= t.ratio*math.Max(normMed, t.min) && med-normMed >= t.floor
+		})
+	if first < 0 {
+		return nil
+	}
+	med := quantile(post, 0.5)
+	n := len(post)
+	lo, hi := medianCI(n)
+	return &stepChange{onset: items[first].at, n: n, normMed: normMed, postMed: med, low: post[lo], high: post[hi],
+		size: math.Log(med / math.Max(normMed, t.min)), items: items[first:], p: t.p}
 }

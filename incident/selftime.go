@@ -1,0 +1,118 @@
+package incident
+
+import (
+	"math"
+	"sort"
+)
+
+// Self time counted in calls (see doc.go, Method): its constants,
+// chosen on the fixture generator and the development day (Nezha
+// TrainTicket 2023-01-30) only.
+const (
+	// selfRunM is the run of requests the count test looks at, selfAlpha
+	// the false-alarm probability of one run under the normal: k of the
+	// run high, k the least with P(Binomial(selfRunM, p) ≥ k) < selfAlpha,
+	// p the normal share of high requests: 5% (above the normal p95), or
+	// 1/(n+1) with n normal requests when that is more (the chance that
+	// a normal request exceeds the largest of n).
+	selfRunM  = 8
+	selfAlpha = 1e-3
+	// selfFloorMS is the least a request's self time must exceed its
+	// node's normal median by to be high (with the normal p95); and the
+	// least the median after an onset must rise by.
+	selfFloorMS = 1.0
+	// selfMinRatio is the least ratio of the median self time from the
+	// onset on to the normal median (floored at selfMinMS) that counts:
+	// a doubling, well past what the mix of a node's work moves it by.
+	selfMinRatio = 2.0
+	selfMinMS    = 1.0
+	// selfMinNormal is the fewest normal requests a node needs.
+	selfMinNormal = 5
+)
+
+// selfRec is one request's self time (ms), scaled for the mix of
+// operations, by its node's operation and start.
+type selfRec struct {
+	op   int32 // in spanAcc.ops
+	at   int64 // ns
+	self float64
+}
+
+// selfOwners runs the count test on each node's requests' self time:
+// the normal is the reference's requests (when ref is not nil) or
+// those of the first baseline windows, the judged requests those from
+// window lo+scan on. A node's self time leaves out the time of its
+// calls, so a step of it is the node's own (a starved CPU, its own
+// code) and is not explained by its callees — unless the node re-sent
+// calls from the onset's window to Slack windows later: its retries'
+// backoff is its callee's failures. A serialised node's self time is
+// judged by its windows (the time it held its slot), not here.
+func selfOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) map[string]*stepChange {
+	normal, judged := map[string][]float64{}, map[string][]selfRec{}
+	if ref != nil {
+		for _, r := range ref.selfs {
+			n := ref.ops[r.op].service
+			normal[n] = append(normal[n], r.self)
+		}
+	}
+	for _, r := range acc.selfs {
+		n := acc.ops[r.op].service
+		w := floorDiv(r.at, acc.width)
+		if ref == nil && w < lo+int64(cfg.BaselineWindows) {
+			normal[n] = append(normal[n], r.self)
+		}
+		if w >= lo+int64(scan) {
+			judged[n] = append(judged[n], r)
+		}
+	}
+	owned := map[string]*stepChange{}
+	for _, n := range sortedKeys(judged) {
+		norm := normal[n]
+		if acc.serial[n] || len(norm) < selfMinNormal {
+			continue
+		}
+		sort.Float64s(norm)
+		med := quantile(norm, 0.5)
+		high := math.Max(quantile(norm, 0.95), med+selfFloorMS)
+		rs := judged[n]
+		sort.SliceStable(rs, func(i, j int) bool { return rs[i].at < rs[j].at })
+		items := make([]runItem, len(rs))
+		for i, r := range rs {
+			items[i] = runItem{at: r.at, v: r.self, high: r.self > high}
+		}
+		p := math.Max(0.05, 1/float64(len(norm)+1))
+		ch := medianStep(items, med, medianTest{m: selfRunM, p: p, alpha: selfAlpha,
+			ratio: selfMinRatio, min: selfMinMS, floor: selfFloorMS})
+		if ch == nil || retried(acc, n, floorDiv(ch.onset, acc.width), cfg.Slack) {
+			continue
+		}
+		ch.node, ch.metric = n, "self_time_calls"
+		owned[n] = ch
+	}
+	return owned
+}
+
+// retried reports whether node re-sent a call to any callee from window
+// w to slack windows later.
+func retried(acc *spanAcc, node string, w int64, slack int) bool {
+	for k, ws := range acc.edges {
+		if k[0] != node {
+			continue
+		}
+		for d := int64(0); d <= int64(slack); d++ {
+			if e := ws[w+d]; e != nil && e.retries > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// selfJudgements turns a step of self time into one judgement per
+// window from the onset's on: a window's requests from the onset on are
+// out when most of them are high and their median is selfFloorMS above
+// the normal median, with the binomial z of their high share against
+// its normal.
+func selfJudgements(ch *stepChange, width, lo int64, nw int) []judgement {
+	return runWindows(ch.items, ch.normMed, selfFloorMS, ch.p, ch.metric, width, lo, nw)
+}

@@ -1,0 +1,66 @@
+package incident
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"cascade/graph"
+)
+
+// TestSelfTimeOrigin: CPU contention on a thin service (its own work ×3
+// from 60 s on) at 2, 0.5 and 0.2 calls a second is ranked first, with
+// its self time counted in calls as evidence and its onset at the fault;
+// at 0.2 a second (2 calls a 10 s window, fewer than a window judges)
+// the windows alone never see it. A healthy capture at each rate
+// reports no origin.
+func TestSelfTimeOrigin(t *testing.T) {
+	none := func(float64) float64 { return 0 }
+	slow := func(t float64) float64 {
+		if t >= 60 {
+			return 2
+		}
+		return 0
+	}
+	tests := []struct {
+		name   string
+		s      thinSynth
+		origin string // "" for no origin
+	}{
+		{"2 calls/s", thinSynth{delay: none, starve: none, slow: slow, kinds: true, every: 10}, "thin"},
+		{"0.5 calls/s", thinSynth{delay: none, starve: none, slow: slow, kinds: true, every: 40}, "thin"},
+		{"0.2 calls/s", thinSynth{delay: none, starve: none, slow: slow, kinds: true, every: 100}, "thin"},
+		{"0.2 calls/s, no span kinds", thinSynth{delay: none, starve: none, slow: slow, every: 100}, "thin"},
+		{"healthy, 2 calls/s", thinSynth{delay: none, starve: none, kinds: true, every: 10}, ""},
+		{"healthy, 0.5 calls/s", thinSynth{delay: none, starve: none, kinds: true, every: 40}, ""},
+		{"healthy, 0.2 calls/s", thinSynth{delay: none, starve: none, kinds: true, every: 100}, ""},
+		{"healthy, 0.2 calls/s, no span kinds", thinSynth{delay: none, starve: none, every: 100}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			inc, err := RootCause(context.Background(), graph.Spans(tc.s.spans()), nil, nil, DefaultConfig())
+			require.NoError(t, err)
+			if tc.origin == "" {
+				require.Empty(t, inc.Origins, "%+v", inc.Nodes)
+				return
+			}
+			require.NotEmpty(t, inc.Origins, "%+v", inc.Nodes)
+			require.Equal(t, tc.origin, inc.Origins[0], "%+v", inc.Nodes)
+			require.Empty(t, inc.Nodes[0].ExplainedBy)
+			var ev *ChangeEvidence
+			for i := range inc.Nodes[0].Evidence {
+				if e := &inc.Nodes[0].Evidence[i]; e.Metric == "self_time_calls" {
+					ev = e
+				}
+			}
+			require.NotNil(t, ev, "%+v", inc.Nodes[0])
+			require.Positive(t, ev.Calls)
+			require.LessOrEqual(t, ev.ValueLow, ev.Value)
+			require.GreaterOrEqual(t, ev.ValueHigh, ev.Value)
+			require.Greater(t, ev.Value, 2*ev.Normal) // ×3 own work
+			// The onset is at the fault (60 s: window 6), not before.
+			require.Equal(t, inc.StartNS+6*int64(inc.WindowMS*1e6), inc.Nodes[0].AtNS)
+		})
+	}
+}
