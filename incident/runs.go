@@ -114,6 +114,16 @@ type medianTest struct {
 	m                 int
 	p, alpha          float64
 	ratio, min, floor float64
+	// also, when not nil, must hold too for the run whose first high
+	// item is first, the median from there on being med.
+	also func(first int, med float64) bool
+}
+
+// stepFrom reports whether med is a step from the median of xs: at
+// least ratio times it (floored at min) and floor above it.
+func (t *medianTest) stepFrom(xs []float64, med float64) bool {
+	base := quantile(xs, 0.5)
+	return med >= t.ratio*math.Max(base, t.min) && med-base >= t.floor
 }
 
 // medianStep runs t on items (in time order); nil when no step is
@@ -131,7 +141,7 @@ func medianStep(items []runItem, normMed float64, t medianTest) *stepChange {
 			}
 			sort.Float64s(post)
 			med := quantile(post, 0.5)
-			return med >= t.ratio*math.Max(normMed, t.min) && med-normMed >= t.floor
+			return med >= t.ratio*math.Max(normMed, t.min) && med-normMed >= t.floor && (t.also == nil || t.also(first, med))
 		})
 	if first < 0 {
 		return nil
