@@ -41,9 +41,9 @@ type selfRec struct {
 // selfOwners runs the count test on each node's requests' self time:
 // the normal is the reference's requests (when ref is not nil) or
 // those of the first baseline windows, the judged requests those from
-// window lo+scan on; a step must hold against the normal and, when
-// the capture holds selfMinNormal requests of the node before the
-// step's first high one, against those too. A node's self time leaves out the time of its
+// window lo+scan on; a step must hold against the normal and against
+// the capture's requests of the node before the step's first high one
+// (at least one). A node's self time leaves out the time of its
 // calls, so a step of it is the node's own (a starved CPU, its own
 // code) and is not explained by its callees — unless the node re-sent
 // calls from the onset's window to Slack windows later: its retries'
@@ -89,15 +89,15 @@ func selfOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) map[string]*s
 		t := medianTest{m: selfRunM, p: math.Max(0.05, 1/float64(len(norm)+1)), alpha: selfAlpha,
 			ratio: selfMinRatio, min: selfMinMS, floor: selfFloorMS}
 		// The step must hold against the capture's own requests before
-		// it too, when it has selfMinNormal of them: a difference from
-		// the reference that is there before the onset is a baseline
-		// mismatch, not this incident.
+		// it too: a difference from the reference that is there before
+		// the onset, or from the capture's first request on, is a
+		// baseline mismatch, not this incident.
 		t.also = func(first int, med float64) bool {
 			pre := append([]float64(nil), early[n]...)
 			for _, it := range items[:first] {
 				pre = append(pre, it.v)
 			}
-			return len(pre) < selfMinNormal || t.stepFrom(pre, med)
+			return len(pre) > 0 && t.stepFrom(pre, med)
 		}
 		ch := medianStep(items, med, t)
 		if ch == nil || retried(acc, n, floorDiv(ch.onset, acc.width), cfg.Slack) {

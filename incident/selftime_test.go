@@ -64,3 +64,50 @@ func TestSelfTimeOrigin(t *testing.T) {
 		})
 	}
 }
+
+// TestSelfTimeReference: against a fault-free reference (thin fast), a
+// thin service whose own work is ×3 from 60 s on is ranked first; one
+// that is ×3 from the capture's first request on differs from the
+// reference but has no step in the capture (a baseline mismatch, not
+// this incident) and owns no self-time change.
+func TestSelfTimeReference(t *testing.T) {
+	none := func(float64) float64 { return 0 }
+	from := func(at float64) func(float64) float64 {
+		return func(t float64) float64 {
+			if t >= at {
+				return 2
+			}
+			return 0
+		}
+	}
+	ref := thinSynth{delay: none, starve: none, kinds: true, every: 100}
+	tests := []struct {
+		name   string
+		s      thinSynth
+		origin string // "" when thin owns no self-time step
+	}{
+		{"step at 60 s", thinSynth{delay: none, starve: none, slow: from(60), kinds: true, every: 100}, "thin"},
+		{"slow from the start", thinSynth{delay: none, starve: none, slow: from(0), kinds: true, every: 100}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			inc, err := RootCause(context.Background(), graph.Spans(tc.s.spans()), graph.Spans(ref.spans()), nil, DefaultConfig())
+			require.NoError(t, err)
+			var owns bool
+			for _, n := range inc.Nodes {
+				for _, ev := range n.Evidence {
+					if n.Node == "thin" && ev.Metric == "self_time_calls" {
+						owns = true
+					}
+				}
+			}
+			if tc.origin == "" {
+				require.False(t, owns, "%+v", inc.Nodes)
+				return
+			}
+			require.True(t, owns, "%+v", inc.Nodes)
+			require.NotEmpty(t, inc.Origins, "%+v", inc.Nodes)
+			require.Equal(t, tc.origin, inc.Origins[0], "%+v", inc.Nodes)
+		})
+	}
+}
