@@ -118,22 +118,30 @@ func TestGapOrigin(t *testing.T) {
 				require.Empty(t, inc.Origins, "%+v", inc.Nodes)
 				return
 			}
-			require.NotEmpty(t, inc.Origins, "%+v", inc.Nodes)
-			require.Equal(t, tc.origin, inc.Origins[0], "%+v", inc.Nodes)
-			var ev *ChangeEvidence
-			for i := range inc.Nodes[0].Evidence {
-				if e := &inc.Nodes[0].Evidence[i]; e.Metric == tc.metric {
-					ev = e
-				}
-			}
-			require.NotNil(t, ev, "%+v", inc.Nodes[0])
-			require.Positive(t, ev.Calls)
-			require.LessOrEqual(t, ev.ValueLow, ev.Value)
-			require.GreaterOrEqual(t, ev.ValueHigh, ev.Value)
-			// The onset is at the fault (60 s: window 6), not before.
-			require.Equal(t, inc.StartNS+6*int64(inc.WindowMS*1e6), inc.Nodes[0].AtNS)
+			requireCountedOrigin(t, inc, tc.origin, tc.metric)
 		})
 	}
+}
+
+// requireCountedOrigin checks that origin is ranked first with evidence
+// of metric counted in calls (a count, a 95% interval around the
+// median) and its change at the fault (60 s: window 6), not before.
+func requireCountedOrigin(t *testing.T, inc *Incident, origin, metric string) *ChangeEvidence {
+	t.Helper()
+	require.NotEmpty(t, inc.Origins, "%+v", inc.Nodes)
+	require.Equal(t, origin, inc.Origins[0], "%+v", inc.Nodes)
+	var ev *ChangeEvidence
+	for i := range inc.Nodes[0].Evidence {
+		if e := &inc.Nodes[0].Evidence[i]; e.Metric == metric {
+			ev = e
+		}
+	}
+	require.NotNil(t, ev, "%+v", inc.Nodes[0])
+	require.Positive(t, ev.Calls)
+	require.LessOrEqual(t, ev.ValueLow, ev.Value)
+	require.GreaterOrEqual(t, ev.ValueHigh, ev.Value)
+	require.Equal(t, inc.StartNS+6*int64(inc.WindowMS*1e6), inc.Nodes[0].AtNS)
+	return ev
 }
 
 func TestGapRunK(t *testing.T) {
