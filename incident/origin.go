@@ -164,7 +164,7 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, logs log
 	}
 	// Self time counted in requests: a node's step of it (see
 	// selfOwners) joins its judgements.
-	selfOwned := selfOwners(acc, ref, lo, scan, cfg)
+	selfOwned := selfOwners(acc, ref, lo, scan, cfg, callees, gapOwned)
 	for _, name := range sortedKeys(selfOwned) {
 		if st := byName[name]; st != nil {
 			for k, j := range selfJudgements(selfOwned[name], width, lo, nw) {

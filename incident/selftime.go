@@ -46,10 +46,12 @@ type selfRec struct {
 // (at least one). A node's self time leaves out the time of its
 // calls, so a step of it is the node's own (a starved CPU, its own
 // code) and is not explained by its callees — unless the node re-sent
-// calls from the onset's window to Slack windows later: its retries'
-// backoff is its callee's failures. A serialised node's self time is
+// calls from the onset's window to Slack windows later (its retries'
+// backoff is its callee's failures), or a callee of it owns a rise of
+// the gap into it from no later than that (see wired). A serialised
+// node's self time is
 // judged by its windows (the time it held its slot), not here.
-func selfOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) map[string]*stepChange {
+func selfOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config, callees map[string][]string, gapOwned map[string]*stepChange) map[string]*stepChange {
 	normal, judged := map[string][]float64{}, map[string][]selfRec{}
 	early := map[string][]float64{} // the capture's requests before the judged ones
 	if ref != nil {
@@ -100,13 +102,28 @@ func selfOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) map[string]*s
 			return len(pre) > 0 && t.stepFrom(pre, med)
 		}
 		ch := medianStep(items, med, t)
-		if ch == nil || retried(acc, n, floorDiv(ch.onset, acc.width), cfg.Slack) {
+		if ch == nil || retried(acc, n, floorDiv(ch.onset, acc.width), cfg.Slack) ||
+			wired(n, floorDiv(ch.onset, acc.width), acc.width, cfg.Slack, callees, gapOwned) {
 			continue
 		}
 		ch.node, ch.metric = n, "self_time_calls"
 		owned[n] = ch
 	}
 	return owned
+}
+
+// wired reports whether a callee of node owns a rise of the gap into
+// it (its network) from no later than slack windows after window w:
+// where the caller's spans do not time its calls (a span in the
+// caller's service around several calls, as in Nezha's CSV), the time
+// on the wire is counted in the caller's self time.
+func wired(node string, w, width int64, slack int, callees map[string][]string, gapOwned map[string]*stepChange) bool {
+	for _, c := range callees[node] {
+		if ch := gapOwned[c]; ch != nil && ch.metric == "gap_in" && floorDiv(ch.onset, width) <= w+int64(slack) {
+			return true
+		}
+	}
+	return false
 }
 
 // retried reports whether node re-sent a call to any callee from window
