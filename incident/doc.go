@@ -116,7 +116,11 @@
 // leaves out the time of the node's calls, so the step is the node's
 // own (self_time_calls): it is not explained by its callees — unless
 // the node re-sent calls from the onset's window to Slack windows
-// later (its backoff is its callee's failures) — and its callers'
+// later (its backoff is its callee's failures), or a callee owns a rise
+// of the gap into it from no later than that (where the caller's spans
+// do not time each call, as a span around several calls in Nezha's
+// CSV, the time on the wire is counted in its self time) — and its
+// callers'
 // latency, which its served time holds, is explained by it as any
 // callee's is. It gets a judgement per window from the onset's on (out
 // when most of the window's requests are high and their median is
