@@ -104,7 +104,7 @@ func accounts(acc *spanAcc, edgeNormals map[[2]string]normal, served bool, nb no
 // It returns the edges' normal ranges as the caller saw the calls and as
 // the callee served them, and the edge windows whose added time was
 // given to the callee.
-func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, nw, scan int, cfg Config, gapOwned map[string]*gapChange, gapAt map[string]int) (map[[2]string]normal, map[[2]string]normal, map[edgeWindow]bool) {
+func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, nw, scan int, cfg Config, gapOwned map[string]*stepChange, gapAt map[string]int) (map[[2]string]normal, map[[2]string]normal, map[edgeWindow]bool) {
 	normals := map[[2]string]normal{}
 	srvNormals := map[[2]string]normal{}
 	callers := map[edgeWindow]bool{}

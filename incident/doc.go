@@ -93,6 +93,41 @@
 // of a callee that owns its gap are explained by it (their calls read as
 // they saw them).
 //
+// Self time is judged by requests too (selftime.go), so that a thin
+// service's CPU contention needs as many requests as a busy one's. Per
+// node the normal self times (each request's, scaled for the mix of
+// operations as in the windows) are the reference's, or the first
+// BaselineWindows windows' (at least 5 requests); a request is high
+// when its self time exceeds max(the normal p95, the normal median +
+// 1 ms). The judged requests are walked in time order as the gap's
+// calls are (the walk is runs.go's, shared with the gap and the
+// fan-out tests): the onset is the first high request of the first run
+// of 8 with k high, k the least with P(Binomial(8, p) ≥ k) < 10⁻³, p
+// the normal share high (5%, or 1/(n+1) for n normal requests when
+// that is more: the chance that a request exceeds the largest of a
+// few), confirmed when the requests from the onset on have a median at
+// least twice the normal median (floored at 1 ms) and 1 ms above it,
+// and the same against the capture's own requests of the node before
+// the onset (there must be one: a difference from the reference that
+// is there from the capture's first request, or before the onset, is
+// a baseline mismatch, not this incident). The size is the log ratio
+// of that median to the floored normal median, its uncertainty the
+// requests counted and the median's 95% confidence interval. Self time
+// leaves out the time of the node's calls, so the step is the node's
+// own (self_time_calls): it is not explained by its callees — unless
+// the node re-sent calls from the onset's window to Slack windows
+// later (its backoff is its callee's failures), or a callee owns a rise
+// of the gap into it from no later than that (where the caller's spans
+// do not time each call, as a span around several calls in Nezha's
+// CSV, the time on the wire is counted in its self time) — and its
+// callers'
+// latency, which its served time holds, is explained by it as any
+// callee's is. It gets a judgement per window from the onset's on (out
+// when most of the window's requests are high and their median is
+// 1 ms above normal), and its size joins its score. A serialised
+// node's self time is judged by its windows (the time it held its
+// slot), not here.
+//
 // Calls that vanish are judged by requests, not windows
 // (truncation.go). Per request the pass keeps its calls per callee and
 // its descendants (the spans below it in its trace); per operation the
@@ -191,7 +226,7 @@
 // change's size (the largest |log ratio| of its latency medians to
 // normal, its own or as a caller sees it, plus its error rise, plus the
 // largest log ratio of a saturation metric to normal, plus the size of
-// the gap change it owns) — not the z-score,
+// the gap change and of the self-time step it owns) — not the z-score,
 // which grows with traffic. The origins are the unexplained nodes —
 // first those that own a gap change (the gap leaves out the callee's own
 // time and is given to one end, so a slow callee or a caller's load does

@@ -26,9 +26,6 @@ const (
 	gapMinRatio = 4.0
 	// gapMinNormal is the fewest normal calls an edge needs.
 	gapMinNormal = 3
-	// gapMaxTries bounds the runs tried per pool: a run whose
-	// post-onset median stays normal was chance.
-	gapMaxTries = 64
 )
 
 // gapRec is one synchronous call the caller timed with its own span:
@@ -52,19 +49,9 @@ type gapEdge struct {
 	calls     []gapRec // judged calls, by time
 }
 
-// gapChange is a pool's (a callee's inbound edges, or a caller's
-// outbound ones) count-based change of the gap.
-type gapChange struct {
-	node, metric string // gap_in, gap_out
-	onset        int64  // ns: the first call of the first run
-	n            int    // calls from the onset on
-	normMed      float64
-	postMed      float64
-	low, high    float64 // the order-statistic 95% CI of postMed
-	size         float64 // log(postMed / max(normMed, gapMinMS))
-	calls        []gapRec
-	edges        []*gapEdge
-}
+// gapTest is the gap's count test: a run of gapRunM calls at 5% high
+// under the normal, confirmed by the median from the onset on.
+var gapTest = medianTest{m: gapRunM, p: 0.05, alpha: gapAlpha, ratio: gapMinRatio, min: gapMinMS, floor: gapFloorMS}
 
 // gapRunK is the least k with P(Binomial(m, p) ≥ k) < alpha.
 func gapRunK(m int, p, alpha float64) int {
@@ -167,7 +154,7 @@ func gapEdges(acc, ref *spanAcc, lo int64, scan int, cfg Config) map[[2]string]*
 // high, whose calls from then on have a median gap at least gapMinRatio
 // times the pool's normal median and gapFloorMS above it. It returns nil
 // when there is none.
-func gapPool(node, metric string, es []*gapEdge) *gapChange {
+func gapPool(node, metric string, es []*gapEdge) *stepChange {
 	if len(es) == 0 {
 		return nil
 	}
@@ -190,47 +177,16 @@ func gapPool(node, metric string, es []*gapEdge) *gapChange {
 		}
 		return calls[i].e < calls[j].e
 	})
-	normMed := quantile(normal, 0.5)
-	k := gapRunK(gapRunM, 0.05, gapAlpha)
-	tries, from := 0, 0 // from: where the current run may start
-	for i := range calls {
-		count := 0
-		for j := max(from, i-gapRunM+1); j <= i; j++ {
-			if calls[j].high {
-				count++
-			}
-		}
-		if count < k {
-			continue
-		}
-		first := max(from, i-gapRunM+1)
-		for !calls[first].high {
-			first++
-		}
-		post := make([]float64, 0, len(calls)-first)
-		for _, c := range calls[first:] {
-			post = append(post, c.r.gap)
-		}
-		sort.Float64s(post)
-		med := quantile(post, 0.5)
-		if med >= gapMinRatio*math.Max(normMed, gapMinMS) && med-normMed >= gapFloorMS {
-			n := len(post)
-			lo, hi := medianCI(n)
-			ch := &gapChange{node: node, metric: metric, onset: calls[first].r.at, n: n,
-				normMed: normMed, postMed: med, low: post[lo], high: post[hi],
-				size: math.Log(med / math.Max(normMed, gapMinMS)), edges: es}
-			for _, c := range calls[first:] {
-				ch.calls = append(ch.calls, c.r)
-			}
-			return ch
-		}
-		// Chance: the next run starts after this one.
-		if tries++; tries >= gapMaxTries {
-			return nil
-		}
-		from = i + 1
+	items := make([]runItem, len(calls))
+	for i, c := range calls {
+		items[i] = runItem{at: c.r.at, v: c.r.gap, high: c.high}
 	}
-	return nil
+	ch := medianStep(items, quantile(normal, 0.5), gapTest)
+	if ch == nil {
+		return nil
+	}
+	ch.node, ch.metric, ch.edges = node, metric, es
+	return ch
 }
 
 // medianCI returns the order statistics (0-based) bounding a 95%
@@ -264,7 +220,7 @@ func (e *gapEdge) rose(at int64) (rose, seen bool) {
 // gaps rose on at least half its inbound edges that carried calls, from
 // a caller whose gaps to its other callees mostly did not rise, owns
 // the change (gap_in: its network).
-func gapOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) (map[string]*gapChange, map[[2]string]*gapEdge) {
+func gapOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) (map[string]*stepChange, map[[2]string]*gapEdge) {
 	edges := gapEdges(acc, ref, lo, scan, cfg)
 	keys := make([][2]string, 0, len(edges))
 	for k := range edges {
@@ -290,7 +246,7 @@ func gapOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) (map[string]*g
 		}
 	}
 	sort.Strings(nodes)
-	owned := map[string]*gapChange{}
+	owned := map[string]*stepChange{}
 	starved := map[string]bool{}
 	for _, c := range nodes {
 		ch := gapPool(c, "gap_out", out[c])
@@ -355,39 +311,8 @@ func gapOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) (map[string]*g
 // gapJudgements turns a change into one judgement per window from the
 // onset's on: a window with calls of the pool from the onset on is out
 // when most of them are high and their median gap is gapFloorMS above
-// the normal median, with the
-// binomial z of their share above their edges' high against 5%.
-func gapJudgements(ch *gapChange, width, lo int64, nw int) []judgement {
-	js := make([]judgement, nw)
-	byWin := map[int][]float64{}
-	hi := map[int]int{}
-	for _, r := range ch.calls {
-		k := int(floorDiv(r.at, width) - lo)
-		if k < 0 || k >= nw {
-			continue
-		}
-		byWin[k] = append(byWin[k], r.gap)
-	}
-	for _, e := range ch.edges {
-		for _, r := range e.calls {
-			if r.at < ch.onset || r.gap <= e.high {
-				continue
-			}
-			if k := int(floorDiv(r.at, width) - lo); k >= 0 && k < nw {
-				hi[k]++
-			}
-		}
-	}
-	for k := 0; k < nw; k++ {
-		gs := byWin[k]
-		if len(gs) == 0 {
-			continue
-		}
-		n := float64(len(gs))
-		z := (float64(hi[k])/n - 0.05) / math.Sqrt(0.05*0.95/n)
-		med := quantile(gs, 0.5)
-		js[k] = judgement{judged: true, out: 2*hi[k] > len(gs) && med-ch.normMed >= gapFloorMS, z: math.Max(z, 0),
-			metric: ch.metric, base: ch.normMed, value: med, n: len(gs)}
-	}
-	return js
+// the normal median, with the binomial z of their share above their
+// edges' high against 5%.
+func gapJudgements(ch *stepChange, width, lo int64, nw int) []judgement {
+	return runWindows(ch.items, ch.normMed, gapFloorMS, ch.p, ch.metric, width, lo, nw)
 }

@@ -14,15 +14,17 @@ import (
 )
 
 // thinSynth writes traces of web → api → {db, thin} at 20 a second for
-// 120 s; api calls thin on one request in ten (2 calls a second). delay(t)
-// is added to the network of every call into thin at time t (seconds),
-// starve(t) to api's client spans around each of its calls (a
-// CPU-starved caller). With kinds false every span is unspecified, as in
-// Nezha's CSV: the caller's span around a call is the parent of the
-// callee's.
+// 120 s; api calls thin on one request in every (10 when 0: 2 calls a
+// second). delay(t) is added to the network of every call into thin at
+// time t (seconds), starve(t) to api's client spans around each of its
+// calls (a CPU-starved caller), and thin's own work is multiplied by
+// 1+slow(t) (a CPU-starved thin; nil: none). With kinds false every
+// span is unspecified, as in Nezha's CSV: the caller's span around a
+// call is the parent of the callee's.
 type thinSynth struct {
-	delay, starve func(t float64) float64
-	kinds         bool
+	delay, starve, slow func(t float64) float64
+	kinds               bool
+	every               int
 }
 
 func (s thinSynth) spans() []cascade.Span {
@@ -54,9 +56,16 @@ func (s thinSynth) spans() []cascade.Span {
 		thin := 0.0
 		gap := 1 + jit(1) + s.starve(t)
 		thinGap := gap + s.delay(t)
-		calls := i%10 == 0
+		every := s.every
+		if every == 0 {
+			every = 10
+		}
+		calls := i%every == 0
 		if calls {
 			thin = jit(5)
+			if s.slow != nil {
+				thin *= 1 + s.slow(t)
+			}
 		}
 		api := jit(3) + db + 2*gap
 		if calls {
@@ -109,22 +118,30 @@ func TestGapOrigin(t *testing.T) {
 				require.Empty(t, inc.Origins, "%+v", inc.Nodes)
 				return
 			}
-			require.NotEmpty(t, inc.Origins, "%+v", inc.Nodes)
-			require.Equal(t, tc.origin, inc.Origins[0], "%+v", inc.Nodes)
-			var ev *ChangeEvidence
-			for i := range inc.Nodes[0].Evidence {
-				if e := &inc.Nodes[0].Evidence[i]; e.Metric == tc.metric {
-					ev = e
-				}
-			}
-			require.NotNil(t, ev, "%+v", inc.Nodes[0])
-			require.Positive(t, ev.Calls)
-			require.LessOrEqual(t, ev.ValueLow, ev.Value)
-			require.GreaterOrEqual(t, ev.ValueHigh, ev.Value)
-			// The onset is at the fault (60 s: window 6), not before.
-			require.Equal(t, inc.StartNS+6*int64(inc.WindowMS*1e6), inc.Nodes[0].AtNS)
+			requireCountedOrigin(t, inc, tc.origin, tc.metric)
 		})
 	}
+}
+
+// requireCountedOrigin checks that origin is ranked first with evidence
+// of metric counted in calls (a count, a 95% interval around the
+// median) and its change at the fault (60 s: window 6), not before.
+func requireCountedOrigin(t *testing.T, inc *Incident, origin, metric string) *ChangeEvidence {
+	t.Helper()
+	require.NotEmpty(t, inc.Origins, "%+v", inc.Nodes)
+	require.Equal(t, origin, inc.Origins[0], "%+v", inc.Nodes)
+	var ev *ChangeEvidence
+	for i := range inc.Nodes[0].Evidence {
+		if e := &inc.Nodes[0].Evidence[i]; e.Metric == metric {
+			ev = e
+		}
+	}
+	require.NotNil(t, ev, "%+v", inc.Nodes[0])
+	require.Positive(t, ev.Calls)
+	require.LessOrEqual(t, ev.ValueLow, ev.Value)
+	require.GreaterOrEqual(t, ev.ValueHigh, ev.Value)
+	require.Equal(t, inc.StartNS+6*int64(inc.WindowMS*1e6), inc.Nodes[0].AtNS)
+	return ev
 }
 
 func TestGapRunK(t *testing.T) {

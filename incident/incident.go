@@ -186,8 +186,9 @@ type ChangeEvidence struct {
 	Value float64 `json:"value"`
 	AtNS  int64   `json:"at_ns"`
 	Z     float64 `json:"z"`
-	// For the client−server gap (gap_in, gap_out), counted by calls
-	// rather than windows: Value is the median gap from the onset on,
+	// For the client−server gap (gap_in, gap_out) and self time
+	// (self_time_calls), counted by calls (requests) rather than
+	// windows: Value is the median gap (self time) from the onset on,
 	// over Calls calls, ValueLow and ValueHigh its 95% confidence
 	// interval (order statistics).
 	Calls     int     `json:"calls,omitempty"`

@@ -107,6 +107,10 @@ type spanAcc struct {
 	// gaps are the synchronous calls the caller timed with its own
 	// span, for the gap test (kept after fill).
 	gaps []gapRec
+	// selfs are the requests' self times, scaled for the mix of
+	// operations as their windows judge them, for the self-time count
+	// test (kept after fill; see selftime.go).
+	selfs []selfRec
 	// fans are the requests' calls per callee and descendants, for the
 	// fan-out and truncation tests (kept after fill; see truncation.go).
 	fans    []fanRec
@@ -426,7 +430,7 @@ func (a *spanAcc) flush() {
 		if s.failed {
 			w.errs++
 		}
-		rec := reqRec{op: a.opID(s.service, s.op), w: floorDiv(s.start, a.width), lat: l, self: self, parent: -1, share: 1}
+		rec := reqRec{op: a.opID(s.service, s.op), at: s.start, w: floorDiv(s.start, a.width), lat: l, self: self, parent: -1, share: 1}
 		if p := callerOf[i]; p >= 0 {
 			rec.parent = int32(recIdx[p])
 		}
@@ -446,7 +450,7 @@ type reqRec struct {
 	// summed durations that its latency waited (less than 1 where calls
 	// overlapped).
 	parent           int32
-	w                int64
+	at, w            int64 // the start (ns), its window
 	lat, self, share float64
 }
 
@@ -595,6 +599,7 @@ func (a *spanAcc) fill(sc opScale) {
 		w := a.win(svc, r.w)
 		w.lat.add(adj[i], a.cap, a.rng)
 		w.self.add(r.self*factor(r)[1], a.cap, a.rng)
+		a.selfs = append(a.selfs, selfRec{op: r.op, at: r.at, self: r.self * factor(r)[1]})
 		if scaled[svc] || adj[i] != r.lat {
 			// What the windows show stays the times as measured; its
 			// own generator keeps the judged samples what they were.

@@ -150,6 +150,7 @@ func TestNezhaDay(t *testing.T) {
 			ranks := make([]int, len(faults))
 			tops := make([][]string, len(faults))
 			logChanges := make([][]string, len(faults))
+			selfChanges := make([][]string, len(faults))
 			for i, f := range faults {
 				dir := filepath.Join(root, f.system)
 				var files, logs []string
@@ -193,6 +194,9 @@ func TestNezhaDay(t *testing.T) {
 						if strings.HasPrefix(ev.Metric, "log_") {
 							logChanges[i] = append(logChanges[i], n.Node+" "+ev.Metric)
 						}
+						if ev.Metric == "self_time_calls" {
+							selfChanges[i] = append(selfChanges[i], n.Node+" "+ev.Metric)
+						}
 					}
 				}
 				rk := "—"
@@ -204,8 +208,9 @@ func TestNezhaDay(t *testing.T) {
 			fmt.Fprintf(&b, "\n%s", hitTable(faults, ranks))
 			fmt.Fprintf(&b, "\n%s", aggregatorCount(faults, tops))
 			if withLogs {
-				fmt.Fprintf(&b, "\n%s", logCount(faults, logChanges))
+				fmt.Fprintf(&b, "\n%s", evidenceCount("log", faults, logChanges))
 			}
+			fmt.Fprintf(&b, "\n%s", evidenceCount("self-time", faults, selfChanges))
 		}
 	}
 	fmt.Fprintf(&b, "\n### confidence against hits (every mode)\n\n| band | right | answers |\n|---|---|---|\n")
@@ -224,9 +229,10 @@ func TestNezhaDay(t *testing.T) {
 	t.Log(b.String())
 }
 
-// logCount lists, per fault, the changed nodes whose evidence holds a
-// log signal, and counts those at the injected service and elsewhere.
-func logCount(faults []nezhaFault, changes [][]string) string {
+// evidenceCount lists, per fault, the changed nodes whose evidence holds
+// a signal of one kind (the log signals, self time counted in calls),
+// and counts those at the injected service and elsewhere.
+func evidenceCount(kind string, faults []nezhaFault, changes [][]string) string {
 	var b strings.Builder
 	var at, elsewhere int
 	for i, f := range faults {
@@ -242,7 +248,7 @@ func logCount(faults []nezhaFault, changes [][]string) string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "log evidence: %d at the injected service, %d elsewhere\n", at, elsewhere)
+	fmt.Fprintf(&b, "%s evidence: %d at the injected service, %d elsewhere\n", kind, at, elsewhere)
 	return b.String()
 }
 

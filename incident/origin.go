@@ -162,6 +162,18 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, logs log
 			}
 		}
 	}
+	// Self time counted in requests: a node's step of it (see
+	// selfOwners) joins its judgements.
+	selfOwned := selfOwners(acc, ref, lo, scan, cfg, callees, gapOwned)
+	for _, name := range sortedKeys(selfOwned) {
+		if st := byName[name]; st != nil {
+			for k, j := range selfJudgements(selfOwned[name], width, lo, nw) {
+				if k >= scan && j.judged && (!st.js[k].judged || j.out) {
+					st.js[k] = merge(st.js[k], j)
+				}
+			}
+		}
+	}
 	edgeNormals, srvNormals, gapToCallee := attributeCalls(acc, ref, byName, lo, nw, scan, cfg, gapOwned, gapAt)
 	// A callee that owns its inbound gap owns the time on the wire of
 	// every call into it from its onset on: its callers are explained by
@@ -262,10 +274,11 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, logs log
 		if st.js[st.change].metric == "throughput" {
 			continue // silence does not come from below
 		}
-		if gapOwned[st.name] != nil || fanOwned[st.name] != nil {
+		if gapOwned[st.name] != nil || fanOwned[st.name] != nil || selfOwned[st.name] != nil {
 			// The time between a caller's span and its callee's is not
-			// spent in the callees of either end; calls a node dropped,
-			// or a trace it ended early, are its own doing.
+			// spent in the callees of either end, nor is a node's self
+			// time; calls a node dropped, or a trace it ended early, are
+			// its own doing.
 			continue
 		}
 		for _, callee := range callees[st.name] {
@@ -329,12 +342,18 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, logs log
 			if o := fanOwned[st.name]; o != nil {
 				gapSize += o.change.size
 			}
+			if ch := selfOwned[st.name]; ch != nil {
+				gapSize += ch.size
+			}
 			scores[i] = numfmt.Round3(persistence(st.js, st.change) * (mags[i] + metricRise(mjs[st.name], st.change) + silence(st.js, st.change) + gapSize +
 				logSize(ljs[st.name], st.change)))
 			changes[i].Score = scores[i]
 			changes[i].Evidence = evidenceOf(st.js, st.change, lo, width, cfg.Threshold)
 			logEvidence(changes[i].Evidence, ljs[st.name])
-			if ch := gapOwned[st.name]; ch != nil {
+			for _, ch := range []*stepChange{gapOwned[st.name], selfOwned[st.name]} {
+				if ch == nil {
+					continue
+				}
 				for e := range changes[i].Evidence {
 					if ev := &changes[i].Evidence[e]; ev.Metric == ch.metric {
 						ev.Calls, ev.ValueLow, ev.ValueHigh = ch.n, numfmt.Round3(ch.low), numfmt.Round3(ch.high)

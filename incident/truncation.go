@@ -30,8 +30,6 @@ const (
 	fanFlagShare = 0.25
 	// fanMinNormal is the fewest normal requests an operation needs.
 	fanMinNormal = 5
-	// fanMaxTries bounds the runs tried per pool.
-	fanMaxTries = 64
 )
 
 // fanRec is one request: its node and operation, start, the spans
@@ -173,52 +171,40 @@ func fanPool(items []fanItem, drop bool, threshold float64) *fanChange {
 	for _, it := range items {
 		p = math.Max(p, it.normShare)
 	}
-	k := gapRunK(fanRunM, p, fanAlpha)
-	tries, from := 0, 0
-	for i := range items {
-		count := 0
-		for j := max(from, i-fanRunM+1); j <= i; j++ {
-			if items[j].flag {
-				count++
-			}
-		}
-		if count < k {
-			continue
-		}
-		first := max(from, i-fanRunM+1)
-		for !items[first].flag {
-			first++
-		}
-		var exp, obs float64
-		var flagged, failed int
-		for _, it := range items[first:] {
-			exp += it.exp
-			obs += it.x
-			if it.flag {
-				flagged++
-				if it.failed {
-					failed++
+	var ch *fanChange
+	first := firstRun(len(items), fanRunM, gapRunK(fanRunM, p, fanAlpha),
+		func(i int) bool { return items[i].flag },
+		func(first int) bool {
+			var exp, obs float64
+			var flagged, failed int
+			for _, it := range items[first:] {
+				exp += it.exp
+				obs += it.x
+				if it.flag {
+					flagged++
+					if it.failed {
+						failed++
+					}
 				}
 			}
-		}
-		z := (exp - obs) / math.Sqrt(math.Max(exp, 1))
-		ok := obs <= (1-fanMinChange)*exp && z >= threshold
-		if !drop {
-			ok = obs >= (1+fanMinChange)*exp && -z >= threshold
-		}
-		if ok {
-			h := 1.96 * math.Sqrt(obs)
-			return &fanChange{onset: items[first].at, n: len(items) - first, exp: exp, obs: obs,
-				low: math.Max(0, obs-h) / exp, high: (obs + h) / exp,
-				size:  math.Abs(math.Log((exp + 1) / (obs + 1))),
-				items: items[first:], failedShare: float64(failed) / float64(max(flagged, 1))}
-		}
-		if tries++; tries >= fanMaxTries {
-			return nil
-		}
-		from = i + 1
+			z := (exp - obs) / math.Sqrt(math.Max(exp, 1))
+			ok := obs <= (1-fanMinChange)*exp && z >= threshold
+			if !drop {
+				ok = obs >= (1+fanMinChange)*exp && -z >= threshold
+			}
+			if ok {
+				h := 1.96 * math.Sqrt(obs)
+				ch = &fanChange{onset: items[first].at, n: len(items) - first, exp: exp, obs: obs,
+					low: math.Max(0, obs-h) / exp, high: (obs + h) / exp,
+					size:  math.Abs(math.Log((exp + 1) / (obs + 1))),
+					items: items[first:], failedShare: float64(failed) / float64(max(flagged, 1))}
+			}
+			return ok
+		})
+	if first < 0 {
+		return nil
 	}
-	return nil
+	return ch
 }
 
 // fanOwner is a node whose requests dropped calls or ended early: its
@@ -444,7 +430,7 @@ func servedAsBefore(js []judgement, c int) bool {
 	for _, j := range js[c:] {
 		for _, o := range append([]judgement{j}, j.others...) {
 			switch o.metric {
-			case "latency", "self_time", "slow_share", "error_rate":
+			case "latency", "self_time", "self_time_calls", "slow_share", "error_rate":
 				if o.out {
 					return false
 				}

@@ -1,0 +1,154 @@
+package incident
+
+import (
+	"math"
+	"sort"
+)
+
+// Count-based onsets (see doc.go, Method): the walk that the
+// client−server gap, the fan-out and truncation, and the self-time
+// tests share. Each judges calls (or requests) one by one in time
+// order, so that a thin service needs as many of them as a busy one,
+// not as much time.
+
+// maxRunTries bounds the runs tried per pool: a run whose confirmation
+// fails was chance, and the walk goes on past it.
+const maxRunTries = 64
+
+// firstRun walks n items in time order, flag(i) reporting item i
+// flagged (high, or low), and returns the first flagged item of the
+// first run of m items with at least k flagged for which confirm(first)
+// holds (the items from first on show the change); −1 when there is
+// none, or when maxRunTries runs failed confirmation. After a run
+// fails, the next one starts after it.
+func firstRun(n, m, k int, flag func(int) bool, confirm func(first int) bool) int {
+	tries, from := 0, 0
+	for i := 0; i < n; i++ {
+		count := 0
+		for j := max(from, i-m+1); j <= i; j++ {
+			if flag(j) {
+				count++
+			}
+		}
+		if count < k {
+			continue
+		}
+		first := max(from, i-m+1)
+		for !flag(first) {
+			first++
+		}
+		if confirm(first) {
+			return first
+		}
+		if tries++; tries >= maxRunTries {
+			return -1
+		}
+		from = i + 1
+	}
+	return -1
+}
+
+// runItem is one call of a count-based change from its onset on: when
+// it started, its value (ms) and whether it was high against its
+// normal.
+type runItem struct {
+	at   int64
+	v    float64
+	high bool
+}
+
+// runWindows turns a count-based change (its items from the onset on)
+// into one judgement per window: a window holding items is out when
+// most of them are high and their median is floor above the normal
+// median, with the binomial z of the high share against p, the normal
+// share of high items.
+func runWindows(items []runItem, normMed, floor, p float64, metric string, width, lo int64, nw int) []judgement {
+	js := make([]judgement, nw)
+	byWin := make([][]float64, nw)
+	hi := make([]int, nw)
+	for _, it := range items {
+		k := int(floorDiv(it.at, width) - lo)
+		if k < 0 || k >= nw {
+			continue
+		}
+		byWin[k] = append(byWin[k], it.v)
+		if it.high {
+			hi[k]++
+		}
+	}
+	for k, vs := range byWin {
+		if len(vs) == 0 {
+			continue
+		}
+		n := float64(len(vs))
+		z := (float64(hi[k])/n - p) / math.Sqrt(p*(1-p)/n)
+		med := quantile(vs, 0.5)
+		js[k] = judgement{judged: true, out: 2*hi[k] > len(vs) && med-normMed >= floor, z: math.Max(z, 0),
+			metric: metric, base: normMed, value: med, n: len(vs)}
+	}
+	return js
+}
+
+// stepChange is a count-based step of a median: of the gap on a pool of
+// edges (a callee's inbound ones, gap_in, or a caller's outbound ones,
+// gap_out), or of a node's self time (self_time_calls).
+type stepChange struct {
+	node, metric string
+	onset        int64 // ns: the first high item of the first run
+	n            int   // items from the onset on
+	normMed      float64
+	postMed      float64
+	low, high    float64   // the order-statistic 95% CI of postMed
+	size         float64   // log(postMed / max(normMed, the test's min))
+	items        []runItem // from the onset on
+	p            float64   // the share of items high under the normal
+	edges        []*gapEdge
+}
+
+// medianTest is how a step of a median is found: a run of m items with
+// k high, k the least with P(Binomial(m, p) ≥ k) < alpha (p: the share
+// of items high under the normal), confirmed when the items from its
+// first high one on have a median at least ratio times the normal
+// median (floored at min) and floor above it.
+type medianTest struct {
+	m                 int
+	p, alpha          float64
+	ratio, min, floor float64
+	// also, when not nil, must hold too for the run whose first high
+	// item is first, the median from there on being med.
+	also func(first int, med float64) bool
+}
+
+// stepFrom reports whether med is a step from the median of xs: at
+// least ratio times it (floored at min) and floor above it.
+func (t *medianTest) stepFrom(xs []float64, med float64) bool {
+	base := quantile(xs, 0.5)
+	return med >= t.ratio*math.Max(base, t.min) && med-base >= t.floor
+}
+
+// medianStep runs t on items (in time order); nil when no step is
+// found. The size is the log ratio of the median from the onset on to
+// the floored normal median, its uncertainty the items counted and the
+// median's 95% confidence interval.
+func medianStep(items []runItem, normMed float64, t medianTest) *stepChange {
+	var post []float64
+	first := firstRun(len(items), t.m, gapRunK(t.m, t.p, t.alpha),
+		func(i int) bool { return items[i].high },
+		func(first int) bool {
+			post = post[:0]
+			for _, it := range items[first:] {
+				post = append(post, it.v)
+			}
+			sort.Float64s(post)
+			med := quantile(post, 0.5)
+			return med >= t.ratio*math.Max(normMed, t.min) && med-normMed >= t.floor && (t.also == nil || t.also(first, med))
+		})
+	if first < 0 {
+		return nil
+	}
+	med := quantile(post, 0.5)
+	n := len(post)
+	lo, hi := medianCI(n)
+	return &stepChange{onset: items[first].at, n: n, normMed: normMed, postMed: med, low: post[lo], high: post[hi],
+		size: math.Log(med / math.Max(normMed, t.min)), items: items[first:], p: t.p}
+}
