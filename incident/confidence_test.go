@@ -12,11 +12,11 @@ func TestTrackRecord(t *testing.T) {
 		band          string
 		right, answrs int
 	}{
-		{1, "0.9 to 1", 24, 25},
-		{0.9, "0.9 to 1", 24, 25},
-		{0.85, "0.8 to 0.9", 24, 26},
-		{0.7, "0.7 to 0.8", 10, 12},
-		{0.55, "0 to 0.7", 4, 5},
+		{1, "0.9 to 1", 24, 24},
+		{0.9, "0.9 to 1", 24, 24},
+		{0.85, "0.8 to 0.9", 26, 28},
+		{0.7, "0.7 to 0.8", 8, 10},
+		{0.55, "0 to 0.7", 4, 6},
 	} {
 		r := trackRecord(tc.conf)
 		require.NotNil(t, r, "%g", tc.conf)
