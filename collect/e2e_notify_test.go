@@ -141,6 +141,9 @@ func TestE2ENotify(t *testing.T) {
 				r.variant = name
 				m := r.measured
 				t.Logf("before with %s, run %d (seed %d): success %.2f%%, p50 %.0f ms, alarm %v (%.0fs)", name, i+1, m.Seed, 100*m.FlowSuccessRate, m.FlowP50MS, m.MemoryAlarm, m.MemoryAlarmSeconds)
+				if keep != "" {
+					keepNotify(t, filepath.Join(keep, fmt.Sprintf("notify-before-%s-seed%d", strings.ReplaceAll(name, "=", "-"), m.Seed)), r, every)
+				}
 				variants = append(variants, r)
 			}
 		}
