@@ -205,6 +205,12 @@ type Builder struct {
 	metrics  metricAcc
 	warnings []string
 
+	// order counts, per ordered pair of edges out of one caller (A<<32 |
+	// B), the caller requests that called on both (both) and those whose
+	// first call on B started at or after their last on A ended
+	// (after): which of a caller's calls wait for which (assignStages).
+	order map[uint64]*[2]int64
+
 	// messaging: queue nodes, and every publish and delivery kept to join
 	// them across traces at Finish (see queue.go)
 	mq mqAcc
@@ -236,6 +242,7 @@ func NewBuilder(cfg Config) (*Builder, error) {
 		nodeIdx: map[uint64]int32{},
 		edgeIdx: map[uint64]int32{},
 		entries: map[uint64]int64{},
+		order:   map[uint64]*[2]int64{},
 		metrics: newMetricAcc(),
 		work:    newTraceWork(),
 		mq:      newMQAcc(),

@@ -402,6 +402,20 @@ func TestBuild(t *testing.T) {
 			require.Equal(t, 2, edge(t, m, "a", "e").Stage)
 		},
 	}, {
+		// A slow failure of b ends a's request before it calls c: b's
+		// median end (over every request) passes c's median start (over
+		// the requests that went on), yet c waits for b in every request
+		// that called both (HotROD's frontend: route after driver).
+		name: "a stage waits for the one before it in the requests that made both",
+		spans: concat(
+			seqCalls("t1", false), seqCalls("t2", false), seqCalls("t3", false),
+			seqCalls("t4", true), seqCalls("t5", true), seqCalls("t6", true), seqCalls("t7", true)),
+		check: func(t *testing.T, res *graph.Result) {
+			m := res.Model
+			require.Equal(t, 0, edge(t, m, "a", "b").Stage)
+			require.Equal(t, 1, edge(t, m, "a", "c").Stage)
+		},
+	}, {
 		name:  "operation level names service:operation",
 		level: graph.LevelOperation,
 		spans: concat(callsTo("t1", [][2]float64{{10, 20}}), []cascade.Span{
@@ -679,5 +693,21 @@ func TestSeries(t *testing.T) {
 				require.InDelta(t, n.Observed.MeanInFlight, mean/span, 0.02*n.Observed.MeanInFlight+1e-3, n.Name)
 			}
 		})
+	}
+}
+
+// seqCalls is a trace of a calling b, then c once b answered; with
+// bFails b fails after 200 ms and a gives up without calling c.
+func seqCalls(trace string, bFails bool) []cascade.Span {
+	if bFails {
+		return []cascade.Span{
+			span(trace, "1", "", "a", "/a", server, 0, 201, failed("x")),
+			span(trace, "2", "1", "b", "/b", server, 0, 200, failed("x")),
+		}
+	}
+	return []cascade.Span{
+		span(trace, "1", "", "a", "/a", server, 0, 30),
+		span(trace, "2", "1", "b", "/b", server, 0, 10),
+		span(trace, "3", "1", "c", "/c", server, 11, 10),
 	}
 }

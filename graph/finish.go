@@ -54,7 +54,7 @@ func (b *Builder) finish() (*Result, error) {
 			markBlocked(&edges[i])
 		}
 	}
-	assignStages(b.edges, edges, facts)
+	assignStages(b.edges, edges, facts, b.order)
 	m.Edges = edges
 	if dropped := b.droppedNames(); len(dropped) > 0 {
 		m.Edges = slices.DeleteFunc(m.Edges, func(e cascade.Edge) bool { return dropped[e.From] || dropped[e.To] })
@@ -124,12 +124,25 @@ func (b *Builder) finish() (*Result, error) {
 
 // assignStages orders each caller's outgoing edges into stages: sorted by
 // the median start of their first call after the caller's request began,
-// an edge whose median first start comes at or after the median last end of
-// every edge of the current stage opens the next stage.
-func assignStages(accs []*edgeAcc, edges []cascade.Edge, facts []edgeFacts) {
+// an edge opens the next stage when it waits for every edge of the
+// current stage: in most of the caller's requests that called on both,
+// its first call started at or after their last call ended (order,
+// Builder.order). Where no request called on both, the medians decide:
+// its median first start at or after the median last end of the edge.
+// Medians alone mislead where the edges' requests differ: a call that
+// fails ends the request, so the later edge misses the slowest of the
+// earlier one's requests, whose median end then passes the later
+// edge's median start (HotROD's frontend: route after driver).
+func assignStages(accs []*edgeAcc, edges []cascade.Edge, facts []edgeFacts, order map[uint64]*[2]int64) {
 	byFrom := map[int32][]int{}
 	for i, e := range accs {
 		byFrom[e.from] = append(byFrom[e.from], i)
+	}
+	waits := func(b, a int) bool {
+		if c := order[uint64(uint32(a))<<32|uint64(uint32(b))]; c != nil && c[0] > 0 {
+			return 2*c[1] > c[0]
+		}
+		return facts[b].firstStartMS >= facts[a].lastEndMS
 	}
 	for _, idx := range byFrom {
 		slices.SortFunc(idx, func(x, y int) int {
@@ -139,16 +152,13 @@ func assignStages(accs []*edgeAcc, edges []cascade.Edge, facts []edgeFacts) {
 			return cmp.Compare(edges[x].To, edges[y].To)
 		})
 		stage := 0
-		end := facts[idx[0]].lastEndMS
-		for k, i := range idx {
-			if k > 0 {
-				if facts[i].firstStartMS >= end {
-					stage++
-					end = facts[i].lastEndMS
-				} else {
-					end = max(end, facts[i].lastEndMS)
-				}
+		var current []int
+		for _, i := range idx {
+			if len(current) > 0 && !slices.ContainsFunc(current, func(a int) bool { return !waits(i, a) }) {
+				stage++
+				current = current[:0]
 			}
+			current = append(current, i)
 			edges[i].Stage = stage
 		}
 	}

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 
@@ -104,6 +105,7 @@ type traceWork struct {
 	root   []int32 // per call: first attempt of its chain
 	last   []int32 // per chain root: last attempt
 	used   []bool  // per call: already followed by a retry
+	spans  []edgeSpan
 }
 
 func newTraceWork() traceWork { return traceWork{idx: map[uint64]int32{}} }
@@ -450,13 +452,65 @@ func (b *Builder) finishTrace(sp []tspan) {
 			b.nodes[s.node].noteFirstCall(s.firstCall)
 		}
 	}
+	spans := b.work.spans[:0]
 	for lo := 0; lo < len(calls); {
 		hi := lo
 		for hi < len(calls) && calls[hi].req == calls[lo].req && calls[hi].edge == calls[lo].edge {
 			hi++
 		}
 		b.edges[calls[lo].edge].addGroup(b, sp, calls[lo].req, calls[lo:hi])
+		if len(spans) > 0 && spans[0].req != calls[lo].req {
+			b.noteOrder(spans)
+			spans = spans[:0]
+		}
+		if s, ok := syncSpan(calls[lo:hi]); ok {
+			spans = append(spans, s)
+		}
 		lo = hi
+	}
+	b.noteOrder(spans)
+	b.work.spans = spans[:0]
+}
+
+// edgeSpan is when one caller request's synchronous calls on one edge
+// began and ended.
+type edgeSpan struct {
+	req, edge   int32
+	first, last int64
+}
+
+// syncSpan is the span of the synchronous calls among calls (one
+// request's, on one edge); false when all are async.
+func syncSpan(calls []call) (edgeSpan, bool) {
+	s := edgeSpan{req: calls[0].req, edge: calls[0].edge, first: math.MaxInt64, last: math.MinInt64}
+	for i := range calls {
+		if c := &calls[i]; !c.async {
+			s.first, s.last = min(s.first, c.start), max(s.last, c.end)
+		}
+	}
+	return s, s.first <= s.last
+}
+
+// noteOrder counts, for each ordered pair of one request's edges, that
+// the request called on both and whether the second's first call came
+// after the first's last ended (Builder.order).
+func (b *Builder) noteOrder(spans []edgeSpan) {
+	for i := range spans {
+		for j := range spans {
+			if i == j {
+				continue
+			}
+			k := uint64(uint32(spans[i].edge))<<32 | uint64(uint32(spans[j].edge))
+			c := b.order[k]
+			if c == nil {
+				c = &[2]int64{}
+				b.order[k] = c
+			}
+			c[0]++
+			if spans[j].first >= spans[i].last {
+				c[1]++
+			}
+		}
 	}
 }
 
