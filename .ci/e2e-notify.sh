@@ -8,8 +8,8 @@
 # the fix and after it and checks the recordings and the contrast: before
 # reaches the broker's memory alarm, after does not, after's flows succeed
 # more (collect/e2e_notify_test.go; CASCADE_E2E_NOTIFY_STRICT=0 leaves the
-# contrast out), then runs after at half the load (a healthy run) and logs
-# what rank calls a win on its model. About 3 minutes a run of both modes,
+# contrast out), then runs after at half the load (a healthy run) and checks
+# that rank calls nothing a win on its model (STRICT=0 leaves that out too). About 3 minutes a run of both modes,
 # and a minute for the healthy run.
 #
 # Called by .ci/run; runs alone too. The app is built through the Go
