@@ -9,6 +9,7 @@ import (
 
 	"cascade"
 	"cascade/rank"
+	"cascade/report"
 )
 
 // TestSensitivity replays a model whose only retrying edge fails 30% of
@@ -29,13 +30,7 @@ func TestSensitivity(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m := retryModel(tc.limit)
-			cfg := rank.DefaultConfig()
-			cfg.Seeds, cfg.Duration, cfg.TickCheck = 4, 20*time.Second, false
-			cfg.SurgeFactor, cfg.Derive, cfg.Capacity = 0, false, false
-			r, err := rank.Run(context.Background(), m, cfg)
-			require.NoError(t, err)
-			ss, err := sensitivity(context.Background(), m, cfg, r)
-			require.NoError(t, err)
+			ss, r, cfg := sensitivityOf(t, m)
 			require.Len(t, ss, tc.want)
 			if tc.want == 0 {
 				return
@@ -97,13 +92,7 @@ func TestSensitivityPool(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m := poolModel(tc.sharing)
-			cfg := rank.DefaultConfig()
-			cfg.Seeds, cfg.Duration, cfg.TickCheck = 4, 20*time.Second, false
-			cfg.SurgeFactor, cfg.Derive, cfg.Capacity = 0, false, false
-			r, err := rank.Run(context.Background(), m, cfg)
-			require.NoError(t, err)
-			ss, err := sensitivity(context.Background(), m, cfg, r)
-			require.NoError(t, err)
+			ss, r, _ := sensitivityOf(t, m)
 			if !tc.want {
 				require.Empty(t, ss)
 				return
@@ -146,4 +135,19 @@ func poolModel(sharing string) *cascade.Model {
 			Observed: &cascade.EdgeObserved{Calls: 10, PoolSharing: sharing},
 		}},
 	}
+}
+
+// sensitivityOf ranks m with no derived candidates, surge or capacity
+// sweep (4 seeds, 20 s) and returns the sensitivities analyze reports,
+// with the ranking and its config.
+func sensitivityOf(t *testing.T, m *cascade.Model) ([]report.Sensitivity, *rank.Report, rank.Config) {
+	t.Helper()
+	cfg := rank.DefaultConfig()
+	cfg.Seeds, cfg.Duration, cfg.TickCheck = 4, 20*time.Second, false
+	cfg.SurgeFactor, cfg.Derive, cfg.Capacity = 0, false, false
+	r, err := rank.Run(context.Background(), m, cfg)
+	require.NoError(t, err)
+	ss, err := sensitivity(context.Background(), m, cfg, r)
+	require.NoError(t, err)
+	return ss, r, cfg
 }
