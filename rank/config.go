@@ -74,9 +74,10 @@ type Config struct {
 	// TickCheck, when true, first replays the baseline under the normal
 	// traffic at Tick and at a tenth of it and, while the root requests'
 	// p50 or p99 moves by more than 5%, refines Tick ten times (down to
-	// 10 µs) before anything else is replayed: every drawn duration is
-	// rounded up to whole ticks, so a coarse tick slows a model of short
-	// services and fills its queues. Report.TickNote says what moved.
+	// 10 µs) before anything else is replayed: every drawn duration
+	// rounds to whole ticks, keeping its mean but not its spread, so a
+	// coarse tick misshapes a model of services shorter than a few ticks.
+	// Report.TickNote says what moved.
 	// Default true; the CLI turns it off when --tick is given.
 	TickCheck bool
 	// Window is the replay's metric window (spread, collapse, recovery);

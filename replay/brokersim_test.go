@@ -112,10 +112,10 @@ func TestBrokersimReplay(t *testing.T) {
 			cfg := replay.DefaultConfig()
 			cfg.Seed, cfg.Seeds = 1, seeds
 			cfg.Observed = arr
-			// A fine clock: every drawn duration is rounded up to a tick,
-			// and at 1 ms the consumers' ~27 ms of work would drain a
-			// full queue 2% slower, which a drop count (the publishes
-			// less what was drained) magnifies to 13%.
+			// A fine clock: every drawn duration rounds to a tick, and at
+			// 1 ms the consumers' ~27 ms of work would drain a full queue
+			// a little off the truth, which a drop count (the publishes
+			// less what was drained) magnifies.
 			cfg.Tick = 100 * time.Microsecond
 			// Long enough for every message, a delay queue's last
 			// redeliveries included, to settle.

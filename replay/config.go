@@ -24,8 +24,8 @@ type Config struct {
 	// traffic's own duration when that is shorter.
 	Duration time.Duration
 	// Tick is the clock's resolution; default 1 ms. Every drawn duration
-	// is rounded up to a whole number of ticks, so a coarse tick makes
-	// short services slower: refine it when services last a few ticks.
+	// rounds to a whole number of ticks, keeping its mean (dither) but
+	// not its spread: refine it when services last a few ticks.
 	Tick time.Duration
 	// Window is the length of the metric windows (time series, spread,
 	// collapse and recovery); default 1 s.

@@ -278,7 +278,7 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 		n.svcK = k + 1
 		d = n.svcBuf[k]
 	} else {
-		d = e.ticks(n.svcR.Rand.ExpFloat64() * n.svc.a)
+		d = n.svcTicks(n.svcR.Rand.ExpFloat64() * n.svc.a)
 	}
 	// e.q.push(e.now+d, evJobDone, j, jb.gen), by hand (see call).
 	q := &e.q
@@ -382,9 +382,9 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 		n.svcK = k + 1
 		d = n.svcBuf[k]
 	} else if n.svc.kind == sExpMean {
-		d = e.ticks(n.svcR.Rand.ExpFloat64() * n.svc.a)
+		d = n.svcTicks(n.svcR.Rand.ExpFloat64() * n.svc.a)
 	} else {
-		d = e.ticks(n.svc.draw(n.svcR.Rand))
+		d = n.svcTicks(n.svc.draw(n.svcR.Rand))
 	}
 	// e.q.push(e.now+d, kind, j, jb.gen), by hand: the call and its
 	// spills cost a fifth of push.
@@ -524,7 +524,7 @@ func (e *Engine) send(l int32, lk *link) {
 		e.addTimer(lk.route, l, seq)
 	}
 	if r.netOn {
-		e.q.push(e.now+e.ticks(r.net.draw(r.netR.Rand)), evJobArrive, j, gen)
+		e.q.push(e.now+r.netTicks(e.perMS), evJobArrive, j, gen)
 		return
 	}
 	e.arrive(j, jb)

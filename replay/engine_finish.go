@@ -262,7 +262,7 @@ func (e *Engine) answer(l int32, seq uint32, r *route, ok bool) {
 	if ok {
 		kind = evRespOK
 	}
-	e.q.push(e.now+e.ticks(r.net.draw(r.netR.Rand)), kind, l, seq)
+	e.q.push(e.now+r.netTicks(e.perMS), kind, l, seq)
 }
 
 func (e *Engine) freeJob(j int32, jb *job) {

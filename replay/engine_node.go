@@ -53,7 +53,7 @@ func (e *Engine) enqueue(j int32, jb *job, n *node) {
 			// may be in the middle of issuing this very call.
 			at := e.now
 			if r.netOn {
-				at += e.ticks(r.net.draw(r.netR.Rand))
+				at += r.netTicks(e.perMS)
 			}
 			e.q.push(at, evRespFail, l, seq)
 		}
@@ -104,7 +104,7 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 	e.m.starts++
 	var d int64 // ticks
 	if jb.failed && n.failSvcOn {
-		d = e.ticks(n.failSvc.draw(n.svcR.Rand))
+		d = n.svcTicks(n.failSvc.draw(n.svcR.Rand))
 	} else if n.svcBatched {
 		// The next of svcBuf (see refillSvc).
 		k := n.svcK
@@ -115,9 +115,9 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 		n.svcK = k + 1
 		d = n.svcBuf[k]
 	} else if n.svc.kind == sExpMean {
-		d = e.ticks(n.svcR.Rand.ExpFloat64() * n.svc.a)
+		d = n.svcTicks(n.svcR.Rand.ExpFloat64() * n.svc.a)
 	} else {
-		d = e.ticks(n.svc.draw(n.svcR.Rand))
+		d = n.svcTicks(n.svc.draw(n.svcR.Rand))
 	}
 	// e.q.push(e.now+d, evJobDone, j, jb.gen), by hand (see call).
 	q := &e.q

@@ -681,12 +681,45 @@ func TestNetworkDelay(t *testing.T) {
 }
 
 func TestTick(t *testing.T) {
-	// Durations round up to the tick.
+	// A drawn duration rounds to a neighbouring tick, with the remainder
+	// carried to the next draw, so the mean holds at any tick: 0.3 ms is
+	// 0 or 1 tick of 1 ms, 1 or 2 of 250 µs, and 3 of 100 µs.
 	m := mmodel("api", 50, []cascade.Node{mnode("api", 1, 0, cascade.Const(0.3))})
-	for tick, want := range map[time.Duration]float64{time.Millisecond: 1, 100 * time.Microsecond: 0.3, 250 * time.Microsecond: 0.5} {
-		r := replayT(t, m, withDuration(2*time.Second), func(c *Config) { c.Tick = tick })
-		require.InDelta(t, want, r.LatencyP50MS, 1e-9, "tick %v", tick)
+	for _, tc := range []struct {
+		tick   time.Duration
+		lo, hi float64 // the two ticks 0.3 ms lies between, in ms
+	}{
+		{time.Millisecond, 0, 1},
+		{250 * time.Microsecond, 0.25, 0.5},
+		{100 * time.Microsecond, 0.3, 0.3},
+		{40 * time.Microsecond, 0.28, 0.32},
+	} {
+		r := replayT(t, m, withDuration(2*time.Second), func(c *Config) { c.Tick = tc.tick })
+		_, nc := nodeOf(r, "api")
+		require.InDelta(t, 0.3, nc.LatencyMeanMS, 0.01, "tick %v: mean", tc.tick)
+		require.GreaterOrEqual(t, r.LatencyP50MS, tc.lo-1e-9, "tick %v", tc.tick)
+		require.LessOrEqual(t, r.LatencyP50MS, tc.hi+1e-9, "tick %v", tc.tick)
 	}
+}
+
+func TestDither(t *testing.T) {
+	// Each draw lands within a tick of itself, and the ticks add up to
+	// the draws within half a tick, for draws shorter and longer than a
+	// tick.
+	for _, ms := range []float64{0.1, 0.5, 0.999, 1, 2.5, 40.5, 1e-3} {
+		var rem, sum float64
+		var ticks int64
+		for i := 1; i <= 1000; i++ {
+			d := dither(ms, 1, &rem)
+			require.InDelta(t, ms, float64(d), 1, "%g ms, draw %d", ms, i)
+			ticks += d
+			sum += ms
+			require.InDelta(t, sum, float64(ticks), 0.5+1e-9, "%g ms after %d draws", ms, i)
+		}
+	}
+	var rem float64
+	require.Equal(t, int64(0), dither(0, 1, &rem))
+	require.Equal(t, int64(1<<62), dither(math.MaxFloat64, 1, &rem))
 }
 
 func TestAsyncCycleIsBounded(t *testing.T) {

@@ -42,10 +42,11 @@ func TestRefillSvc(t *testing.T) {
 		n := &node{svc: sampler{kind: sExpMean, a: mean}, perMS: 100}
 		n.svcR = newStream(7, streamService, 3)
 		one := newStream(7, streamService, 3)
+		var rem float64
 		for batch := 0; batch < 500; batch++ {
 			n.refillSvc()
 			for k, got := range n.svcBuf {
-				if want := msTicks(one.ExpFloat64()*mean, n.perMS); got != want {
+				if want := dither(one.ExpFloat64()*mean, n.perMS, &rem); got != want {
 					t.Fatalf("mean %v, batch %d, draw %d: %d ticks, one at a time %d", mean, batch, k, got, want)
 				}
 			}

@@ -19,9 +19,10 @@ const (
 )
 
 // RefineTick returns the tick to replay m at and a note saying how it was
-// refined, empty when cfg.Tick stays. Every drawn duration is rounded up
-// to whole ticks, so a coarse tick slows a model of short services and
-// fills its queues. RefineTick replays m with cfg (its traffic and
+// refined, empty when cfg.Tick stays. Drawn durations keep their mean at
+// any tick (dither), but not their spread: at a coarse tick a 0.3 ms
+// service lasts 0 or 1 ms, and its latency quantiles and its queue are
+// not the real ones. RefineTick replays m with cfg (its traffic and
 // duration; four seeds from cfg.Seed) at cfg.Tick and at a tenth of it, and
 // moves on, down to FinestTick, while the root requests' p50 or p99 moves
 // in every seed the same way by more than 5%; a model whose seeds scatter
@@ -60,7 +61,7 @@ func RefineTick(ctx context.Context, m *cascade.Model, cfg Config) (time.Duratio
 		return strconv.FormatFloat(s.Metric(name).Mean, 'g', 3, 64)
 	}
 	return tick, fmt.Sprintf("tick refined %s → %s: at %s the baseline's p50 and p99 were %s and %s ms, at %s %s and %s ms "+
-		"(every drawn duration is rounded up to whole ticks, which slows short services; --tick keeps a tick as given)",
+		"(drawn durations round to whole ticks, which coarsens short services; --tick keeps a tick as given)",
 		cfg.Tick, tick, cfg.Tick, ms(a, "latency_p50_ms"), ms(a, "latency_p99_ms"),
 		tick, ms(b, "latency_p50_ms"), ms(b, "latency_p99_ms")), nil
 }

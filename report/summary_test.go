@@ -73,7 +73,7 @@ func TestSummarySentences(t *testing.T) {
 		}, want: []string{"it was amplified where frontend calls currencyservice, from 2 to 5 calls per request, retries taking the attempts per call from 1 to 2.5"}},
 		{name: "win", from: "hotrod", mutate: func(*Analysis) {},
 			want: []string{"Replayed as observed (observed closed loop", "The call graph multiplies load most where driver calls redis-manual: 13.5 calls",
-				"Change first: mysql (bottleneck, 100% busy)", "95% interval +2.10/s to +2.29/s over seeds 1 to 3 (3)", "spread is ±0.03/s"},
+				"Change first: mysql (bottleneck, 100% busy)", "95% interval +2.26/s to +2.45/s over seeds 1 to 3 (3)", "spread is ±0.03/s"},
 			reject: []string{"incident", "origin"}},
 		{name: "no win", from: "hotrod", mutate: func(a *Analysis) {
 			a.Rank.Set = nil

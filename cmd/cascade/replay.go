@@ -204,7 +204,7 @@ K seeds with 95% intervals.`,
 	f.StringVar(&dataset, flagDataset, "", "dataset directory whose root spans give --arrivals observed")
 	f.StringArrayVar(&surges, flagSurge, nil, "surge FACTOR,AT,FOR, e.g. 2,10s,60s (repeatable)")
 	f.DurationVar(&cfg.Duration, flagDuration, cfg.Duration, "simulated time")
-	f.DurationVar(&cfg.Tick, flagTick, cfg.Tick, "clock resolution; drawn durations round up to it (default: 1ms, refined while the latency moves at a tenth of it; given, kept)")
+	f.DurationVar(&cfg.Tick, flagTick, cfg.Tick, "clock resolution; drawn durations round to it, keeping their mean (default: 1ms, refined while the latency moves at a tenth of it; given, kept)")
 	f.DurationVar(&cfg.Window, flagWindow, cfg.Window, "metric window (series, spread, collapse)")
 	f.StringVar(&cfg.Tier, flagTier, "", "service from the model's observed tiers: p50, p95, p99, tiers or empirical")
 	f.Uint64Var(&cfg.Seed, flagSeed, cfg.Seed, "random seed (the first, with --seeds)")
