@@ -10,6 +10,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"time"
 
 	"cascade"
 )
@@ -23,6 +24,13 @@ const (
 	blockedLevel = 0.001
 	// minBlocked is the fewest own failures inside the alarm.
 	minBlocked = 5
+	// maxAlarmLag is how far the exported alarm may trail the broker's:
+	// an exporter reads the alarm when it refreshes its statistics
+	// (RabbitMQ's collect_statistics_interval, 5 s by default) and the
+	// scraper when it scrapes. Lags from 0 to it, a scrape step apart
+	// (at least one step), are tried, and blockedLevel is shared among
+	// them.
+	maxAlarmLag = 5 * int64(time.Second)
 )
 
 // addAlarm keeps a point of the memory alarm series.
@@ -84,6 +92,48 @@ func (m *brokerMetrics) alarmIntervals() [][2]int64 {
 	return out
 }
 
+// alarmStep is the alarm series' sampling step: the median gap between
+// its points (0 with fewer than two).
+func (m *brokerMetrics) alarmStep() int64 {
+	if len(m.alarmAt) < 2 {
+		return 0
+	}
+	ts := make([]int64, 0, len(m.alarmAt))
+	for t := range m.alarmAt {
+		ts = append(ts, t)
+	}
+	slices.Sort(ts)
+	gaps := make([]int64, len(ts)-1)
+	for i := range gaps {
+		gaps[i] = ts[i+1] - ts[i]
+	}
+	slices.Sort(gaps)
+	return gaps[len(gaps)/2]
+}
+
+// alarmLags are the lags by which the exported alarm may trail the
+// broker's, for a series sampled every step: 0, step, 2·step, … up to
+// maxAlarmLag, at least 0 and step.
+func alarmLags(step int64) []int64 {
+	if step <= 0 {
+		return []int64{0}
+	}
+	lags := []int64{0}
+	for d := step; d <= maxAlarmLag || len(lags) < 2; d += step {
+		lags = append(lags, d)
+	}
+	return lags
+}
+
+// shifted returns the intervals iv moved lag earlier.
+func shifted(iv [][2]int64, lag int64) [][2]int64 {
+	out := make([][2]int64, len(iv))
+	for i, x := range iv {
+		out[i] = [2]int64{x[0] - lag, x[1] - lag}
+	}
+	return out
+}
+
 // inIntervals reports whether t falls in one of the sorted, disjoint
 // intervals iv.
 func inIntervals(iv [][2]int64, t int64) bool {
@@ -97,6 +147,11 @@ func inIntervals(iv [][2]int64, t int64) bool {
 type blockedFacts struct {
 	inReq, inOwn, outReq, outOwn int64
 	p                            float64
+	// lag is how far the exported alarm trailed the broker's (the lag
+	// tried whose p was least), and iv the alarm's intervals moved back
+	// by it: where the publisher was blocked.
+	lag int64
+	iv  [][2]int64
 	// fastNS is the longest a failure inside the alarm took (its 95%
 	// quantile): an own failure outside the sampled alarm that took no
 	// longer is one of them (the alarm came and went between two
@@ -193,14 +248,18 @@ func fisherUpper(N, K, n, k int64) float64 {
 // minBlocked of them started while the alarm may have been on
 // (alarmIntervals), and Fisher's exact test puts the chance of that many
 // there, were its failure rate one throughout, below blockedLevel. The
+// exported alarm may trail the broker's (maxAlarmLag): the intervals are
+// tried moved back by each of alarmLags, the least p is kept, and it
+// must be below blockedLevel shared among the lags tried (Bonferroni). The
 // samples may have come before or after the spans: the requests' starts
 // are kept (nodeAcc.seq) and judged here. A publisher whose sequence
 // outgrew maxSequence is not judged.
 func (b *Builder) findBlocked() {
-	iv := b.metrics.broker.alarmIntervals()
-	if len(iv) == 0 {
+	base := b.metrics.broker.alarmIntervals()
+	if len(base) == 0 {
 		return
 	}
+	lags := alarmLags(b.metrics.broker.alarmStep())
 	var pubs []int32
 	for _, e := range b.edges {
 		from, to := b.nodes[e.from], b.nodes[e.to]
@@ -217,18 +276,24 @@ func (b *Builder) findBlocked() {
 			b.warnf("node %s: more than %d requests; its failures were not set against the broker's memory alarm", n.name, maxSequence)
 			continue
 		}
-		f := countBlocked(n.seq, iv)
-		if f.inOwn < minBlocked {
+		f := blockedFacts{p: math.Inf(1)}
+		for _, lag := range lags {
+			iv := shifted(base, lag)
+			g := countBlocked(n.seq, iv)
+			if g.inOwn < minBlocked {
+				continue
+			}
+			if g.p = fisherUpper(g.inReq+g.outReq, g.inOwn+g.outOwn, g.inReq, g.inOwn); g.p < f.p {
+				f, f.lag, f.iv = g, lag, iv
+			}
+		}
+		if f.p*float64(len(lags)) >= blockedLevel {
 			continue
 		}
-		f.p = fisherUpper(f.inReq+f.outReq, f.inOwn+f.outOwn, f.inReq, f.inOwn)
-		if f.p >= blockedLevel {
-			continue
-		}
-		f.fastFailures(n.seq, iv)
+		f.fastFailures(n.seq, f.iv)
 		n.blocked = &f
-		b.warnf("node %s: %d of its %d own failures came while the broker's memory alarm was on (%d of %d requests; one-sided Fisher p = %.2g): its broker blocked it, so overload.base is its failure rate outside the alarm, %g (%d failures outside as fast as those inside are the alarm's too), and its publishes fail_blocked",
-			n.name, f.inOwn, f.inOwn+f.outOwn+f.fastOut, f.inReq, f.inReq+f.outReq+f.fastOut, f.p, ownRate(f.outOwn, f.outReq), f.fastOut)
+		b.warnf("node %s: %d of its %d own failures came while the broker's memory alarm was on (%d of %d requests, the alarm series trailing it by %s; one-sided Fisher p = %.2g, of %d lags tried): its broker blocked it, so overload.base is its failure rate outside the alarm, %g (%d failures outside as fast as those inside are the alarm's too), and its publishes fail_blocked",
+			n.name, f.inOwn, f.inOwn+f.outOwn+f.fastOut, f.inReq, f.inReq+f.outReq+f.fastOut, time.Duration(f.lag), f.p, len(lags), ownRate(f.outOwn, f.outReq), f.fastOut)
 	}
 }
 

@@ -101,6 +101,29 @@ func TestFailBlocked(t *testing.T) {
 		blocked: true,
 		base:    0,
 	}, {
+		name: "an alarm series that trails the broker by 2 s",
+		// The alarm flickers: the publisher fails from 10 s to 11 s,
+		// 20–21, 30–31 and 40–41, and the exporter, refreshing late,
+		// reads 1 only at 12, 22, 32 and 42 s, whose intervals (the
+		// point before to the point after) hold none of the failures.
+		fails:   func(i int) bool { return i >= 100 && i < 410 && i%100 < 10 },
+		slow50:  true,
+		samples: alarmSeries(func(sec int) bool { return sec >= 12 && sec <= 42 && sec%10 == 2 }),
+		blocked: true,
+		base:    round(1.0 / (600 - 4*20)), // one own failure of the requests outside 10–12 s, 20–22, …
+	}, {
+		name: "an alarm series that leads the failures is not their cause",
+		// The alarm reads 1 from 33 s to 42 s, after failures from 21 s
+		// to 29 s: no exporter reads an alarm before it happens.
+		fails:   func(i int) bool { return i >= 210 && i < 290 || i == 50 },
+		samples: alarmSeries(func(sec int) bool { return sec >= 33 && sec < 43 }),
+		base:    round(81.0 / 600),
+	}, {
+		name:    "an alarm series that trails by more than 5 s is not joined",
+		fails:   func(i int) bool { return i >= 210 && i < 290 || i == 50 },
+		samples: alarmSeries(func(sec int) bool { return sec >= 36 && sec < 46 }),
+		base:    round(81.0 / 600),
+	}, {
 		name:    "failures spread evenly are the node's own",
 		fails:   func(i int) bool { return i%7 == 3 },
 		samples: alarm20to30,

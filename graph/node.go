@@ -428,7 +428,7 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 		}
 		seq, own := n.seq, n.own
 		if bl := n.blocked; bl != nil {
-			seq, own = outside(seq, b.metrics.broker.alarmIntervals(), bl.fastNS), bl.outOwn
+			seq, own = outside(seq, bl.iv, bl.fastNS), bl.outOwn
 		}
 		gaps, verdict, ratio := failureProcess(seq, own)
 		obs.FailureProcess, obs.FailureDispersion = verdict, ratio
