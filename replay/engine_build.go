@@ -1,0 +1,336 @@
+package replay
+
+// This file builds an engine from its model and configuration (build,
+// with its routes and service distributions) and resets it for a seed.
+
+import (
+	"math"
+	"sort"
+
+	"cascade"
+)
+
+// build compiles e.model into the engine's nodes, edges, routes and
+// entries under e.cfg.
+func (e *Engine) build() error {
+	m := e.model
+	index := make(map[string]int32, len(m.Nodes))
+	for i := range m.Nodes {
+		index[m.Nodes[i].Name] = int32(i)
+	}
+	e.nodes = make([]node, len(m.Nodes))
+	for i := range m.Nodes {
+		mn := &m.Nodes[i]
+		n := &e.nodes[i]
+		n.name = mn.Name
+		n.replicas = int32(mn.Replicas)
+		n.conc = int32(mn.Concurrency)
+		n.qcap = int32(mn.QueueCap)
+		n.shedLow = math.MaxInt32
+		if mn.ShedLowAt > 0 {
+			n.shedLow = int32(min(mn.ShedLowAt, math.MaxInt32))
+		}
+		n.capacity = float64(mn.Replicas * mn.Concurrency)
+		svc, err := e.serviceDist(mn)
+		if err != nil {
+			return err
+		}
+		n.svc = compileDist(&svc)
+		if mn.FailService != nil {
+			n.failSvc, n.failSvcOn = compileDist(mn.FailService), true
+		}
+		n.svcBatched = !n.svc.deterministic() && !n.failSvcOn
+		n.perMS = e.perMS
+		n.over = mn.Overload
+		n.overOn = mn.Overload.Base > 0 || mn.Overload.Slope > 0
+		if g := mn.Overload.Gaps; g != nil {
+			n.gaps, n.gapsOn, n.countdown = compileDist(g), true, 0
+			n.overOn = true
+		}
+		switch mn.LoadBalancer {
+		case "random":
+			n.lb = lbRandom
+		case "least-loaded":
+			n.lb = lbLeastLoaded
+		case "p2c":
+			n.lb = lbP2C
+		}
+		n.deadline = mn.DeadlinePropagation
+		if b := mn.Breaker; b != nil {
+			n.brkOn = true
+			n.brk.init(b, e)
+		}
+	}
+	// Bulkheads: each edge with one gets slots of its own at every
+	// replica of the callee, after the shared ones.
+	parts := make([]int32, len(m.Nodes))
+	bulk := make([]float64, len(m.Nodes)) // bulkhead slots per replica
+	for i := range m.Edges {
+		if b := m.Edges[i].Bulkhead; b > 0 {
+			to := index[m.Edges[i].To]
+			parts[to]++
+			bulk[to] += float64(min(b, math.MaxInt32))
+		}
+	}
+	for i := range m.Nodes {
+		n := &e.nodes[i]
+		n.reps = make([]replica, m.Nodes[i].Replicas*int(1+parts[i]))
+		for r := range n.reps[:n.replicas] {
+			n.reps[r].conc = n.conc
+		}
+		if n.conc > 0 {
+			n.capacity = float64(n.replicas) * (float64(n.conc) + bulk[i])
+		}
+	}
+	clear(parts)
+	// Edges, grouped per caller by stage (Model.Sort order is not
+	// assumed: sort a copy of the indices).
+	e.edges = make([]edge, len(m.Edges))
+	e.routes = make([]route, len(m.Edges)+len(m.Entries))
+	order := make([]int, len(m.Edges))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ea, eb := &m.Edges[order[a]], &m.Edges[order[b]]
+		if ea.From != eb.From {
+			return ea.From < eb.From
+		}
+		return ea.Stage < eb.Stage
+	})
+	lastStage := map[int32]int{}
+	for _, i := range order {
+		me := &m.Edges[i]
+		ed := &e.edges[i]
+		ed.from, ed.to = index[me.From], index[me.To]
+		ed.async = me.Async
+		ed.fan = compileDist(&me.FanOut)
+		ed.par = int32(me.Parallelism)
+		ed.shared = me.SharedPool && me.Parallelism > 0 && !me.Async
+		if f := me.Fallback; f != nil && f.Probability > 0 {
+			ed.fb, ed.fbOn = f.Probability, true
+		}
+		if me.Availability != nil {
+			ed.availOn = true
+			ed.avail.init(me.Availability, e)
+		}
+		r := &e.routes[i]
+		r.to = ed.to
+		r.edge, r.entry = int32(i), -1
+		e.initRoute(r, me.NetworkMS, me.TimeoutMS, me.Retry)
+		r.prop = me.Propagation
+		if me.Bulkhead > 0 {
+			callee := &e.nodes[ed.to]
+			parts[ed.to]++
+			r.base = parts[ed.to] * callee.replicas
+			for k := range callee.replicas {
+				callee.reps[r.base+k].conc = int32(min(me.Bulkhead, math.MaxInt32))
+			}
+		}
+		n := &e.nodes[ed.from]
+		if ed.shared {
+			ed.pool = n.pools
+			n.pools++
+		}
+		if st, ok := lastStage[ed.from]; !ok || st != me.Stage || len(n.stages) == 0 {
+			n.stages = append(n.stages, nil)
+			lastStage[ed.from] = me.Stage
+		}
+		n.stages[len(n.stages)-1] = append(n.stages[len(n.stages)-1], int32(i))
+	}
+	for i := range e.nodes {
+		n := &e.nodes[i]
+		n.poolv = make([]pool, int(n.pools*n.replicas))
+	}
+	e.entries = make([]entry, len(m.Entries))
+	var shares, rates float64
+	for i := range m.Entries {
+		shares += m.Entries[i].Share
+		rates += m.Entries[i].RatePerSec
+	}
+	e.entryCum = make([]float64, len(m.Entries))
+	var cum float64
+	for i := range m.Entries {
+		me := &m.Entries[i]
+		en := &e.entries[i]
+		en.node = index[me.Node]
+		en.rate = me.RatePerSec
+		switch {
+		case shares > 0:
+			en.share = me.Share / shares
+		case rates > 0:
+			en.share = me.RatePerSec / rates
+		default:
+			en.share = 1 / float64(len(m.Entries))
+		}
+		cum += en.share
+		e.entryCum[i] = cum
+		if rl := me.RateLimit; rl != nil {
+			en.rlOn = true
+			en.rl.init(rl.RatePerSec, rl.Burst, e)
+		}
+		en.low = me.LowPriority
+		r := &e.routes[len(m.Edges)+i]
+		r.to = en.node
+		r.edge, r.entry = -1, int32(i)
+		e.initRoute(r, me.NetworkMS, me.TimeoutMS, me.Retry)
+		r.prop = 1
+	}
+	e.entryCum[len(e.entryCum)-1] = 1
+	e.buildBrokers(index)
+	for i := range e.routes {
+		r := &e.routes[i]
+		r.callee = &e.nodes[r.to]
+		r.pub = r.callee.mq >= 0
+		if r.edge >= 0 {
+			r.ed = &e.edges[r.edge]
+			r.failBlocked = r.pub && m.Edges[r.edge].FailBlocked
+		}
+		r.guarded = r.pub || e.nodes[r.to].brkOn ||
+			(r.edge >= 0 && e.edges[r.edge].availOn) || (r.entry >= 0 && e.entries[r.entry].rlOn)
+		// A call fails when it is turned away, or (below) its callee
+		// fails it; it is abandoned only when its caller times out.
+		e.kids = e.kids || r.guarded || r.timeout > 0
+		// Engine.call takes the shared pool's slots: a bulkhead's calls
+		// go through send and arrive.
+		r.plain = !r.guarded && r.timeout == 0 && !r.netOn && !r.retry.budgetOn && r.base == 0
+		if ed := r.ed; ed != nil {
+			ed.rt = r
+			ed.direct = r.plain && !ed.async && !ed.shared && ed.fan.kind == sFixed &&
+				ed.fan.n >= 1 && (ed.par == 0 || int32(ed.fan.n) <= ed.par)
+		}
+	}
+	for i := range e.nodes {
+		n := &e.nodes[i]
+		e.kids = e.kids || n.overOn || n.qcap > 0 || n.brkOn
+	}
+	e.setLean(true)
+	if err := e.buildTraffic(rates); err != nil {
+		return err
+	}
+	e.m.init(e)
+	return nil
+}
+
+// setLean marks the routes whose calls take the lean path (route.lean and
+// route.leaf), or none when on is false: the tests compare the two.
+func (e *Engine) setLean(on bool) {
+	for i := range e.routes {
+		r := &e.routes[i]
+		r.lean = on && r.plain && r.edge >= 0 && !e.kids && !r.callee.overOn
+		r.leaf = r.lean && len(r.callee.stages) == 0
+		r.done = evJobDone
+		if r.leaf {
+			r.done = evLeafDone
+		}
+	}
+}
+
+func (e *Engine) initRoute(r *route, net *cascade.Dist, timeoutMS float64, rt *cascade.Retry) {
+	if net != nil {
+		r.net = compileDist(net)
+		r.netOn = !(r.net.deterministic() && r.net.a == 0)
+	}
+	r.timeout = e.ticks(timeoutMS)
+	r.retry.init(rt)
+}
+
+// serviceDist is the node's service distribution under Config.Tier.
+func (e *Engine) serviceDist(n *cascade.Node) (cascade.Dist, error) {
+	t := n.Tiers
+	if e.cfg.Tier == "" || t == nil {
+		return n.Service, nil
+	}
+	var d cascade.Dist
+	switch e.cfg.Tier {
+	case "p50":
+		d = cascade.Const(t.P50)
+	case "p95":
+		d = cascade.Const(t.P95)
+	case "p99":
+		d = cascade.Const(t.P99)
+	case "tiers":
+		d = cascade.Dist{Kind: cascade.DistTiers, P50: t.P50, P95: t.P95, P99: t.P99}
+	case "empirical":
+		if len(t.Points) == 0 {
+			return n.Service, nil
+		}
+		d = cascade.Dist{Kind: cascade.DistEmpirical, Points: t.Points}
+	}
+	if err := d.Validate("nodes." + n.Name + ".tiers"); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// reset prepares the engine for a run with seed.
+func (e *Engine) reset(seed uint64) {
+	e.seed = seed
+	e.now = 0
+	e.q.reset()
+	e.jobs.reset()
+	e.njobs = 0
+	e.issues.reset()
+	reseed := func(s *stream, purpose, entity uint64) {
+		if s.Rand == nil {
+			*s = newStream(seed, purpose, entity)
+		} else {
+			s.reseed(seed, purpose, entity)
+		}
+	}
+	reseed(&e.arrR, streamArrivals, 0)
+	for i := range e.nodes {
+		n := &e.nodes[i]
+		reseed(&n.svcR, streamService, uint64(i))
+		reseed(&n.failR, streamFailure, uint64(i))
+		reseed(&n.lbR, streamBalance, uint64(i))
+		n.rr, n.busy, n.queued, n.countdown = 0, 0, 0, 0
+		n.svcK, n.svcRem = svcBatch, 0
+		for r := range n.reps {
+			rp := &n.reps[r]
+			rp.busy, rp.qhead, rp.qtail, rp.qlen = 0, -1, -1, 0
+		}
+		for p := range n.poolv {
+			n.poolv[p] = pool{whead: -1, wtail: -1}
+		}
+		if n.brkOn {
+			n.brk.reset()
+		}
+	}
+	for i := range e.edges {
+		ed := &e.edges[i]
+		reseed(&ed.fanR, streamFanOut, uint64(i))
+		reseed(&ed.availR, streamAvailability, uint64(i))
+		reseed(&ed.propR, streamFailure, 1<<20|uint64(i))
+		if ed.fbOn {
+			reseed(&ed.fbR, streamFailure, 2<<20|uint64(i))
+		}
+		if ed.shared {
+			n := &e.nodes[ed.from]
+			for r := range n.replicas {
+				n.pool(r, ed.pool).free = ed.par
+			}
+		}
+		if ed.availOn {
+			ed.avail.reset(e, &ed.availR)
+		}
+	}
+	for i := range e.routes {
+		r := &e.routes[i]
+		reseed(&r.netR, streamNetwork, uint64(i))
+		r.netRem = 0
+		reseed(&r.retryR, streamRetry, uint64(i))
+		r.retry.reset()
+		r.timers, r.timerHead, r.timerArmed = r.timers[:0], 0, false
+	}
+	for i := range e.entries {
+		if e.entries[i].rlOn {
+			e.entries[i].rl.reset()
+		}
+		if e.entries[i].low > 0 {
+			reseed(&e.entries[i].lowR, streamPriority, uint64(i))
+		}
+	}
+	e.m.reset(e)
+	e.resetBrokers(seed)
+}
