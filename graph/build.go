@@ -222,6 +222,9 @@ type Builder struct {
 
 	// one-entry caches of the last interned strings
 	cache [4]symCache
+	// peers maps a client span's peer, as the span gave it, to the
+	// interned name of its node (peerID).
+	peers map[string]int32
 }
 
 type symCache struct {
@@ -243,10 +246,24 @@ func NewBuilder(cfg Config) (*Builder, error) {
 		edgeIdx: map[uint64]int32{},
 		entries: map[uint64]int64{},
 		order:   map[uint64]*[2]int64{},
+		peers:   map[string]int32{},
 		metrics: newMetricAcc(),
 		work:    newTraceWork(),
 		mq:      newMQAcc(),
 	}, nil
+}
+
+// peerID is the interned node name of a client span's peer (peerNode),
+// found by the peer as the span gave it: telling a name from an address
+// parses it, and a failed parse allocates its error, so each peer is
+// parsed once a build, not once a span.
+func (b *Builder) peerID(peer string) int32 {
+	id, ok := b.peers[peer]
+	if !ok {
+		id = b.syms.id(peerNode(peer))
+		b.peers[strings.Clone(peer)] = id
+	}
+	return id
 }
 
 func (b *Builder) intern(slot int, s string) int32 {
@@ -297,7 +314,7 @@ func (b *Builder) AddSpan(s *cascade.Span) {
 		t.inst = b.intern(2, s.Instance)
 	}
 	if s.Peer != "" {
-		t.peer = b.intern(3, peerNode(s.Peer))
+		t.peer = b.peerID(s.Peer)
 	}
 	if t.failed && s.ErrorType != "" {
 		t.errT = b.syms.id(s.ErrorType)

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"cmp"
-	"container/heap"
 	"slices"
 
 	"cascade"
@@ -90,11 +89,11 @@ func hiddenPool(seq []seqReq) (poolFit, bool) {
 	maxK := 0
 	for i := range rs {
 		for ends.Len() > 0 && ends[0] <= rs[i].start {
-			heap.Pop(&ends)
+			ends.pop()
 		}
 		inFlight[i] = ends.Len()
 		maxK = max(maxK, inFlight[i])
-		heap.Push(&ends, rs[i].end)
+		ends.push(rs[i].end)
 	}
 	// The unqueued time: of the requests that found fewest in flight
 	// (at least poolMinIdle of them, k ≤ k0), the 90% quantile.
@@ -232,17 +231,47 @@ func absInt64(v int64) int64 {
 	return v
 }
 
-// endHeap is a min-heap of request ends.
+// endHeap is a min-heap of request ends. Its push and pop take int64s,
+// not container/heap's any, whose boxing allocated once a request.
 type endHeap []int64
 
-func (h endHeap) Len() int           { return len(h) }
-func (h endHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h endHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *endHeap) Push(x any)        { *h = append(*h, x.(int64)) }
-func (h *endHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
+func (h endHeap) Len() int { return len(h) }
+
+// push adds x.
+func (h *endHeap) push(x int64) {
+	*h = append(*h, x)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if a[p] <= a[i] {
+			break
+		}
+		a[p], a[i] = a[i], a[p]
+		i = p
+	}
+}
+
+// pop removes and returns the least.
+func (h *endHeap) pop() int64 {
+	a := *h
+	x, n := a[0], len(a)-1
+	a[0] = a[n]
+	a = a[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && a[l] < a[m] {
+			m = l
+		}
+		if r := l + 1; r < n && a[r] < a[m] {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
 	return x
 }
 

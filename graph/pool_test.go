@@ -1,8 +1,8 @@
 package graph
 
 import (
-	"container/heap"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,7 +17,7 @@ func fifoPool(seed uint64, n, slots int, rate float64, svc, deadline int64) []se
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var free endHeap // when each slot is next free
 	for range max(slots, 0) {
-		heap.Push(&free, int64(0))
+		free.push(0)
 	}
 	var t int64
 	out := make([]seqReq, 0, n)
@@ -36,13 +36,13 @@ func fifoPool(seed uint64, n, slots int, rate float64, svc, deadline int64) []se
 			out = append(out, seqReq{start: t, end: t + deadline, own: true})
 			if at < t+deadline {
 				// It held the slot until it gave up.
-				heap.Pop(&free)
-				heap.Push(&free, t+deadline)
+				free.pop()
+				free.push(t + deadline)
 			}
 			continue
 		}
-		heap.Pop(&free)
-		heap.Push(&free, at+work)
+		free.pop()
+		free.push(at + work)
 		out = append(out, seqReq{start: t, end: at + work})
 	}
 	return out
@@ -90,4 +90,25 @@ func TestHiddenPool(t *testing.T) {
 			require.Positive(t, f.deadlineFails)
 		})
 	}
+}
+
+// TestEndHeap: pop returns the pushed values least first, pushes and
+// pops interleaved.
+func TestEndHeap(t *testing.T) {
+	var h endHeap
+	var want []int64
+	for i, x := range []int64{5, 3, 9, 1, 1, 7, 2, 8, 6, 4} {
+		h.push(x)
+		want = append(want, x)
+		if i%3 == 2 {
+			slices.Sort(want)
+			require.Equal(t, want[0], h.pop())
+			want = want[1:]
+		}
+	}
+	slices.Sort(want)
+	for _, w := range want {
+		require.Equal(t, w, h.pop())
+	}
+	require.Zero(t, h.Len())
 }
