@@ -21,7 +21,7 @@
 # .ci/e2e.sh fetched (run that first), or one on PATH.
 #
 # CASCADE_E2E_NOTIFY_RUNS (default 1) runs each mode that many times,
-# from seed CASCADE_E2E_NOTIFY_SEED (default 1); CASCADE_E2E_NOTIFY_OUT
+# from seed CASCADE_E2E_NOTIFY_SEED (default 10); CASCADE_E2E_NOTIFY_OUT
 # keeps the captures (see testdata/notify-before; every trace with
 # CASCADE_E2E_NOTIFY_KEEP_EVERY=1) and the predictions;
 # CASCADE_E2E_NOTIFY_VARIANTS=db-slots=8 (or retry-via=delay, retries=1,

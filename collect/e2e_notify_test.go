@@ -63,9 +63,9 @@ const (
 	envNotifyApp  = "CASCADE_E2E_NOTIFY_APP"
 	envRabbitMQ   = "CASCADE_E2E_RABBITMQ"
 	envNotifyRuns = "CASCADE_E2E_NOTIFY_RUNS"
-	// envNotifySeed is the first run's seed (default 1); run i has seed
-	// first + i. A round held out from the choices made on seed 1 starts
-	// elsewhere.
+	// envNotifySeed is the first run's seed (default notifySeed); run i
+	// has seed first + i. A round held out from the choices made on
+	// earlier seeds starts elsewhere.
 	envNotifySeed  = "CASCADE_E2E_NOTIFY_SEED"
 	envNotifyOut   = "CASCADE_E2E_NOTIFY_OUT"
 	envNotifyEvery = "CASCADE_E2E_NOTIFY_KEEP_EVERY"
@@ -86,6 +86,15 @@ const (
 // memory, in MiB (default 65: with no watermark in the way, seed 1's
 // before peaked 82 MiB above idle and after 49; the broker's memory
 // follows the message rate as much as the messages held).
+// notifySeed is the default first seed of the live runs. Seed 10's
+// before stormed into the memory alarm on all three of its runs (42-54%
+// of its flows succeeded, the alarm on for 11-18 s) and its after never
+// came near it (peak 120-123 of 134 MiB). Seed 1's before, the default
+// until then, sat at the edge: on one run in seven it did not storm at
+// all (100% success, memory peak 133 of 134 MiB), and the contrast the
+// test asserts is the testbed's, not cascade's.
+const notifySeed = 10
+
 // notifyHealthyRate is the healthy run's load, events/s: half the app's
 // default 25, so rights (two queries an event, 100 queries/s) is 25%
 // busy, 50% under rank's ×2 surge, and nothing fails for want of it.
@@ -106,7 +115,7 @@ func TestE2ENotify(t *testing.T) {
 		rabbit = "/usr/lib/rabbitmq/bin"
 	}
 	runs, every := envInt(t, envNotifyRuns, 1), envInt(t, envNotifyEvery, 10)
-	seed0 := envInt(t, envNotifySeed, 1)
+	seed0 := envInt(t, envNotifySeed, notifySeed)
 	headroom := int64(envInt(t, envNotifyHeadroom, 65)) << 20
 	keep := os.Getenv(envNotifyOut)
 	cascadeBinary(t)
@@ -123,7 +132,7 @@ func TestE2ENotify(t *testing.T) {
 			checkNotifyRun(t, r)
 			if keep != "" {
 				name := "notify-" + mode
-				if i > 0 || seed0 != 1 {
+				if i > 0 || seed0 != notifySeed {
 					name += fmt.Sprintf("-seed%d", seed0+i)
 				}
 				keepNotify(t, filepath.Join(keep, name), r, every)

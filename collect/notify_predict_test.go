@@ -81,17 +81,17 @@ var notifyDepthQueues = []string{"rights", "points"}
 // notifyFigures are a run's figures, measured by the app or predicted by
 // a replay (the mean over the replay's seeds).
 type notifyFigures struct {
-	Flows    int64
-	Success  float64            // share of flows
+	Flows   int64
+	Success float64 // share of flows
 	// SuccessLo and SuccessHi are the least and the greatest success of
 	// the replay's seeds (predicted only): one live run is one draw of a
 	// chain near its capacity, and the seeds show how far draws spread.
 	SuccessLo, SuccessHi float64
-	P50, P99 float64            // flow completion of the successful flows, ms
-	Peak     map[string]float64 // peak ready messages, by task
-	Alarm    bool               // the broker's memory alarm went off (predicted: in any seed)
-	Alarms   int                // seeds whose replay set the alarm off
-	Seeds    int
+	P50, P99             float64            // flow completion of the successful flows, ms
+	Peak                 map[string]float64 // peak ready messages, by task
+	Alarm                bool               // the broker's memory alarm went off (predicted: in any seed)
+	Alarms               int                // seeds whose replay set the alarm off
+	Seeds                int
 }
 
 func measuredFigures(m notifyMeasured) notifyFigures {
