@@ -140,12 +140,12 @@ type notifyPrediction struct {
 	// fixAtBroker says the why is the broker's own (its alarm, its lost
 	// messages).
 	fixAtBroker bool
-	// healthyWins are the rows rank calls a win on the after model at
+	// afterWins are the rows rank calls a win on the after model at
 	// its measured rate, ranked as before is, in words. That is not a
 	// healthy run (under rank's ×2 surge rights passes its capacity);
 	// TestE2ENotify ranks one apart, the after at half the rate.
-	healthyWins []string
-	healthyRows int
+	afterWins []string
+	afterRows int
 }
 
 // notifyModel builds the model of a capture as cascade analyze does:
@@ -411,7 +411,7 @@ func predictNotify(ctx context.Context, before, after notifyCapture) (*notifyPre
 	if err != nil {
 		return nil, err
 	}
-	if p.healthyWins, p.healthyRows, err = notifyWins(ctx, am, after.Measured.Rate); err != nil {
+	if p.afterWins, p.afterRows, err = notifyWins(ctx, am, after.Measured.Rate); err != nil {
 		return nil, fmt.Errorf("rank after: %w", err)
 	}
 	return p, nil
@@ -510,8 +510,8 @@ func (p *notifyPrediction) markdown(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "The fix ranked alone on the before model: %s; the why is the broker's own: %s\n", p.fix, yes[p.fixAtBroker])
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Rank on the after model at the measured base rate (not a healthy run: rank's ×2 surge takes rights past its capacity; the e2e's healthy run is the after at half the rate): %d wins of %d rows", len(p.healthyWins), p.healthyRows)
-	for _, h := range p.healthyWins {
+	fmt.Fprintf(w, "Rank on the after model at the measured base rate (not a healthy run: rank's ×2 surge takes rights past its capacity; the e2e's healthy run is the after at half the rate): %d wins of %d rows", len(p.afterWins), p.afterRows)
+	for _, h := range p.afterWins {
 		fmt.Fprintf(w, "; %s", h)
 	}
 	fmt.Fprintln(w)

@@ -62,11 +62,7 @@ func (m *brokerMetrics) alarmIntervals() [][2]int64 {
 	if len(m.alarmAt) < 2 || m.alarmFull || m.alarm < 0.5 {
 		return nil
 	}
-	ts := make([]int64, 0, len(m.alarmAt))
-	for t := range m.alarmAt {
-		ts = append(ts, t)
-	}
-	slices.Sort(ts)
+	ts := m.alarmTimes()
 	var out [][2]int64
 	for i, t := range ts {
 		if m.alarmAt[t] < 0.5 {
@@ -92,17 +88,23 @@ func (m *brokerMetrics) alarmIntervals() [][2]int64 {
 	return out
 }
 
+// alarmTimes returns the times of the alarm series' points, sorted.
+func (m *brokerMetrics) alarmTimes() []int64 {
+	ts := make([]int64, 0, len(m.alarmAt))
+	for t := range m.alarmAt {
+		ts = append(ts, t)
+	}
+	slices.Sort(ts)
+	return ts
+}
+
 // alarmStep is the alarm series' sampling step: the median gap between
 // its points (0 with fewer than two).
 func (m *brokerMetrics) alarmStep() int64 {
 	if len(m.alarmAt) < 2 {
 		return 0
 	}
-	ts := make([]int64, 0, len(m.alarmAt))
-	for t := range m.alarmAt {
-		ts = append(ts, t)
-	}
-	slices.Sort(ts)
+	ts := m.alarmTimes()
 	gaps := make([]int64, len(ts)-1)
 	for i := range gaps {
 		gaps[i] = ts[i+1] - ts[i]

@@ -119,7 +119,8 @@ func TestFailBlocked(t *testing.T) {
 		samples: alarmSeries(func(sec int) bool { return sec >= 33 && sec < 43 }),
 		base:    round(81.0 / 600),
 	}, {
-		name:    "an alarm series that trails by more than 5 s is not joined",
+		name: "an alarm series that trails by more than 5 s is not joined",
+		// It reads 1 from 36 s, 7 s after the last failure.
 		fails:   func(i int) bool { return i >= 210 && i < 290 || i == 50 },
 		samples: alarmSeries(func(sec int) bool { return sec >= 36 && sec < 46 }),
 		base:    round(81.0 / 600),

@@ -8,8 +8,9 @@
 // (Config.Tick, default 1 ms): every drawn duration (a service time, a
 // network delay) is rounded to a neighbouring tick with the remainder
 // carried into the stream's next draw, so that durations keep their
-// mean at any tick (settings such as a timeout round up); events are kept in a timing wheel with a heap for the far
-// future, and events of one tick run in the order they were scheduled.
+// mean at any tick (settings such as a timeout round up); events are
+// kept in a timing wheel with a heap for the far future, and events of
+// one tick run in the order they were scheduled.
 // Idle ticks cost nothing: the clock jumps to the next tick that has an
 // event, and per-window metrics are time-weighted integrals updated when
 // a node's state changes, so the cost of a replay grows with its events.
