@@ -1,5 +1,7 @@
 package cascade
 
+import "math"
+
 // NodeObserved are a node's measurements from the dataset.
 type NodeObserved struct {
 	Requests       int64   `json:"requests"`
@@ -86,10 +88,28 @@ type EdgeObserved struct {
 	PoolSharing   string    `json:"pool_sharing,omitempty"`
 	BackoffGapsMS []float64 `json:"backoff_gaps_ms,omitempty"`
 	Propagation   float64   `json:"propagation"`
-	LatencyP50MS  float64   `json:"latency_p50_ms"`
-	LatencyP95MS  float64   `json:"latency_p95_ms"`
-	LatencyP99MS  float64   `json:"latency_p99_ms"`
-	SelfCall      bool      `json:"self_call,omitempty"`
+	// FinalFailed counts the logical calls whose last attempt failed:
+	// the trials behind Propagation (PropagationInterval).
+	FinalFailed  int64   `json:"final_failed,omitempty"`
+	LatencyP50MS float64 `json:"latency_p50_ms"`
+	LatencyP95MS float64 `json:"latency_p95_ms"`
+	LatencyP99MS float64 `json:"latency_p99_ms"`
+	SelfCall     bool    `json:"self_call,omitempty"`
+}
+
+// PropagationInterval returns the 95% Wilson score interval of the
+// propagation the capture measured: Propagation of FinalFailed trials.
+// ok is false when no logical call failed, so nothing was measured.
+func (o *EdgeObserved) PropagationInterval() (lo, hi float64, ok bool) {
+	if o == nil || o.FinalFailed <= 0 {
+		return 0, 1, false
+	}
+	const z = 1.959964
+	n, p := float64(o.FinalFailed), o.Propagation
+	d := 1 + z*z/n
+	c := (p + z*z/(2*n)) / d
+	h := z * math.Sqrt(p*(1-p)/n+z*z/(4*n*n)) / d
+	return math.Max(0, min(c-h, p)), math.Min(1, max(c+h, p)), true
 }
 
 // What the capture shows of an edge's retry limit (EdgeObserved.RetryLimit).

@@ -60,7 +60,7 @@ func applyAxis(out, base *cascade.Model, ax *Axis, i int) {
 			}
 			switch ax.Param {
 			case ParamP:
-				e.Propagation = v
+				e.Propagation = measured(b, v)
 				if ax.Held {
 					e.Propagation = b.Propagation
 				}
@@ -111,6 +111,23 @@ func applyAxis(out, base *cascade.Model, ax *Axis, i int) {
 			}
 		}
 	}
+}
+
+// measured returns the propagation p the grid gives an edge, kept
+// within the 95% interval of what the capture measured on it
+// (cascade.EdgeObserved.PropagationInterval) when graph read the edge's
+// propagation from its failed calls: a fit searches what the evidence
+// leaves open, and does not set 0.4 where hundreds of failed calls all
+// failed their caller.
+func measured(e *cascade.Edge, p float64) float64 {
+	if e.Provenance["propagation"] != cascade.Observed {
+		return p
+	}
+	lo, hi, ok := e.Observed.PropagationInterval()
+	if !ok {
+		return p
+	}
+	return round6(min(max(p, lo), hi))
 }
 
 // TierDist returns the service distribution of tier t built from observed

@@ -59,7 +59,15 @@
 //	tier=model|p50|p95|p99|empirical,p=0.01:0.5:0.01,r=C-0.2:C+0.2:0.1,k=0:2:0.5,theta=0.6:1.2:0.2,fanout=1
 //
 // with C the observed re-activation, at least 1,000 points (15,000 for
-// HotROD). A numeric axis written NAME=model holds what it names at the
+// HotROD). A p is the seed's guess for edges whose propagation the
+// capture does not show; where graph measured it (provenance observed:
+// k of n logical calls that failed after their retries failed their
+// caller), p is kept within that measure's 95% Wilson interval
+// (cascade.EdgeObserved.PropagationInterval): a fit searches what the
+// evidence leaves open, and where hundreds of failed calls all failed
+// their caller the interval is [0.99, 1] whatever p the windows would
+// like. Such an edge keeps provenance observed unless the value moved
+// within the interval. A numeric axis written NAME=model holds what it names at the
 // model's own values. The values observed directly — r and the fan-out — are its
 // centre, and the report says how far the best point moved from them
 // (and from the model's p, k and θ).

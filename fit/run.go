@@ -579,6 +579,9 @@ func calibrate(base *cascade.Model, g *Grid, best int, rep *Report) (*cascade.Mo
 			for i := range out.Edges {
 				e := &out.Edges[i]
 				owner := g.owner(ax.Param, func(t string) bool { return edgeMatches(out, e, t) })
+				if b := &base.Edges[i]; ax.Param == ParamP && e.Propagation == b.Propagation && b.Provenance["propagation"] == cascade.Observed {
+					continue // the measured value held (measured)
+				}
 				if owner == a && (ax.Param != ParamR || e.Retry != nil) {
 					set(&e.Provenance, key)
 				}

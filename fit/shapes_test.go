@@ -2,6 +2,7 @@ package fit_test
 
 import (
 	"context"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,8 +59,12 @@ func TestShapesFit(t *testing.T) {
 				}
 			}
 			for i := range m.Edges {
-				if m.Edges[i].From == tc.from && m.Edges[i].To == tc.to {
-					m.Edges[i].Propagation = tc.scrambled
+				if e := &m.Edges[i]; e.From == tc.from && e.To == tc.to {
+					// As if graph had not measured p: a measured p holds
+					// the fit to its interval (TestFitKeepsMeasured).
+					e.Propagation = tc.scrambled
+					e.Provenance = maps.Clone(e.Provenance)
+					e.Provenance["propagation"] = cascade.Default
 				}
 			}
 
@@ -94,4 +99,45 @@ func TestShapesFit(t *testing.T) {
 			require.True(t, strings.HasPrefix(regime[0], tc.regime+"'s own failures"), regime[0])
 		})
 	}
+}
+
+// TestFitKeepsMeasured fits the hard dependency (p = 1, its callee
+// failing 30% of its requests) with graph's model as built, which
+// measured p from the failed calls, over the seed's range of p alone
+// (0.01 to 0.5): every value lies below the measured interval, so the
+// calibrated edge keeps a p within it, and the provenance says observed.
+func TestFitKeepsMeasured(t *testing.T) {
+	dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Fail: "stock", SlowFrom: 1e-3})
+	spans := func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }
+	res, err := graph.Build(context.Background(), graph.DefaultConfig(), spans, nil)
+	require.NoError(t, err)
+	m := res.Model
+	e := edge(m, "orders", "stock")
+	require.Equal(t, cascade.Observed, e.Provenance["propagation"])
+	lo, hi, ok := e.Observed.PropagationInterval()
+	require.True(t, ok)
+	t.Logf("measured p %.3g of %d failed calls, 95%% interval [%.3g, %.3g]", e.Propagation, e.Observed.FinalFailed, lo, hi)
+	require.Greater(t, lo, 0.5, "the capture must prove p above the grid")
+
+	cfg := fit.DefaultConfig()
+	cfg.Window = 10 * time.Second
+	cfg.Seeds = 3
+	cfg.Grid = "p=0.01:0.5:0.01,tier=empirical"
+	obs, err := fit.Observe(context.Background(), cfg, m, spans, nil)
+	require.NoError(t, err)
+	fr, err := fit.Run(context.Background(), cfg, m, obs)
+	require.NoError(t, err)
+	got := edge(fr.Model, "orders", "stock")
+	require.GreaterOrEqual(t, got.Propagation, lo)
+	require.LessOrEqual(t, got.Propagation, hi)
+	require.Equal(t, cascade.Observed, got.Provenance["propagation"])
+}
+
+func edge(m *cascade.Model, from, to string) *cascade.Edge {
+	for i := range m.Edges {
+		if m.Edges[i].From == from && m.Edges[i].To == to {
+			return &m.Edges[i]
+		}
+	}
+	panic("no edge " + from + "->" + to)
 }

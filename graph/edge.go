@@ -438,7 +438,7 @@ func (e *edgeAcc) finish(b *Builder, callerRequests, callerOwn int64) (cascade.E
 	// Propagation: P(caller's request failed | call failed after retries).
 	if e.finalFailed > 0 {
 		edge.Propagation = round6(float64(e.finalParent) / float64(e.finalFailed))
-		obs.Propagation = edge.Propagation
+		obs.Propagation, obs.FinalFailed = edge.Propagation, e.finalFailed
 		prov["propagation"] = cascade.Observed
 	} else {
 		edge.Propagation = 1

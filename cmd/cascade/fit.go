@@ -75,7 +75,8 @@ FROM->TO; k, theta: a node); VALUES is START:STOP:STEP, A|B|C, or model (the
 model's own values; tier=model keeps each node's service). Default:
 tier=model|p50|p95|p99|empirical, p=0.01:0.5:0.01, r within 0.2 of the observed
 re-activation in steps of 0.1, k=0:2:0.5, theta=0.6:1.2:0.2, fanout=1.
-Grids larger than 2,000 points are searched coarse-to-fine (--search).
+An edge whose propagation the traces measured keeps p within that
+measure's 95% interval. Grids larger than 2,000 points are searched coarse-to-fine (--search).
 Same inputs and seed give the same output at any --parallel.`,
 		Example: `  # fit the HotROD capture's model in 30-second windows, write the calibrated model
   cascade fit testdata/hotrod-baseline/traces-otlp.json.gz --window 30s -o calibrated.json
