@@ -128,6 +128,23 @@
 // node's self time is judged by its windows (the time it held its
 // slot), not here.
 //
+// Where self time did not rise and a fault-free reference is given,
+// the same walk looks for a fall (self_time_drop): a request is low
+// below min(the normal p5, the normal median − 1 ms), and the requests
+// from the onset on must have a median at most half the normal median
+// and 1 ms below it, against the reference and against the capture's
+// requests before the onset. Without a reference no fall is judged: a
+// capture's first windows may be the tail of an earlier disturbance,
+// and the recovery from it is a fall (on the development day, against
+// the first 30 s, 15 falls at five busy services, none injected). Work
+// a node no longer does is what an injected early return leaves when
+// the method returns before its own work (a leaf, with no calls to
+// drop, then only gets faster); latency that falls is otherwise no
+// fault (the windows judge rises only), since a request that ends at a
+// failed call skips what came after it. So a fall is explained by any
+// callee that changed no later than Slack windows after it, and is the
+// node's own otherwise; its size (the |log ratio|) joins its score.
+//
 // Calls that vanish are judged by requests, not windows
 // (truncation.go). Per request the pass keeps its calls per callee and
 // its descendants (the spans below it in its trace); per operation the

@@ -314,5 +314,5 @@ func gapOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) (map[string]*s
 // the normal median, with the binomial z of their share above their
 // edges' high against 5%.
 func gapJudgements(ch *stepChange, width, lo int64, nw int) []judgement {
-	return runWindows(ch.items, ch.normMed, gapFloorMS, ch.p, ch.metric, width, lo, nw)
+	return runWindows(ch.items, ch.normMed, gapFloorMS, ch.p, false, ch.metric, width, lo, nw)
 }

@@ -194,7 +194,7 @@ func TestNezhaDay(t *testing.T) {
 						if strings.HasPrefix(ev.Metric, "log_") {
 							logChanges[i] = append(logChanges[i], n.Node+" "+ev.Metric)
 						}
-						if ev.Metric == "self_time_calls" {
+						if ev.Metric == "self_time_calls" || ev.Metric == "self_time_drop" {
 							selfChanges[i] = append(selfChanges[i], n.Node+" "+ev.Metric)
 						}
 					}

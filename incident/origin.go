@@ -274,6 +274,17 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, logs log
 		if st.js[st.change].metric == "throughput" {
 			continue // silence does not come from below
 		}
+		if ch := selfOwned[st.name]; ch != nil && ch.down && gapOwned[st.name] == nil && fanOwned[st.name] == nil {
+			// Work the node no longer does is its own, unless a callee
+			// changed first (or within Slack windows): a request that
+			// ends at a failed call skips what came after it.
+			for _, callee := range callees[st.name] {
+				if other := byName[callee]; other != nil && other.change >= 0 && other.change <= st.change+cfg.Slack {
+					changes[i].ExplainedBy = append(changes[i].ExplainedBy, callee)
+				}
+			}
+			continue
+		}
 		if gapOwned[st.name] != nil || fanOwned[st.name] != nil || selfOwned[st.name] != nil {
 			// The time between a caller's span and its callee's is not
 			// spent in the callees of either end, nor is a node's self

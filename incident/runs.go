@@ -49,8 +49,8 @@ func firstRun(n, m, k int, flag func(int) bool, confirm func(first int) bool) in
 }
 
 // runItem is one call of a count-based change from its onset on: when
-// it started, its value (ms) and whether it was high against its
-// normal.
+// it started, its value (ms) and whether it was flagged against its
+// normal: high, or low for a test of a fall (medianTest.down).
 type runItem struct {
 	at   int64
 	v    float64
@@ -59,10 +59,10 @@ type runItem struct {
 
 // runWindows turns a count-based change (its items from the onset on)
 // into one judgement per window: a window holding items is out when
-// most of them are high and their median is floor above the normal
-// median, with the binomial z of the high share against p, the normal
-// share of high items.
-func runWindows(items []runItem, normMed, floor, p float64, metric string, width, lo int64, nw int) []judgement {
+// most of them are flagged and their median is floor beyond the normal
+// median (above it; below it when down), with the binomial z of the
+// flagged share against p, the normal share of flagged items.
+func runWindows(items []runItem, normMed, floor, p float64, down bool, metric string, width, lo int64, nw int) []judgement {
 	js := make([]judgement, nw)
 	byWin := make([][]float64, nw)
 	hi := make([]int, nw)
@@ -83,7 +83,11 @@ func runWindows(items []runItem, normMed, floor, p float64, metric string, width
 		n := float64(len(vs))
 		z := (float64(hi[k])/n - p) / math.Sqrt(p*(1-p)/n)
 		med := quantile(vs, 0.5)
-		js[k] = judgement{judged: true, out: 2*hi[k] > len(vs) && med-normMed >= floor, z: math.Max(z, 0),
+		moved := med - normMed
+		if down {
+			moved = -moved
+		}
+		js[k] = judgement{judged: true, out: 2*hi[k] > len(vs) && moved >= floor, z: math.Max(z, 0),
 			metric: metric, base: normMed, value: med, n: len(vs)}
 	}
 	return js
@@ -91,7 +95,8 @@ func runWindows(items []runItem, normMed, floor, p float64, metric string, width
 
 // stepChange is a count-based step of a median: of the gap on a pool of
 // edges (a callee's inbound ones, gap_in, or a caller's outbound ones,
-// gap_out), or of a node's self time (self_time_calls).
+// gap_out), or of a node's self time (self_time_calls; a fall of it,
+// self_time_drop).
 type stepChange struct {
 	node, metric string
 	onset        int64 // ns: the first high item of the first run
@@ -99,30 +104,43 @@ type stepChange struct {
 	normMed      float64
 	postMed      float64
 	low, high    float64   // the order-statistic 95% CI of postMed
-	size         float64   // log(postMed / max(normMed, the test's min))
+	size         float64   // |log(postMed / max(normMed, the test's min))|
 	items        []runItem // from the onset on
-	p            float64   // the share of items high under the normal
+	p            float64   // the share of items flagged under the normal
+	down         bool      // a fall of the median (medianTest.down)
 	edges        []*gapEdge
 }
 
 // medianTest is how a step of a median is found: a run of m items with
-// k high, k the least with P(Binomial(m, p) ≥ k) < alpha (p: the share
-// of items high under the normal), confirmed when the items from its
-// first high one on have a median at least ratio times the normal
-// median (floored at min) and floor above it.
+// k flagged, k the least with P(Binomial(m, p) ≥ k) < alpha (p: the
+// share of items flagged under the normal), confirmed when the items
+// from its first flagged one on have a median at least ratio times the
+// normal median (floored at min) and floor above it; or, when down (the
+// items flagged low), at most the normal median over ratio and floor
+// below it.
 type medianTest struct {
 	m                 int
 	p, alpha          float64
 	ratio, min, floor float64
+	down              bool
 	// also, when not nil, must hold too for the run whose first high
 	// item is first, the median from there on being med.
 	also func(first int, med float64) bool
 }
 
-// stepFrom reports whether med is a step from the median of xs: at
-// least ratio times it (floored at min) and floor above it.
+// stepFrom reports whether med is a step from the median of xs (see
+// step).
 func (t *medianTest) stepFrom(xs []float64, med float64) bool {
-	base := quantile(xs, 0.5)
+	return t.step(quantile(xs, 0.5), med)
+}
+
+// step reports whether med is a step from base: at least ratio times
+// it (floored at min) and floor above it; when down, at most base over
+// ratio and floor below it.
+func (t *medianTest) step(base, med float64) bool {
+	if t.down {
+		return med*t.ratio <= base && base-med >= t.floor
+	}
 	return med >= t.ratio*math.Max(base, t.min) && med-base >= t.floor
 }
 
@@ -141,7 +159,7 @@ func medianStep(items []runItem, normMed float64, t medianTest) *stepChange {
 			}
 			sort.Float64s(post)
 			med := quantile(post, 0.5)
-			return med >= t.ratio*math.Max(normMed, t.min) && med-normMed >= t.floor && (t.also == nil || t.also(first, med))
+			return t.step(normMed, med) && (t.also == nil || t.also(first, med))
 		})
 	if first < 0 {
 		return nil
@@ -150,5 +168,5 @@ func medianStep(items []runItem, normMed float64, t medianTest) *stepChange {
 	n := len(post)
 	lo, hi := medianCI(n)
 	return &stepChange{onset: items[first].at, n: n, normMed: normMed, postMed: med, low: post[lo], high: post[hi],
-		size: math.Log(med / math.Max(normMed, t.min)), items: items[first:], p: t.p}
+		size: math.Abs(math.Log(math.Max(med, 1e-3) / math.Max(normMed, t.min))), items: items[first:], p: t.p, down: t.down}
 }

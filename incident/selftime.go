@@ -101,13 +101,35 @@ func selfOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config, callees map[s
 			}
 			return len(pre) > 0 && t.stepFrom(pre, med)
 		}
-		ch := medianStep(items, med, t)
-		if ch == nil || retried(acc, n, floorDiv(ch.onset, acc.width), cfg.Slack) ||
-			wired(n, floorDiv(ch.onset, acc.width), acc.width, cfg.Slack, callees, gapOwned) {
+		if ch := medianStep(items, med, t); ch != nil {
+			if retried(acc, n, floorDiv(ch.onset, acc.width), cfg.Slack) ||
+				wired(n, floorDiv(ch.onset, acc.width), acc.width, cfg.Slack, callees, gapOwned) {
+				continue
+			}
+			ch.node, ch.metric = n, "self_time_calls"
+			owned[n] = ch
 			continue
 		}
-		ch.node, ch.metric = n, "self_time_calls"
-		owned[n] = ch
+		// A fall, the same test mirrored: requests low below
+		// min(normal p5, normal median − selfFloorMS), the median from
+		// the onset on at most half the normal and selfFloorMS below it.
+		// Work a node no longer does (an injected early return, a
+		// skipped step) is its own; a fall that follows a callee's
+		// failures is explained by the callee (analyse). Only against
+		// a reference: a capture's own first windows may be the tail of
+		// an earlier disturbance, and a recovery from it is a fall.
+		if ref == nil {
+			continue
+		}
+		low := math.Min(quantile(norm, 0.05), med-selfFloorMS)
+		for i, r := range rs {
+			items[i].high = r.self < low
+		}
+		t.down = true
+		if ch := medianStep(items, med, t); ch != nil {
+			ch.node, ch.metric = n, "self_time_drop"
+			owned[n] = ch
+		}
 	}
 	return owned
 }
@@ -148,5 +170,5 @@ func retried(acc *spanAcc, node string, w int64, slack int) bool {
 // the normal median, with the binomial z of their high share against
 // its normal.
 func selfJudgements(ch *stepChange, width, lo int64, nw int) []judgement {
-	return runWindows(ch.items, ch.normMed, selfFloorMS, ch.p, ch.metric, width, lo, nw)
+	return runWindows(ch.items, ch.normMed, selfFloorMS, ch.p, ch.down, ch.metric, width, lo, nw)
 }

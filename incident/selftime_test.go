@@ -98,3 +98,61 @@ func TestSelfTimeReference(t *testing.T) {
 		})
 	}
 }
+
+// TestSelfTimeDrop: an early return injected into the thin service (its
+// own work ×0.1 from 60 s on, no error), at 2 and 0.2 calls a second,
+// is ranked first against a fault-free reference by the fall of its
+// self time (self_time_drop), unexplained; without a reference no fall
+// is judged (a capture's first windows may be an earlier disturbance's
+// tail, and a recovery from it falls). A thin service fast from the
+// capture's first request differs from the reference but has no step
+// in the capture, and owns no fall. A healthy capture reports none.
+func TestSelfTimeDrop(t *testing.T) {
+	none := func(float64) float64 { return 0 }
+	fast := func(at float64) func(float64) float64 {
+		return func(t float64) float64 {
+			if t >= at {
+				return -0.9
+			}
+			return 0
+		}
+	}
+	ref := thinSynth{delay: none, starve: none, kinds: true, every: 100}
+	tests := []struct {
+		name   string
+		s      thinSynth
+		ref    bool
+		origin string // "" when thin owns no fall
+	}{
+		{"2 calls/s", thinSynth{delay: none, starve: none, slow: fast(60), kinds: true, every: 10}, true, "thin"},
+		{"0.2 calls/s", thinSynth{delay: none, starve: none, slow: fast(60), kinds: true, every: 100}, true, "thin"},
+		{"0.2 calls/s, no span kinds", thinSynth{delay: none, starve: none, slow: fast(60), every: 100}, true, "thin"},
+		{"no reference", thinSynth{delay: none, starve: none, slow: fast(60), kinds: true, every: 10}, false, ""},
+		{"fast from the start", thinSynth{delay: none, starve: none, slow: fast(0), kinds: true, every: 100}, true, ""},
+		{"healthy", thinSynth{delay: none, starve: none, kinds: true, every: 10}, true, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var rs graph.SpanSource
+			if tc.ref {
+				rs = graph.Spans(ref.spans())
+			}
+			inc, err := RootCause(context.Background(), graph.Spans(tc.s.spans()), rs, nil, DefaultConfig())
+			require.NoError(t, err)
+			if tc.origin == "" {
+				for _, n := range inc.Nodes {
+					for _, ev := range n.Evidence {
+						require.NotEqual(t, "self_time_drop", ev.Metric, "%+v", inc.Nodes)
+					}
+				}
+				if tc.name == "healthy" {
+					require.Empty(t, inc.Origins, "%+v", inc.Nodes)
+				}
+				return
+			}
+			ev := requireCountedOrigin(t, inc, tc.origin, "self_time_drop")
+			require.Empty(t, inc.Nodes[0].ExplainedBy)
+			require.Less(t, ev.Value, ev.Normal/5) // ×0.1 own work
+		})
+	}
+}

@@ -59,6 +59,22 @@ func shapeIncident(t *testing.T, dir string) *Incident {
 	return inc
 }
 
+// shapeIncidentRef is shapeIncident against the fault-free capture in
+// refDir.
+func shapeIncidentRef(t *testing.T, dir, refDir string) *Incident {
+	t.Helper()
+	spans := func(d string) graph.SpanSource {
+		return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(d, fn) }
+	}
+	res, err := graph.Build(context.Background(), graph.DefaultConfig(), spans(dir), nil)
+	require.NoError(t, err)
+	cfg := DefaultConfig()
+	cfg.Slowdown = 0
+	inc, err := RootCause(context.Background(), spans(dir), spans(refDir), res.Model, cfg)
+	require.NoError(t, err)
+	return inc
+}
+
 func brief(inc *Incident) []NodeChange {
 	out := make([]NodeChange, len(inc.Nodes))
 	for i, n := range inc.Nodes {

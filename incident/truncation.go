@@ -430,7 +430,7 @@ func servedAsBefore(js []judgement, c int) bool {
 	for _, j := range js[c:] {
 		for _, o := range append([]judgement{j}, j.others...) {
 			switch o.metric {
-			case "latency", "self_time", "self_time_calls", "slow_share", "error_rate":
+			case "latency", "self_time", "self_time_calls", "self_time_drop", "slow_share", "error_rate":
 				if o.out {
 					return false
 				}

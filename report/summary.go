@@ -74,6 +74,8 @@ func metricPhrase(m string) string {
 		return "median time between its callers' calls and its own answer (the network into it), in ms,"
 	case "self_time_calls":
 		return "median time outside its calls, request by request, in ms,"
+	case "self_time_drop":
+		return "median time outside its calls (work it no longer does), request by request, in ms,"
 	case "gap_out":
 		return "median time between its calls and its callees' answers (its own client side), in ms,"
 	case "log_errors":

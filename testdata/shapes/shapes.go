@@ -101,6 +101,11 @@ type Config struct {
 	// its callee gets fewer calls.
 	EarlyReturn string
 	EarlyShare  float64
+	// EarlyOwn, when above 0, is the share of its own work an early
+	// return still does (an injected return at the method's start skips
+	// the method's own work too: a leaf, with no calls to skip, then
+	// only gets faster); 0 keeps its own work unchanged.
+	EarlyOwn float64
 	// Mix, when not empty, names a service that serves two operations:
 	// its usual one and a bulk one ("<name> bulk") with five times the
 	// own work. A tenth of its requests are bulk before SlowFrom and

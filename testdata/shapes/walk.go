@@ -86,10 +86,13 @@ func (g *gen) request(svc string, parent [8]byte, kind ptrace.SpanKind, name str
 	if saturated {
 		t = max(t, g.satFree)
 	}
+	early := g.faulty && svc == g.cfg.EarlyReturn && g.rng.Float64() < g.cfg.EarlyShare
+	if early && g.cfg.EarlyOwn > 0 {
+		self = int64(float64(self) * g.cfg.EarlyOwn)
+	}
 	pre := self / 2
 	t += pre
 	failed = own
-	early := g.faulty && svc == g.cfg.EarlyReturn && g.rng.Float64() < g.cfg.EarlyShare
 	if callee := g.next(svc); callee != "" && !own && !early {
 		var cf bool
 		t, cf = g.calls(svc, callee, sp.id, t)
