@@ -97,3 +97,54 @@ func TestCovered(t *testing.T) {
 		require.Equal(t, tc.want, covered(tc.iv, tc.lo, tc.hi), "%v", tc.iv)
 	}
 }
+
+// TestOwnChangeAt: against a reference, a change point whose window a
+// windowed metric put out must be out against the capture's own windows
+// before it too. A level that differs from the reference from the
+// start (a baseline mismatch), first judged out at window 2, is no
+// change; a step at window 2 is; a change the gap test put out (its
+// own normal) and a change at the first window stand as they are.
+func TestOwnChangeAt(t *testing.T) {
+	win := func(ms float64) *winAcc {
+		w := &winAcc{n: 20}
+		for i := range 20 {
+			v := ms * (0.95 + 0.005*float64(i))
+			w.lat.vals = append(w.lat.vals, v)
+			w.self.vals = append(w.self.vals, v)
+		}
+		return w
+	}
+	wins := func(levels ...float64) map[int64]*winAcc {
+		m := map[int64]*winAcc{}
+		for i, l := range levels {
+			m[int64(i)] = win(l)
+		}
+		return m
+	}
+	js := func(metric string, from, n int) []judgement {
+		out := make([]judgement, n)
+		for k := range out {
+			out[k] = judgement{judged: true, out: k >= from, metric: metric, z: 5}
+		}
+		return out
+	}
+	cfg := DefaultConfig()
+	tests := []struct {
+		name string
+		js   []judgement
+		wins map[int64]*winAcc
+		c    int
+		want int
+	}{
+		{"mismatch from the start", js("latency", 2, 6), wins(20, 20, 20, 20, 20, 20), 2, -1},
+		{"step at window 2", js("latency", 2, 6), wins(10, 10, 20, 20, 20, 20), 2, 2},
+		{"gap test's change", js("gap_in", 2, 6), wins(20, 20, 20, 20, 20, 20), 2, 2},
+		{"first window", js("latency", 0, 6), wins(20, 20, 20, 20, 20, 20), 0, 0},
+		{"mismatch, then a step", js("latency", 1, 6), wins(10, 10, 10, 20, 20, 20), 1, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, ownChangeAt(tc.js, tc.wins, 0, tc.c, cfg))
+		})
+	}
+}

@@ -40,6 +40,16 @@
 // its z reaches Threshold (4) and the change is material (a median up
 // by MinChange, 25%; a slow share of 15%; errors up 5 points).
 //
+// Against a reference, a change point put out by one of those windowed
+// metrics (latency, self time, slow share, errors) must also be out
+// against the capture's own windows before it, judged the same way
+// (ownChangeAt): a difference from the reference that is there before
+// the onset is a baseline mismatch (another hour, other pods), not this
+// incident, and the next change point that holds is taken. A change at
+// the capture's first window has nothing before it and stands; so do
+// changes the count tests, the logs and the metrics found, each against
+// its own normal.
+//
 // Silence flows downstream, the other way from latency: a silent node is
 // explained by a caller that fell silent too, by a caller that dropped
 // its calls to it (see below), by a caller that records

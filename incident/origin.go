@@ -216,7 +216,11 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, logs log
 		for k := range st.js {
 			nc.Series[k].Z, nc.Series[k].Out = numfmt.Round3(st.js[k].z), st.js[k].out
 		}
-		if c := changeAt(st.js, cfg.Persist); c >= 0 {
+		c := changeAt(st.js, cfg.Persist)
+		if ref != nil {
+			c = ownChangeAt(st.js, acc.nodes[st.name], lo, c, cfg)
+		}
+		if c >= 0 {
 			st.change = c
 			j := st.js[c]
 			nc.Changed, nc.AtNS = true, (lo+int64(c))*width
@@ -570,4 +574,38 @@ func confidence(nodes []NodeChange) float64 {
 		return 1
 	}
 	return numfmt.Round3(s[0] / (s[0] + s[1]))
+}
+
+// ownChangeAt returns the first change point from c on (changeAt) whose
+// window, where a windowed metric put it out against the reference, is
+// out against the capture's own windows before it too: a difference
+// from the reference there before the onset is a baseline mismatch.
+// A change at the first window has nothing before it and stands.
+func ownChangeAt(js []judgement, wins map[int64]*winAcc, lo int64, c int, cfg Config) int {
+	for c > 0 {
+		switch js[c].metric {
+		case "latency", "self_time", "slow_share", "error_rate":
+		default:
+			return c
+		}
+		var pre []*winAcc
+		for w := lo; w < lo+int64(c); w++ {
+			if x := wins[w]; x != nil {
+				pre = append(pre, x)
+			}
+		}
+		nb := normalOf(pre)
+		if nb.n < int64(cfg.MinCount) {
+			return c
+		}
+		if nb.judge(wins[lo+int64(c)], cfg.Threshold, cfg.MinChange, cfg.MinCount).out {
+			return c
+		}
+		next := changeAt(js[c+1:], cfg.Persist)
+		if next < 0 {
+			return -1
+		}
+		c += 1 + next
+	}
+	return c
 }
