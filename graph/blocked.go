@@ -8,6 +8,7 @@ package graph
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -90,12 +91,7 @@ func (m *brokerMetrics) alarmIntervals() [][2]int64 {
 
 // alarmTimes returns the times of the alarm series' points, sorted.
 func (m *brokerMetrics) alarmTimes() []int64 {
-	ts := make([]int64, 0, len(m.alarmAt))
-	for t := range m.alarmAt {
-		ts = append(ts, t)
-	}
-	slices.Sort(ts)
-	return ts
+	return slices.Sorted(maps.Keys(m.alarmAt))
 }
 
 // alarmStep is the alarm series' sampling step: the median gap between

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -127,12 +128,7 @@ func (t *timeline) add(start, end int64, failed bool) {
 }
 
 func (t *timeline) keys() []int64 {
-	ks := make([]int64, 0, len(t.chunks))
-	for k := range t.chunks {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
+	return slices.Sorted(maps.Keys(t.chunks))
 }
 
 // materialize folds the full-bin difference arrays into busy. Every bin a
