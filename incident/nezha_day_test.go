@@ -184,11 +184,7 @@ func TestNezhaDay(t *testing.T) {
 				if inc.Confidence > 0 {
 					answers = append(answers, answer{inc.Confidence, ranks[i] == 1})
 				}
-				for _, n := range inc.Nodes {
-					if n.Changed && len(tops[i]) < 3 {
-						tops[i] = append(tops[i], n.Node)
-					}
-				}
+				tops[i] = inc.Origins
 				for _, n := range inc.Nodes {
 					for _, ev := range n.Evidence {
 						if strings.HasPrefix(ev.Metric, "log_") {

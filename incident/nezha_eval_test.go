@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,14 +108,25 @@ type nezhaOutcome struct {
 
 func outcomeOf(inc *Incident, truth string, injected int64) nezhaOutcome {
 	o := nezhaOutcome{top: inc.Origins}
-	k := 0
+	k := len(inc.Origins)
+	for i, n := range inc.Origins {
+		if n == truth {
+			o.rank = i + 1
+		}
+	}
 	for _, n := range inc.Nodes {
 		if !n.Changed {
 			continue
 		}
+		if slices.Contains(inc.Origins, n.Node) {
+			if n.Node == truth {
+				o.at = fmt.Sprintf("%+ds", (n.AtNS-injected)/int64(time.Second))
+			}
+			continue
+		}
 		k++
 		if n.Node == truth {
-			o.rank = k
+			o.rank = max(k, 4)
 			o.at = fmt.Sprintf("%+ds", (n.AtNS-injected)/int64(time.Second))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"cascade"
 	"cascade/internal/numfmt"
@@ -428,11 +429,20 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, logs log
 			return nil, err
 		}
 	}
+	first := -1
 	for _, i := range order {
 		inc.Nodes = append(inc.Nodes, changes[i])
-		if changes[i].Changed && len(inc.Origins) < cfg.Top {
-			inc.Origins = append(inc.Origins, changes[i].Node)
+		if !changes[i].Changed || len(inc.Origins) >= cfg.Top {
+			continue
 		}
+		if first >= 0 && (len(changes[i].ExplainedBy) > 0 || states[i].change > states[first].change+cfg.Slack ||
+			ref != nil && windowed(states[i].js[states[i].change].metric) && requestsBefore(acc.nodes[states[i].name], lo, states[i].change) < int64(cfg.MinCount)) {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		inc.Origins = append(inc.Origins, changes[i].Node)
 	}
 	if len(inc.Origins) > 0 {
 		inc.Path = climb(inc.Origins[0], byName, callees, acc, lo, scan, ref, cfg)
@@ -608,4 +618,27 @@ func ownChangeAt(js []judgement, wins map[int64]*winAcc, lo int64, c int, cfg Co
 		c += 1 + next
 	}
 	return c
+}
+
+// windowed reports that a metric is judged by windows against the
+// normal range (a node's or, call_…, an edge's), not by a count test or
+// a saturation metric.
+func windowed(metric string) bool {
+	switch strings.TrimPrefix(metric, "call_") {
+	case "latency", "self_time", "slow_share", "error_rate":
+		return true
+	}
+	return false
+}
+
+// requestsBefore counts a node's requests in its windows before window
+// c (from lo).
+func requestsBefore(wins map[int64]*winAcc, lo int64, c int) int64 {
+	var n int64
+	for w := lo; w < lo+int64(c); w++ {
+		if x := wins[w]; x != nil {
+			n += x.n
+		}
+	}
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -77,7 +78,11 @@ func TestRootCause(t *testing.T) {
 		name    string
 		s       synth
 		origins []string
-		path    [][2]string // caller, callee
+		// later are the changed nodes after the origins, in order: a
+		// change well after the first origin's is not an alternative
+		// to it.
+		later []string
+		path  [][2]string // caller, callee
 	}{
 		{
 			// The database slows at 60 s: every caller above it slows in
@@ -103,12 +108,15 @@ func TestRootCause(t *testing.T) {
 		},
 		{
 			// api's own work slows at 40 s; db slows at 90 s, long after:
-			// the earlier change comes first.
+			// the earlier change is the origin, and db's, five windows
+			// later, is listed after it but not as an alternative (nor
+			// web, the caller api explains).
 			name: "earlier caller",
 			s: synth{slow: func(svc string, t float64) float64 {
 				return step("api", 40, 6)(svc, t) * step("db", 90, 3)(svc, t)
 			}, starve: none},
-			origins: []string{"api", "db"},
+			origins: []string{"api"},
+			later:   []string{"db", "web"},
 			path:    [][2]string{{"web", "api"}},
 		},
 	}
@@ -119,6 +127,15 @@ func TestRootCause(t *testing.T) {
 			require.NoError(t, err)
 			require.GreaterOrEqual(t, len(inc.Origins), len(tc.origins))
 			require.Equal(t, tc.origins, inc.Origins[:len(tc.origins)], "%+v", inc.Nodes)
+			if tc.later != nil {
+				var later []string
+				for _, n := range inc.Nodes {
+					if n.Changed && !slices.Contains(inc.Origins, n.Node) {
+						later = append(later, n.Node)
+					}
+				}
+				require.Equal(t, tc.later, later, "%+v", inc.Nodes)
+			}
 			var path [][2]string
 			for _, p := range inc.Path {
 				path = append(path, [2]string{p.Caller, p.Callee})
