@@ -260,8 +260,18 @@
 // not make one; nor is its owner explained by its callees), then the
 // others — by change time, changes within Slack windows of the first of
 // a group counting as simultaneous, then by score; then the explained
-// ones the same way. The confidence is the first origin's share of the top two
-// unexplained scores (1: no rival, 0.5: a tie). Each changed node lists
+// ones the same way. The origins named (Incident.Origins, at most Top)
+// are the first of that order and, after it, only the candidates that
+// could stand in its place: unexplained, with a change no later than
+// Slack windows after the first's (a change that starts after the
+// origin's is a consequence in time, not an alternative to it), and,
+// against a reference, not a windowed difference (latency, self time,
+// slow share, errors, as a node or as a caller) with too few requests
+// of the node before it to date it against the capture's own windows
+// (a difference there from the start is a baseline mismatch). The
+// other changed nodes stay in Nodes, in the same order. The confidence
+// is the first origin's share of the top two unexplained scores (1: no
+// rival, 0.5: a tie). Each changed node lists
 // its evidence: every metric that was its loudest in some window from
 // the change on, with its normal value, the top of its normal range,
 // its value, its first window and its largest z. The path climbs from

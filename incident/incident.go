@@ -35,7 +35,7 @@ type Config struct {
 	// Slack is how many windows later a callee may change and still
 	// explain its caller's change; default 1.
 	Slack int
-	// Top is how many ranked origins to name; default 3.
+	// Top is the most ranked origins to name; default 3.
 	Top int
 	// Reservoir bounds the values kept per node and window; default 1024.
 	Reservoir int
@@ -99,7 +99,11 @@ type Incident struct {
 	// Nodes are every node: changed ones in origin order, then the rest
 	// by name.
 	Nodes []NodeChange `json:"nodes"`
-	// Origins are the top ranked origins, most likely first.
+	// Origins are the ranked origins, most likely first: the first
+	// changed node, then at most Top−1 more that could stand in its
+	// place (unexplained, changed no later than Slack windows after it,
+	// and not a difference from a reference the capture cannot date);
+	// see the package doc.
 	Origins []string `json:"origins"`
 	// Confidence is how far the first origin is ahead of the second:
 	// its share of their two scores (1 with no rival, 0.5 a tie).
