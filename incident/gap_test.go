@@ -18,13 +18,16 @@ import (
 // second). delay(t) is added to the network of every call into thin at
 // time t (seconds), starve(t) to api's client spans around each of its
 // calls (a CPU-starved caller), and thin's own work is multiplied by
-// 1+slow(t) (a CPU-starved thin; nil: none). With kinds false every
+// 1+slow(t) (a CPU-starved thin; nil: none), db's by 1+dbSlow
+// throughout (a capture whose db differs from a reference's from the
+// start). With kinds false every
 // span is unspecified, as in Nezha's CSV: the caller's span around a
 // call is the parent of the callee's.
 type thinSynth struct {
 	delay, starve, slow func(t float64) float64
 	kinds               bool
 	every               int
+	dbSlow              float64
 }
 
 func (s thinSynth) spans() []cascade.Span {
@@ -52,7 +55,7 @@ func (s thinSynth) spans() []cascade.Span {
 				Operation: op, Kind: kind(k), Start: from, Duration: ms(dur), Status: cascade.StatusOK})
 			return sid
 		}
-		db := jit(10)
+		db := jit(10) * (1 + s.dbSlow)
 		thin := 0.0
 		gap := 1 + jit(1) + s.starve(t)
 		thinGap := gap + s.delay(t)

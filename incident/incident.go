@@ -168,6 +168,12 @@ type NodeChange struct {
 	// that changed no later than Slack windows after it: degradation
 	// that can have come from below.
 	ExplainedBy []string `json:"explained_by,omitempty"`
+	// NotOrigin says why a changed node that nothing explains is not
+	// named among the origins: "after X", it changed more than Slack
+	// windows after the first origin X (a consequence in time); "from
+	// the start", a difference from the reference with too few of the
+	// node's requests before it to date it (a baseline mismatch).
+	NotOrigin string `json:"not_origin,omitempty"`
 	// Note says why a node could not be judged, if so.
 	Note string `json:"note,omitempty"`
 	// Series are the node's windows.

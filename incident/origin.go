@@ -431,18 +431,24 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, logs log
 	}
 	first := -1
 	for _, i := range order {
-		inc.Nodes = append(inc.Nodes, changes[i])
-		if !changes[i].Changed || len(inc.Origins) >= cfg.Top {
-			continue
+		n := changes[i]
+		if n.Changed && first >= 0 && len(n.ExplainedBy) == 0 {
+			st := states[i]
+			switch {
+			case st.change > states[first].change+cfg.Slack:
+				n.NotOrigin = "after " + changes[first].Node
+			case ref != nil && windowed(st.js[st.change].metric) && requestsBefore(acc.nodes[st.name], lo, st.change) < int64(cfg.MinCount):
+				n.NotOrigin = "from the start"
+			}
 		}
-		if first >= 0 && (len(changes[i].ExplainedBy) > 0 || states[i].change > states[first].change+cfg.Slack ||
-			ref != nil && windowed(states[i].js[states[i].change].metric) && requestsBefore(acc.nodes[states[i].name], lo, states[i].change) < int64(cfg.MinCount)) {
+		inc.Nodes = append(inc.Nodes, n)
+		if !n.Changed || len(inc.Origins) >= cfg.Top || first >= 0 && (len(n.ExplainedBy) > 0 || n.NotOrigin != "") {
 			continue
 		}
 		if first < 0 {
 			first = i
 		}
-		inc.Origins = append(inc.Origins, changes[i].Node)
+		inc.Origins = append(inc.Origins, n.Node)
 	}
 	if len(inc.Origins) > 0 {
 		inc.Path = climb(inc.Origins[0], byName, callees, acc, lo, scan, ref, cfg)

@@ -506,7 +506,7 @@ func incidentSection(inc *incident.Incident) *incidentView {
 			continue
 		}
 		at, metric, normal, then, z := changeText(n)
-		v.Nodes = append(v.Nodes, []string{n.Node, at, metric, normal, then, z, orDash(strings.Join(n.ExplainedBy, ", "))})
+		v.Nodes = append(v.Nodes, []string{n.Node, at, metric, normal, then, z, orDash(explainedText(n))})
 	}
 	for i := range inc.Path {
 		s := &inc.Path[i]

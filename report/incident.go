@@ -25,6 +25,17 @@ func changeText(n *incident.NodeChange) (at, metric, normal, then, z string) {
 	return clock(n.AtNS)[11:], n.Metric, g4(n.Baseline), g4(n.Value), g4(n.Z)
 }
 
+// explainedText is a changed node's changed callees, or, where none
+// explains it, why it is not named among the origins: "(after X)", it
+// changed after the first origin X; "(from the start)", a difference
+// from the baseline the capture cannot date.
+func explainedText(n *incident.NodeChange) string {
+	if len(n.ExplainedBy) > 0 || n.NotOrigin == "" {
+		return strings.Join(n.ExplainedBy, ", ")
+	}
+	return "(" + n.NotOrigin + ")"
+}
+
 // pathLine describes one step of the degradation's path.
 func pathLine(p *incident.PathStep) string {
 	return fmt.Sprintf("%s → %s: %s calls %s %s → %s times per request, %s → %s attempts per call",
@@ -54,7 +65,7 @@ func incidentTable(w io.Writer, inc *incident.Incident) error {
 	for i := range inc.Nodes {
 		n := &inc.Nodes[i]
 		at, metric, normal, then, z := changeText(n)
-		p("%s\t%s\t%s\t%s\t%s\t%s\t%s", n.Node, at, metric, normal, then, z, strings.Join(n.ExplainedBy, ", "))
+		p("%s\t%s\t%s\t%s\t%s\t%s\t%s", n.Node, at, metric, normal, then, z, explainedText(n))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -221,7 +232,7 @@ func incidentMarkdown(w io.Writer, inc *incident.Incident) {
 	for i := range inc.Nodes {
 		n := &inc.Nodes[i]
 		at, metric, normal, then, z := changeText(n)
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", n.Node, at, metric, normal, then, z, strings.Join(n.ExplainedBy, ", "))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", n.Node, at, metric, normal, then, z, explainedText(n))
 	}
 	// The path climbs from an origin: without one there is no path to
 	// speak of, with one it may have no step.

@@ -290,7 +290,7 @@ func incidentNodes(w io.Writer, inc *incident.Incident, width int) {
 		switch {
 		case n.Changed:
 			at, metric, normal, then, z := changeText(n)
-			t.add(n.Node, at, metric, normal, then, z, strings.Join(n.ExplainedBy, ", "))
+			t.add(n.Node, at, metric, normal, then, z, explainedText(n))
 		case n.Note != "":
 			if noted[n.Note] == nil {
 				notes = append(notes, n.Note)
