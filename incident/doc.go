@@ -101,7 +101,14 @@
 // are high and their median is 5 ms above normal), its size joins its
 // score, the calls' added time on its edges is its own, and the callers
 // of a callee that owns its gap are explained by it (their calls read as
-// they saw them).
+// they saw them). Without a reference, a fault that began inside the
+// first BaselineWindows windows is in their normal, and no step after
+// them shows; so the test runs a second time with the first window
+// alone as the normal (a call is high with probability at least
+// 1/(n+1) for n normal calls, the chance it exceeds the largest of a
+// few, which raises k), and a change it finds that began inside the
+// normal range, at a node the first pass gave none, stands: it is out
+// from the first judged window.
 //
 // Self time is judged by requests too (selftime.go), so that a thin
 // service's CPU contention needs as many requests as a busy one's. Per

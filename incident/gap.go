@@ -154,7 +154,7 @@ func gapEdges(acc, ref *spanAcc, lo int64, scan int, cfg Config) map[[2]string]*
 // high, whose calls from then on have a median gap at least gapMinRatio
 // times the pool's normal median and gapFloorMS above it. It returns nil
 // when there is none.
-func gapPool(node, metric string, es []*gapEdge) *stepChange {
+func gapPool(node, metric string, es []*gapEdge, thin bool) *stepChange {
 	if len(es) == 0 {
 		return nil
 	}
@@ -181,7 +181,13 @@ func gapPool(node, metric string, es []*gapEdge) *stepChange {
 	for i, c := range calls {
 		items[i] = runItem{at: c.r.at, v: c.r.gap, high: c.high}
 	}
-	ch := medianStep(items, quantile(normal, 0.5), gapTest)
+	t := gapTest
+	if thin {
+		// A normal of a few calls: a call exceeds the largest of n
+		// with probability 1/(n+1), more than 5% when n < 19.
+		t.p = math.Max(t.p, 1/float64(len(normal)+1))
+	}
+	ch := medianStep(items, quantile(normal, 0.5), t)
 	if ch == nil {
 		return nil
 	}
@@ -222,6 +228,39 @@ func (e *gapEdge) rose(at int64) (rose, seen bool) {
 // the change (gap_in: its network).
 func gapOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) (map[string]*stepChange, map[[2]string]*gapEdge) {
 	edges := gapEdges(acc, ref, lo, scan, cfg)
+	owned := ownGaps(edges, false)
+	if ref != nil || cfg.BaselineWindows < 2 {
+		return owned, edges
+	}
+	// Without a reference the normal range is the capture's first
+	// windows, and a fault that began inside them is in its normal:
+	// there is no step after them to find. So the test runs again with
+	// the first window alone as the normal (a thin one: see gapPool),
+	// and a change it finds that began inside the normal range, at a
+	// node the first pass gave none, stands.
+	c1 := cfg
+	c1.BaselineWindows = 1
+	early := gapEdges(acc, nil, lo, 1, c1)
+	end := (lo + int64(cfg.BaselineWindows)) * acc.width
+	for x, ch := range ownGaps(early, true) {
+		if owned[x] != nil || ch.onset >= end {
+			continue
+		}
+		owned[x] = ch
+		if ch.metric == "gap_in" {
+			for k, e := range early {
+				if k[1] == x {
+					edges[k] = e
+				}
+			}
+		}
+	}
+	return owned, edges
+}
+
+// ownGaps runs the count test of gapOwners on edges and gives each
+// change to one end; thin marks normals of one window (see gapPool).
+func ownGaps(edges map[[2]string]*gapEdge, thin bool) map[string]*stepChange {
 	keys := make([][2]string, 0, len(edges))
 	for k := range edges {
 		keys = append(keys, k)
@@ -249,7 +288,7 @@ func gapOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) (map[string]*s
 	owned := map[string]*stepChange{}
 	starved := map[string]bool{}
 	for _, c := range nodes {
-		ch := gapPool(c, "gap_out", out[c])
+		ch := gapPool(c, "gap_out", out[c], thin)
 		if ch == nil {
 			continue
 		}
@@ -265,7 +304,7 @@ func gapOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) (map[string]*s
 		}
 	}
 	for _, x := range nodes {
-		ch := gapPool(x, "gap_in", in[x])
+		ch := gapPool(x, "gap_in", in[x], thin)
 		if ch == nil {
 			continue
 		}
@@ -305,7 +344,7 @@ func gapOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config) (map[string]*s
 			owned[x] = ch
 		}
 	}
-	return owned, edges
+	return owned
 }
 
 // gapJudgements turns a change into one judgement per window from the

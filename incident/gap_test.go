@@ -126,6 +126,36 @@ func TestGapOrigin(t *testing.T) {
 	}
 }
 
+// TestGapOriginInsideNormal: without a reference the normal range is
+// the first 3 windows; a delay into thin from 15 s, inside them, leaves
+// no step after them. The second pass, with the first window as the
+// normal, finds it: thin is the origin, its change at the first judged
+// window (30 s).
+func TestGapOriginInsideNormal(t *testing.T) {
+	none := func(float64) float64 { return 0 }
+	for _, kinds := range []bool{true, false} {
+		s := thinSynth{delay: func(t float64) float64 {
+			if t >= 15 {
+				return 500
+			}
+			return 0
+		}, starve: none, kinds: kinds}
+		inc, err := RootCause(context.Background(), graph.Spans(s.spans()), nil, nil, DefaultConfig())
+		require.NoError(t, err)
+		require.NotEmpty(t, inc.Origins, "%+v", inc.Nodes)
+		require.Equal(t, "thin", inc.Origins[0], "%+v", inc.Nodes)
+		require.Equal(t, inc.StartNS+3*int64(inc.WindowMS*1e6), inc.Nodes[0].AtNS)
+		var gap *ChangeEvidence
+		for i := range inc.Nodes[0].Evidence {
+			if e := &inc.Nodes[0].Evidence[i]; e.Metric == "gap_in" {
+				gap = e
+			}
+		}
+		require.NotNil(t, gap, "%+v", inc.Nodes[0])
+		require.Greater(t, gap.Value, 400.0)
+	}
+}
+
 // requireCountedOrigin checks that origin is ranked first with evidence
 // of metric counted in calls (a count, a 95% interval around the
 // median) and its change at the fault (60 s: window 6), not before.
@@ -208,7 +238,7 @@ func TestGapPool(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ch := gapPool("b", "gap_in", []*gapEdge{edge(tc.gaps)})
+			ch := gapPool("b", "gap_in", []*gapEdge{edge(tc.gaps)}, false)
 			if tc.onset < 0 {
 				require.Nil(t, ch)
 				return
