@@ -65,15 +65,10 @@ func TestHotRODSplice(t *testing.T) {
 	fmt.Fprintf(&b, "\n| A → B | truth | onset (s) | first 30 s: origins (confidence) | reference A: origins (confidence) | whole B against A |\n|---|---|---|---|---|---|\n")
 	for _, c := range cases {
 		a, bs := runs[c.a], runs[c.b]
-		var end, start int64
+		first, end, start := a[0].Start, int64(0), bs[0].Start
 		for _, s := range a {
-			end = max(end, s.Start+s.Duration)
+			first, end = min(first, s.Start), max(end, s.Start+s.Duration)
 		}
-		first := a[0].Start
-		for _, s := range a {
-			first = min(first, s.Start)
-		}
-		start = bs[0].Start
 		for _, s := range bs {
 			start = min(start, s.Start)
 		}
