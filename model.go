@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 )
 
 // ModelVersion is the schema version of the model document that this code
@@ -100,6 +101,15 @@ const (
 	FromAggregates = "aggregates"
 	FromBoth       = "traces+aggregates"
 )
+
+// Length is the time the capture covers (EndNS − StartNS); 0 when the
+// source does not say.
+func (s *ModelSource) Length() time.Duration {
+	if s == nil || s.EndNS <= s.StartNS || s.StartNS == 0 {
+		return 0
+	}
+	return time.Duration(s.EndNS - s.StartNS)
+}
 
 // Load shapes.
 const (

@@ -77,17 +77,32 @@ type Outcome struct {
 	Seed uint64 `json:"seed"`
 	// Scenario names the scenario replayed ("baseline" when none).
 	Scenario string `json:"scenario"`
-	// DurationMS is the simulated time.
+	// DurationMS is the time over which root requests arrived; DrainMS
+	// the time the replay ran on after that, with no new arrivals, for
+	// the work in flight to end.
 	DurationMS float64 `json:"duration_ms"`
+	DrainMS    float64 `json:"drain_ms,omitempty"`
 	// Roots counts root requests offered; Succeeded those that succeeded.
 	Roots     int64 `json:"roots"`
 	Succeeded int64 `json:"succeeded"`
-	// SuccessRate is Succeeded / finished roots.
+	// Unfinished counts the root requests still queued or in flight at
+	// the end of the drain: offered, and neither a success nor a failure.
+	Unfinished int64 `json:"unfinished"`
+	// SuccessRate is Succeeded / Roots: a root request still queued or in
+	// flight at the end counts against it, as a failure does.
 	SuccessRate float64 `json:"success_rate"`
-	// Goodput is successful root requests per second.
+	// Goodput is root requests that succeeded within DurationMS, per
+	// second of it (the drain's completions are not throughput).
 	Goodput float64 `json:"goodput_per_sec"`
 	// OfferedRate is root requests offered per second.
 	OfferedRate float64 `json:"offered_per_sec"`
+	// BacklogPerSec is how fast the root requests not yet ended grew over
+	// the second half of the arrivals: offered minus ended, per second.
+	// Overloaded reports a backlog that grew beyond the counts' Poisson
+	// noise (three standard deviations) and was still there at the end of
+	// the drain: the system did not keep up with what it was offered.
+	BacklogPerSec float64 `json:"backlog_per_sec"`
+	Overloaded    bool    `json:"overloaded,omitempty"`
 	// Latency quantiles of successful roots, from the first attempt.
 	LatencyP50MS float64 `json:"latency_p50_ms"`
 	LatencyP95MS float64 `json:"latency_p95_ms"`
@@ -105,10 +120,13 @@ type Outcome struct {
 	RejectedShare float64 `json:"rejected_share"`
 	// Flows counts finished flows: a root request with every message it
 	// published and all the work those set off, through async edges and
-	// queues. FlowSuccessRate is the share of them in which the root and
-	// every message's processing succeeded (nothing dropped, rejected,
-	// dead-lettered or failed); 0 flows when the model has no async edge.
+	// queues; FlowsUnfinished those still pending at the end of the
+	// drain. FlowSuccessRate is the share of all flows started (finished
+	// or not) in which the root and every message's processing succeeded
+	// (nothing dropped, rejected, dead-lettered or failed, and nothing
+	// left pending); 0 flows when the model has no async edge.
 	Flows           int64   `json:"flows,omitempty"`
+	FlowsUnfinished int64   `json:"flows_unfinished,omitempty"`
 	FlowSuccessRate float64 `json:"flow_success_rate,omitempty"`
 	// Flow completion quantiles: from the root's first attempt to the end
 	// of the flow's last piece of work, over successful flows.

@@ -233,8 +233,8 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 
 	// A sparse capture's replays run long enough to see MinRoots roots.
 	if d, w, ok := stretch(model, cfg); ok {
-		a.Notes = append(a.Notes, fmt.Sprintf("the replays run %s instead of %s (windows of %s) to see %d root requests at the observed %.4g/s",
-			d, cfg.Rank.Duration, w, cfg.MinRoots, entryRate(model)))
+		a.Notes = append(a.Notes, fmt.Sprintf("the replays run %s instead of %s (windows of %s) to see %d root requests at the observed %.4g/s and cover the capture's %s",
+			d, cfg.Rank.Duration, w, cfg.MinRoots, entryRate(model), model.Source.Length().Round(time.Second)))
 		cfg.Rank.Duration, cfg.Rank.Window = d, w
 		cfg.Incident.Duration = max(cfg.Incident.Duration, d)
 	}
@@ -291,14 +291,17 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 }
 
 // stretch returns the replay duration and metric window that let the
-// ranking see cfg.MinRoots roots at the model's entry rate, and whether
-// they differ from the configured ones.
+// ranking see cfg.MinRoots roots at the model's entry rate and cover the
+// capture's own length (what it showed late, an alarm or a backlog, is
+// replayed), and whether they differ from the configured ones.
 func stretch(m *cascade.Model, cfg Config) (time.Duration, time.Duration, bool) {
-	rate := entryRate(m)
-	if cfg.MinRoots <= 0 || rate <= 0 || rate*cfg.Rank.Duration.Seconds() >= float64(cfg.MinRoots) {
+	if cfg.MinRoots <= 0 {
 		return 0, 0, false
 	}
-	d := time.Duration(float64(cfg.MinRoots) / rate * float64(time.Second)).Round(time.Minute)
+	d := m.Source.Length().Round(time.Second)
+	if rate := entryRate(m); rate > 0 && rate*cfg.Rank.Duration.Seconds() < float64(cfg.MinRoots) {
+		d = max(d, time.Duration(float64(cfg.MinRoots)/rate*float64(time.Second)).Round(time.Minute))
+	}
 	if cfg.MaxDuration > 0 {
 		d = min(d, cfg.MaxDuration)
 	}

@@ -35,6 +35,9 @@ func observed(ctx context.Context, g *graph.Result, m *cascade.Model, cfg rank.C
 	rc.Duration = time.Duration(rep.DurationMS * 1e6)
 	rc.Tick = time.Duration(rep.TickMS * 1e6)
 	rc.Window, rc.Tier, rc.Traffic = cfg.Window, cfg.Tier, rep.Regimes[0].Traffic
+	// A node's measures are of the arrivals' time, as the capture's are
+	// of its own: no drain, whose calls would count against no time.
+	rc.Drain = -1
 	if o.Nodes, err = nodeFits(ctx, g.Model, base, rc, rep.Seeds, o.Tolerance); err != nil {
 		return nil, err
 	}

@@ -26,6 +26,9 @@ func timeline(ctx context.Context, m *cascade.Model, cfg rank.Config, r *rank.Re
 	rc := replay.DefaultConfig()
 	rc.Seed, rc.Duration, rc.Tick, rc.Window, rc.Tier = cfg.Seed, cfg.Duration, cfg.Tick, cfg.Window, cfg.Tier
 	rc.Traffic, rc.Series = reg.Traffic, true
+	// The charts show the arrivals' time; the drain's idle windows would
+	// read as goodput falling to nothing.
+	rc.Drain = -1
 	tl := &report.Timeline{Regime: reg.Name, Seed: cfg.Seed, WindowMS: float64(cfg.Window) / 1e6}
 	if t := reg.Traffic; t != nil && len(t.Surges) > 0 {
 		s := t.Surges[len(t.Surges)-1]

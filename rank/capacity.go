@@ -173,6 +173,9 @@ func little(rs []*replay.Result) LittleCheck {
 	by := map[string]*acc{}
 	for _, r := range rs {
 		secs := r.DurationMS / 1000
+		// The series run on through the drain; L is read over the
+		// arrivals' windows, as λ is.
+		nw := max(1, int(math.Round(r.DurationMS/r.Series.WindowMS)))
 		for i := range r.Nodes {
 			n := &r.Nodes[i]
 			a := by[n.Name]
@@ -183,10 +186,11 @@ func little(rs []*replay.Result) LittleCheck {
 			}
 			if s := n.Series; s != nil && len(s.QueueDepth) > 0 {
 				var l float64
-				for w := range s.QueueDepth {
+				n := min(nw, len(s.QueueDepth))
+				for w := range n {
 					l += s.QueueDepth[w] + s.InFlight[w]
 				}
-				a.l += l / float64(len(s.QueueDepth)) / float64(len(rs))
+				a.l += l / float64(n) / float64(len(rs))
 			}
 			if i < len(r.NodeCounts) && r.NodeCounts[i].Name == n.Name {
 				nc := &r.NodeCounts[i]

@@ -67,8 +67,15 @@ type Config struct {
 	// Parallel bounds the replays run at once; 0 means GOMAXPROCS. The
 	// report does not depend on it.
 	Parallel int
-	// Duration is the simulated time of each replay; default 60 s.
+	// Duration is the time over which each replay's root requests
+	// arrive; default 60 s. The CLI makes it at least the capture's own
+	// length (cascade.ModelSource.Length).
 	Duration time.Duration
+	// Drain is how long each replay runs on after its arrivals, as
+	// replay.Config.Drain: 0, the default, means the model's own
+	// (replay.DrainFor), and a negative value none. A root request still
+	// out at the end counts against success.
+	Drain time.Duration
 	// Tick is the replay clock's resolution; default 1 ms.
 	Tick time.Duration
 	// TickCheck, when true, first replays the baseline under the normal

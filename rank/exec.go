@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -17,6 +18,10 @@ type job struct {
 	model   *cascade.Model
 	traffic *cascade.Traffic
 	seeds   int  // 0 means Config.Seeds
+	// drain, when longer than Config.Drain, replaces it: a candidate
+	// whose own policy makes work wait longer (a delay queue) gets the
+	// time to finish it.
+	drain time.Duration
 	series  bool // keep per-node time series
 }
 
@@ -65,6 +70,10 @@ func (r *runner) replayConfig(j *job) replay.Config {
 	c := replay.DefaultConfig()
 	c.Seed = r.cfg.Seed
 	c.Duration = r.cfg.Duration
+	c.Drain = r.cfg.Drain // 0: the job's model's own; negative: none
+	if c.Drain > 0 {
+		c.Drain = max(c.Drain, j.drain)
+	}
 	c.Tick = r.cfg.Tick
 	c.Window = r.cfg.Window
 	c.Tier = r.cfg.Tier

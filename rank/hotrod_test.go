@@ -62,3 +62,45 @@ func TestHotRODDatabaseFixed(t *testing.T) {
 	require.Equal(t, Win, rep.Rows[i].Verdict)
 	require.LessOrEqual(t, rep.Rows[i].Rank, 2, "the route pool raise ranks in the top 2")
 }
+
+// TestHotRODTwiceTheLoad: HotROD's model replayed at twice the captured
+// load (6.66 dispatches/s, Poisson) runs past mysql's one slot. The
+// dispatches still queued when the arrivals and the drain end are not
+// successes (the real app completed 195 of 408 in 60 s), and the replay
+// is called overloaded, with the backlog's growth. At the captured load
+// it keeps up and everything ends in the drain.
+func TestHotRODTwiceTheLoad(t *testing.T) {
+	m := hotrodModel(t)
+	tests := []struct {
+		name       string
+		traffic    *cascade.Traffic
+		overloaded bool
+		successMin float64
+		successMax float64
+	}{
+		{"captured load", m.ObservedTraffic(), false, 1, 1},
+		{"twice the load", &cascade.Traffic{Kind: cascade.TrafficPoisson, RatePerSec: 6.66}, true, 0.3, 0.7},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := replay.DefaultConfig()
+			cfg.Traffic = tc.traffic
+			res, err := replay.Replay(m, cfg)
+			require.NoError(t, err)
+			o := res.Outcome
+			t.Logf("offered %d, succeeded %d, unfinished %d, success %.3f, backlog %+.2f/s, drain %.0f ms",
+				o.Roots, o.Succeeded, o.Unfinished, o.SuccessRate, o.BacklogPerSec, o.DrainMS)
+			require.Equal(t, tc.overloaded, o.Overloaded)
+			require.GreaterOrEqual(t, o.SuccessRate, tc.successMin)
+			require.LessOrEqual(t, o.SuccessRate, tc.successMax)
+			require.Equal(t, o.Roots, o.Succeeded+res.Counts.Failed+o.Unfinished)
+			require.InDelta(t, float64(o.Succeeded)/float64(o.Roots), o.SuccessRate, 1e-6, "success is of the offered")
+			if tc.overloaded {
+				require.Greater(t, o.BacklogPerSec, 2.0, "about 6.7/s offered against 3.4/s served")
+				require.Positive(t, o.Unfinished)
+			} else {
+				require.Zero(t, o.Unfinished)
+			}
+		})
+	}
+}

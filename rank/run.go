@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 
 	"cascade"
 	"cascade/replay"
@@ -22,8 +23,11 @@ type Report struct {
 	Objective Objective `json:"objective"`
 	// Seeds are the seeds every candidate and the baseline replayed.
 	Seeds []uint64 `json:"seeds"`
-	// DurationMS and TickMS are each replay's simulated time and tick.
+	// DurationMS is each replay's time of arrivals, DrainMS the time it
+	// ran on after them for the work in flight to end (a root request
+	// still out then is unfinished, not a success), TickMS its tick.
 	DurationMS float64 `json:"duration_ms"`
+	DrainMS    float64 `json:"drain_ms,omitempty"`
 	TickMS     float64 `json:"tick_ms"`
 	// TickNote says how the tick check (Config.TickCheck) refined the
 	// tick, empty when it kept it or did not run.
@@ -123,6 +127,12 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
+	// The drain, unless given, is the model's own; a candidate whose
+	// policy makes work wait longer gets its own (see job.drain).
+	auto := cfg.Drain == 0
+	if auto {
+		cfg.Drain = replay.DrainFor(base)
+	}
 	// The observed traffic is the load the traces showed: closed-loop
 	// clients when they waited for their answers, else Poisson arrivals
 	// at the entries' rates.
@@ -150,6 +160,7 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 		Objective:  cfg.Objective,
 		Seeds:      rn.seeds(&job{}),
 		DurationMS: float64(cfg.Duration) / 1e6,
+		DrainMS:    float64(max(cfg.Drain, 0)) / 1e6,
 		TickMS:     float64(cfg.Tick) / 1e6,
 		TickNote:   tickNote,
 		Regimes:    regimes,
@@ -189,8 +200,12 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 			continue
 		}
 		first[i] = len(jobs)
+		var drain time.Duration
+		if auto {
+			drain = replay.DrainFor(cm)
+		}
 		for r := range regimes {
-			jobs = append(jobs, job{model: cm, traffic: regimes[r].Traffic})
+			jobs = append(jobs, job{model: cm, traffic: regimes[r].Traffic, drain: drain})
 		}
 	}
 	res, errs, err := rn.run(ctx, jobs)

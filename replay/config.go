@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"cascade"
@@ -20,9 +21,16 @@ type Config struct {
 	// Parallel bounds how many seeds run at once; 0 means GOMAXPROCS. The
 	// output does not depend on it.
 	Parallel int
-	// Duration is the simulated time; default 60 s. Arrivals stop at the
-	// traffic's own duration when that is shorter.
+	// Duration is the time over which root requests arrive; default 60 s.
+	// Arrivals stop at the traffic's own duration when that is shorter.
 	Duration time.Duration
+	// Drain is how long the replay runs on after Duration, with no new
+	// arrivals, for the work in flight to end. A root request that has
+	// not ended by then is unfinished: it counts against the success rate
+	// (Outcome.Unfinished). 0, the default, means the model's own
+	// (DrainFor); a negative value means none: the replay ends with its
+	// arrivals.
+	Drain time.Duration
 	// Tick is the clock's resolution; default 1 ms. Every drawn duration
 	// rounds to a whole number of ticks, keeping its mean (dither) but
 	// not its spread: refine it when services last a few ticks.
@@ -90,12 +98,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Tick <= 0 {
 		errs = append(errs, fmt.Errorf("tick: %v, want > 0", c.Tick))
-	} else if c.Duration/c.Tick > 1<<40 {
+	} else if (c.Duration+c.Drain)/c.Tick > 1<<40 {
 		errs = append(errs, fmt.Errorf("tick: %v is too fine for duration %v", c.Tick, c.Duration))
 	}
 	if c.Window <= 0 {
 		errs = append(errs, fmt.Errorf("window: %v, want > 0", c.Window))
-	} else if c.Duration/c.Window > 1_000_000 {
+	} else if (c.Duration+c.Drain)/c.Window > 1_000_000 {
 		errs = append(errs, fmt.Errorf("window: %v gives more than a million windows", c.Window))
 	}
 	if c.Seeds < 0 || c.Parallel < 0 {
@@ -146,4 +154,40 @@ func validateTraffic(t *cascade.Traffic) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// DrainFor returns the drain a replay of m gets unless told: time for
+// the work set off by a root request that arrived at the last moment to
+// end, even three times slower than the capture's slowest 1% (the
+// highest observed p99 of any node: the entries' for a request and its
+// calls, a consumer's for the messages it works), plus every delay a
+// queue's redelivery policy makes a failed message wait; or the longest
+// an entry's client waits on its deadlines (timeout × attempts) when that
+// is longer; and at least a second. A request or a flow still out after
+// it is stuck in a backlog, or slower than anything the capture's
+// clients waited for: unfinished, not a success. (A what-if that slows
+// the system threefold or more loses its last requests to the drain
+// too: that is the latency it costs, counted as the clients would.)
+func DrainFor(m *cascade.Model) time.Duration {
+	var p99, delays float64
+	for i := range m.Nodes {
+		n := &m.Nodes[i]
+		if n.Observed != nil {
+			p99 = max(p99, n.Observed.LatencyP99MS)
+		}
+		if q := n.Queue; q != nil && q.Redelivery == cascade.RedeliverDelay {
+			delays += q.DelayMS * float64(max(1, q.MaxDeliveries-1))
+		}
+	}
+	ms := max(1000, 3*p99+delays)
+	for _, en := range m.Entries {
+		if en.TimeoutMS > 0 {
+			attempts := 1
+			if en.Retry != nil {
+				attempts = max(1, en.Retry.MaxAttempts)
+			}
+			ms = max(ms, en.TimeoutMS*float64(attempts))
+		}
+	}
+	return time.Duration(math.Ceil(ms)) * time.Millisecond
 }

@@ -146,7 +146,15 @@
 // closed-loop users who wait an exponential think time (mean ThinkMS)
 // after each answer (a surge adds users, or pauses some when its factor is
 // below 1). Arrivals stop at Traffic.DurationMS or Config.Duration; the
-// replay runs to Config.Duration and counts what finished by then.
+// replay then runs on for Config.Drain with no new arrivals (by default
+// DrainFor: three times the slowest 1% the capture saw, plus any
+// redelivery delays), so that the work in flight can end. A root
+// request or flow still queued or in flight after the drain is
+// unfinished: it counts against the success rate (succeeded ÷ offered),
+// as a failure does, and is shown apart (Outcome.Unfinished). A replay
+// whose backlog of unended roots grew over the second half of the
+// arrivals beyond the counts' Poisson noise, and was still there at the
+// end, is overloaded (Outcome.Overloaded, with the growth per second).
 //
 // # Outcomes
 //

@@ -432,7 +432,14 @@ func NewEngine(m *cascade.Model, cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, model: m, maxJobs: maxJobs}
 	e.tickMS = float64(cfg.Tick) / 1e6
 	e.perMS = 1 / e.tickMS
-	e.end = e.ticks(float64(cfg.Duration) / 1e6)
+	switch {
+	case cfg.Drain == 0:
+		cfg.Drain = DrainFor(m)
+	case cfg.Drain < 0:
+		cfg.Drain = 0
+	}
+	e.cfg.Drain = cfg.Drain
+	e.end = e.ticks(float64(cfg.Duration+cfg.Drain) / 1e6)
 	if err := e.build(); err != nil {
 		return nil, err
 	}

@@ -557,7 +557,8 @@ func (e *Engine) brokerResults(o *cascade.Outcome) {
 	if e.flowOn {
 		m := &e.m
 		o.Flows = m.flows
-		o.FlowSuccessRate = round6(ratio(m.flowsOK, m.flows))
+		o.FlowsUnfinished = m.roots - m.flows
+		o.FlowSuccessRate = round6(ratio(m.flowsOK, m.roots))
 		o.FlowP50MS = round6(e.ms1(m.flowLat.quantile(0.50)))
 		o.FlowP95MS = round6(e.ms1(m.flowLat.quantile(0.95)))
 		o.FlowP99MS = round6(e.ms1(m.flowLat.quantile(0.99)))

@@ -44,7 +44,9 @@ func TestQueueOverflow(t *testing.T) {
 	// One consumer with prefetch 1 works 50 messages/s; 100/s are
 	// published into a queue of at most 10 ready messages. Half of the
 	// publishes cannot get in: drop-head drops the oldest, reject-publish
-	// refuses the new one, block holds the publisher.
+	// refuses the new one, block holds the publisher: half the root
+	// requests are still waiting at the end, unfinished, and the replay
+	// is overloaded.
 	tests := []struct {
 		overflow          string
 		dropped, rejected bool
@@ -53,13 +55,14 @@ func TestQueueOverflow(t *testing.T) {
 	}{
 		{cascade.OverflowDropHead, true, false, false, 1},
 		{cascade.OverflowRejectPublish, false, true, false, 0.5},
-		{cascade.OverflowBlock, false, false, true, 1},
+		{cascade.OverflowBlock, false, false, true, 0.5},
 	}
 	for _, tc := range tests {
 		t.Run(tc.overflow, func(t *testing.T) {
 			m := qmodel(100, cascade.Const(20), cascade.Queue{MaxLength: 10, Overflow: tc.overflow, Consumers: 1, Prefetch: 1},
 				func(m *cascade.Model) { m.Nodes[2].Concurrency = 1 })
-			r := replayT(t, m)
+			// No drain: the counts are those of the 20 s of arrivals.
+			r := replayT(t, m, withDrain(-1))
 			no, st := queueOf(t, r, "q")
 			require.Equal(t, 10, no.QueueMax, "peak ready = MaxLength")
 			require.Equal(t, tc.dropped, st.Dropped > 0, "dropped %d", st.Dropped)
@@ -73,6 +76,11 @@ func TestQueueOverflow(t *testing.T) {
 			require.LessOrEqual(t, held, int64(11))
 			require.InDelta(t, 20*50, float64(st.Acked), 2, "the consumer works 50/s")
 			require.InDelta(t, tc.success, r.SuccessRate, 0.03)
+			require.Equal(t, tc.blocked, r.Overloaded, "overloaded")
+			if tc.blocked {
+				require.Zero(t, r.Counts.Failed, "a blocked publish does not fail")
+				require.InDelta(t, 0.5, float64(r.Unfinished)/float64(r.Roots), 0.03, "half still blocked")
+			}
 			if !tc.blocked {
 				require.InDelta(t, float64(r.Roots), float64(st.Published), 1)
 			}
@@ -141,7 +149,7 @@ func TestQueueRedeliveryTimes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.redelivery, func(t *testing.T) {
 			q := cascade.Queue{Consumers: 50, Prefetch: 1, Redelivery: tc.redelivery, DelayMS: 500}
-			r := replayT(t, qmodel(20, cascade.Const(10), q, failing(0.3)), withDuration(100*time.Second))
+			r := replayT(t, qmodel(20, cascade.Const(10), q, failing(0.3)), withDuration(100*time.Second), withDrain(5*time.Second))
 			require.InDelta(t, 10, r.FlowP50MS, 0.2)
 			require.InDelta(t, tc.p95, r.FlowP95MS, 0.5)
 			require.Equal(t, 1.0, r.FlowSuccessRate)
@@ -212,7 +220,7 @@ func TestBrokerMemoryAlarm(t *testing.T) {
 					m.Nodes[2].Concurrency = 1
 					m.Brokers = []cascade.Broker{{Name: "mq", BaseBytes: 500, MemoryWatermarkBytes: 10500, Alarm: tc.alarm, RestartMS: 1000}}
 				})
-			r := replayT(t, m)
+			r := replayT(t, m, withDrain(-1))
 			require.Len(t, r.Brokers, 1)
 			b := r.Brokers[0]
 			no, st := queueOf(t, r, "q")
@@ -225,7 +233,12 @@ func TestBrokerMemoryAlarm(t *testing.T) {
 				require.Zero(t, b.Lost)
 				require.Greater(t, st.BlockedMS, 1000.0)
 				require.Equal(t, 9, no.QueueMax, "9 ready and 1 unacked at the watermark")
-				require.Equal(t, 1.0, r.FlowSuccessRate)
+				// Every flow that ended succeeded; the publishers held
+				// by the alarm (half of them) are unfinished.
+				require.Equal(t, r.Roots-r.FlowsUnfinished, r.Flows)
+				require.InDelta(t, 0.5, r.FlowSuccessRate, 0.03)
+				require.InDelta(t, 0.5, float64(r.FlowsUnfinished)/float64(r.Roots), 0.03)
+				require.True(t, r.Overloaded)
 			case cascade.AlarmRestart:
 				require.Equal(t, b.Alarms, b.Restarts)
 				require.Greater(t, b.Lost, int64(10))

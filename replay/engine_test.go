@@ -621,9 +621,14 @@ func TestSeries(t *testing.T) {
 	r := replayT(t, m, func(c *Config) { c.Series = true; c.Window = 500 * time.Millisecond })
 	s := r.Nodes[0].Series
 	require.NotNil(t, s)
-	require.Len(t, s.Utilisation, 40)
+	// 20 s of arrivals, then the model's drain of 1 s: 42 windows, the
+	// last two idle once the calls in flight have ended.
+	require.Equal(t, 1000.0, r.DrainMS)
+	require.Len(t, s.Utilisation, 42)
 	require.InDelta(t, 0.5, s.Utilisation[20], 0.15)
 	require.InDelta(t, 1, s.InFlight[20], 0.3)
+	require.Zero(t, s.Utilisation[41])
+	require.Zero(t, r.Unfinished)
 }
 
 func TestIdleTicksAreFree(t *testing.T) {

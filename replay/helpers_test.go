@@ -60,6 +60,7 @@ func nodeOf(r *Result, name string) (cascade.NodeOutcome, NodeCounts) {
 }
 
 func withDuration(d time.Duration) func(*Config) { return func(c *Config) { c.Duration = d } }
+func withDrain(d time.Duration) func(*Config)    { return func(c *Config) { c.Drain = d } }
 func withSeed(s uint64) func(*Config)            { return func(c *Config) { c.Seed = s } }
 func withTraffic(t cascade.Traffic) func(*Config) {
 	return func(c *Config) { c.Traffic = &t }

@@ -48,6 +48,9 @@ type metrics struct {
 	// and flowLat their completion times, in ticks.
 	flows, flowsOK int64
 	flowLat        hist
+	// arrTicks is the end of Config.Duration, in ticks; goodByEnd counts
+	// the roots that succeeded before it, which goodput is made of.
+	arrTicks, goodByEnd int64
 
 	latency hist
 	offered []int64
@@ -78,6 +81,7 @@ type nodeMetrics struct {
 
 func (m *metrics) init(e *Engine) {
 	m.win = max(1, e.ticks(float64(e.cfg.Window)/1e6))
+	m.arrTicks = e.ticks(float64(e.cfg.Duration) / 1e6)
 	m.nWin = int((e.end + m.win - 1) / m.win)
 	m.offered = make([]int64, m.nWin+1)
 	m.succW = make([]int64, m.nWin+1)
@@ -96,8 +100,8 @@ func (m *metrics) init(e *Engine) {
 
 func (m *metrics) reset(e *Engine) {
 	lat, fl, off, sw, fw := m.latency, m.flowLat, m.offered, m.succW, m.failW
-	win, nWin := m.win, m.nWin
-	*m = metrics{win: win, nWin: nWin, latency: lat, flowLat: fl, offered: off, succW: sw, failW: fw, wEnd: win}
+	win, nWin, arr := m.win, m.nWin, m.arrTicks
+	*m = metrics{win: win, nWin: nWin, arrTicks: arr, latency: lat, flowLat: fl, offered: off, succW: sw, failW: fw, wEnd: win}
 	m.latency.reset()
 	m.flowLat.reset()
 	clear(m.offered)
@@ -135,6 +139,9 @@ func (m *metrics) rootDone(e *Engine, ok bool, lat int64) {
 	w := e.window()
 	if ok {
 		m.succeeded++
+		if e.now < m.arrTicks {
+			m.goodByEnd++
+		}
 		m.succW[w]++
 		// m.latency.add(lat), by hand (see finish).
 		h := &m.latency
@@ -220,7 +227,7 @@ func (e *Engine) result() *Result {
 			e.roll(n)
 		}
 	}
-	durMS := e.ms(e.end)
+	durMS := min(e.ms(e.end), float64(e.cfg.Duration)/1e6)
 	secs := durMS / 1000
 	scen := e.cfg.Scenario
 	if scen == "" {
@@ -231,10 +238,12 @@ func (e *Engine) result() *Result {
 	o.Seed = e.seed
 	o.Scenario = scen
 	o.DurationMS = durMS
+	o.DrainMS = e.ms(e.end) - durMS
 	o.Roots = m.roots
 	o.Succeeded = m.succeeded
-	o.SuccessRate = ratio(m.succeeded, m.succeeded+m.failed)
-	o.Goodput = float64(m.succeeded) / secs
+	o.Unfinished = m.roots - m.succeeded - m.failed
+	o.SuccessRate = ratio(m.succeeded, m.roots)
+	o.Goodput = float64(m.goodByEnd) / secs
 	o.OfferedRate = float64(m.roots) / secs
 	o.LatencyP50MS = e.ms1(m.latency.quantile(0.50))
 	o.LatencyP95MS = e.ms1(m.latency.quantile(0.95))
@@ -261,7 +270,10 @@ func (e *Engine) result() *Result {
 		Succeeded: slices.Clone(m.succW[:m.nWin]),
 		Failed:    slices.Clone(m.failW[:m.nWin]),
 	}
-	o.CollapseAtMS, o.RecoverMS = e.collapse(res.Series)
+	arrived := e.arrivalSeries(res.Series)
+	o.CollapseAtMS, o.RecoverMS = e.collapse(arrived)
+	o.BacklogPerSec, o.Overloaded = backlog(arrived)
+	o.Overloaded = o.Overloaded && o.Unfinished > 0
 
 	order := make([]int, len(e.nodes))
 	for i := range order {
@@ -291,18 +303,28 @@ func (e *Engine) result() *Result {
 			nc.BreakerOpened = n.brk.opened
 		}
 		if n.capacity > 0 {
-			var q, b int64
-			for w := 0; w < m.nWin; w++ {
-				q += n.nm.qInt[w]
-				b += n.nm.bInt[w]
-			}
-			nc.MeanLoad = round6(float64(q+b) / (float64(e.end) * n.capacity))
+			q, b, span := e.levels(n)
+			nc.MeanLoad = round6(float64(q+b) / (float64(span) * n.capacity))
 		}
 		res.NodeCounts = append(res.NodeCounts, nc)
 	}
 	roundOutcome(o)
 	e.brokerResults(o)
 	return res
+}
+
+// levels sums node n's queued and busy integrals over the windows of
+// the arrivals (Config.Duration, not the drain, whose idle time would
+// thin them out), and returns the ticks they span.
+func (e *Engine) levels(n *node) (q, b, span int64) {
+	m := &e.m
+	nw := int(math.Round(float64(e.ticks(float64(e.cfg.Duration)/1e6)) / float64(m.win)))
+	nw = max(1, min(nw, m.nWin))
+	for w := 0; w < nw; w++ {
+		q += n.nm.qInt[w]
+		b += n.nm.bInt[w]
+	}
+	return q, b, max(1, min(e.end, int64(nw)*m.win))
 }
 
 func (e *Engine) nodeOutcome(n *node) cascade.NodeOutcome {
@@ -315,14 +337,10 @@ func (e *Engine) nodeOutcome(n *node) cascade.NodeOutcome {
 		LatencyP95MS: e.ms1(nm.latency.quantile(0.95)),
 		LatencyP99MS: e.ms1(nm.latency.quantile(0.99)),
 	}
-	var q, b int64
-	for w := 0; w < m.nWin; w++ {
-		q += nm.qInt[w]
-		b += nm.bInt[w]
-	}
-	no.QueueMean = float64(q) / float64(e.end)
+	q, b, span := e.levels(n)
+	no.QueueMean = float64(q) / float64(span)
 	if n.capacity > 0 {
-		no.Utilisation = float64(b) / (float64(e.end) * n.capacity)
+		no.Utilisation = float64(b) / (float64(span) * n.capacity)
 	}
 	// Spread: windows where the failure rate or the load passed the
 	// infection threshold.
@@ -414,6 +432,38 @@ func (e *Engine) collapse(rs RootSeries) (collapseAt, recover float64) {
 	return collapseAt, -1
 }
 
+// arrivalSeries is rs cut to the windows that end by the arrivals' end
+// (the last, partial one included when arrivals filled most of it): the
+// drain's windows offer nothing and say nothing of collapse or backlog.
+func (e *Engine) arrivalSeries(rs RootSeries) RootSeries {
+	n := int(math.Round(e.arrEnd / rs.WindowMS))
+	n = max(1, min(n, len(rs.Offered)))
+	return RootSeries{WindowMS: rs.WindowMS, Offered: rs.Offered[:n], Succeeded: rs.Succeeded[:n], Failed: rs.Failed[:n]}
+}
+
+// backlog measures how fast the root requests not yet ended grew over
+// the second half of the arrivals (the first half lets a healthy system
+// fill its pipeline): offered minus ended over that time, per second.
+// The backlog grew for real when that difference passes three standard
+// deviations of Poisson counts, sqrt(offered + ended): in a system that
+// keeps up the two counts differ only by the requests in flight at the
+// half's two ends.
+func backlog(rs RootSeries) (perSec float64, grows bool) {
+	n := len(rs.Offered)
+	from := n / 2
+	if n-from < 2 {
+		return 0, false
+	}
+	var offered, ended int64
+	for w := from; w < n; w++ {
+		offered += rs.Offered[w]
+		ended += rs.Succeeded[w] + rs.Failed[w]
+	}
+	secs := float64(n-from) * rs.WindowMS / 1000
+	d := float64(offered - ended)
+	return d / secs, d > 3*math.Sqrt(float64(offered+ended))
+}
+
 // The least a trailing run of starved windows must hold to be a collapse.
 const (
 	collapseWindows = 3
@@ -441,7 +491,7 @@ func round6(x float64) float64 {
 }
 
 func roundOutcome(o *cascade.Outcome) {
-	for _, f := range []*float64{&o.DurationMS, &o.SuccessRate, &o.Goodput, &o.OfferedRate,
+	for _, f := range []*float64{&o.DurationMS, &o.DrainMS, &o.SuccessRate, &o.Goodput, &o.OfferedRate, &o.BacklogPerSec,
 		&o.LatencyP50MS, &o.LatencyP95MS, &o.LatencyP99MS, &o.Amplification, &o.RetryShare,
 		&o.ZombieShare, &o.RejectedShare, &o.CollapseAtMS, &o.RecoverMS} {
 		*f = round6(*f)

@@ -22,6 +22,9 @@ type Summary struct {
 	// Collapsed counts the replays whose goodput collapsed (see
 	// cascade.Outcome.CollapseAtMS).
 	Collapsed int `json:"collapsed"`
+	// Overloaded counts the replays that did not keep up with what they
+	// were offered (see cascade.Outcome.Overloaded).
+	Overloaded int `json:"overloaded"`
 }
 
 // Estimate is a metric's mean over seeds with its 95% interval. With one
@@ -46,6 +49,8 @@ var summaryMetrics = []struct {
 	{"success_rate", func(r *Result) float64 { return r.SuccessRate }},
 	{"goodput_per_sec", func(r *Result) float64 { return r.Goodput }},
 	{"offered_per_sec", func(r *Result) float64 { return r.OfferedRate }},
+	{"unfinished", func(r *Result) float64 { return float64(r.Unfinished) }},
+	{"backlog_per_sec", func(r *Result) float64 { return r.BacklogPerSec }},
 	{"latency_p50_ms", func(r *Result) float64 { return r.LatencyP50MS }},
 	{"latency_p95_ms", func(r *Result) float64 { return r.LatencyP95MS }},
 	{"latency_p99_ms", func(r *Result) float64 { return r.LatencyP99MS }},
@@ -68,6 +73,9 @@ func Summarize(results []*Result) *Summary {
 		s.Seeds = append(s.Seeds, r.Seed)
 		if r.CollapseAtMS >= 0 {
 			s.Collapsed++
+		}
+		if r.Overloaded {
+			s.Overloaded++
 		}
 	}
 	xs := make([]float64, len(results))

@@ -338,7 +338,7 @@ func verdictClass(v rank.Verdict) string {
 
 func rankSection(rep *rank.Report) *rankView {
 	v := &rankView{Objective: objectiveTitle(rep), Seeds: seedRange(rep.Seeds),
-		Replay: fmt.Sprintf("%s simulated per run, tick %s", msText(rep.DurationMS), msText(rep.TickMS)),
+		Replay: replayLine(rep),
 		Noise:  noiseText(rep)}
 	for i, s := range rep.Baseline {
 		regime := s.Scenario

@@ -182,7 +182,7 @@ func rankTableRows(w io.Writer, d *RankDocument) error {
 	p("objective\t%s", objectiveTitle(rep))
 	p("seeds\t%s, the same for every candidate (paired differences, 95%% t-intervals)", seedRange(rep.Seeds))
 	p("noise\t%s: the baseline's seed-to-seed spread; a smaller effect is no measurable effect", noiseText(rep))
-	p("replay\t%s simulated per run, tick %s", msText(rep.DurationMS), msText(rep.TickMS))
+	p("replay\t%s", replayLine(rep))
 	if rep.TickNote != "" {
 		p("tick\t%s", rep.TickNote)
 	}
@@ -359,4 +359,14 @@ func msText(x float64) string {
 		return strconv.FormatFloat(x/1000, 'f', -1, 64) + " s"
 	}
 	return strconv.FormatFloat(x, 'f', -1, 64) + " ms"
+}
+
+// replayLine says how long each replay ran: its arrivals, its drain and
+// its tick.
+func replayLine(rep *rank.Report) string {
+	if rep.DrainMS > 0 {
+		return fmt.Sprintf("%s of arrivals then %s of drain per run (a request still out then is unfinished, not a success), tick %s",
+			msText(rep.DurationMS), msText(rep.DrainMS), msText(rep.TickMS))
+	}
+	return fmt.Sprintf("%s simulated per run, tick %s", msText(rep.DurationMS), msText(rep.TickMS))
 }

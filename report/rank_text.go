@@ -252,7 +252,7 @@ func settingsBlock(d *RankDocument) *kvBlock {
 	b.add("objective", "%s", objectiveTitle(rep))
 	b.add("seeds", "%s, the same for every candidate (paired differences, 95%% t-intervals)", seedRange(rep.Seeds))
 	b.add("noise", "%s: the baseline's seed-to-seed spread; a smaller effect is no measurable effect", noiseText(rep))
-	b.add("replay", "%s simulated per run, tick %s", msText(rep.DurationMS), msText(rep.TickMS))
+	b.add("replay", "%s", replayLine(rep))
 	if rep.TickNote != "" {
 		b.add("tick", "%s", rep.TickNote)
 	}

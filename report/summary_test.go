@@ -52,7 +52,7 @@ func TestSummarySentences(t *testing.T) {
 			want: []string{"the incident began at currencyservice", "its median time between its callers' calls and its own answer (the network into it), in ms, went from 598 to 3990 at 05:18:30Z",
 				"4 other nodes left theirs as well", "It climbed currencyservice → frontend, and no caller multiplied its calls",
 				"Change first: frontend→currencyservice: per-request concurrency cap 1→2", "confidence 0.741 of the top two scores", "the next being cartservice",
-				"reproduces 0.601 of the changes"},
+				"reproduces 0.6 of the changes"},
 			reject: []string{"Replayed as observed", "The call graph multiplies"}},
 		{name: "no origin", from: "boutique", mutate: noOrigin,
 			want:   []string{"no node left its normal range, each read from the first 3 windows (15 s), so the incident search found no origin", "Replayed as observed"},

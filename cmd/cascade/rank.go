@@ -50,6 +50,7 @@ func newRankCmd() *cobra.Command {
 		scenarios, incident, baseline []string
 		traffic, objective, output    string
 		latencyTarget                 time.Duration
+		drain                         string
 		wide                          bool
 	)
 	cmd := &cobra.Command{
@@ -169,6 +170,16 @@ terminal); --wide prints the full tables instead.`,
 				}
 			}
 			if model != nil {
+				if !cmd.Flags().Changed(rankFlagDuration) {
+					// Replay at least the time the capture covers, so what
+					// it showed late (an alarm, a backlog) is replayed.
+					cfg.Duration = max(cfg.Duration, model.Source.Length().Round(time.Second))
+				}
+				if drain != "" {
+					if cfg.Drain, err = drainFlag(drain, model); err != nil {
+						return usageError{err}
+					}
+				}
 				cfg.Progress = progress(cmd.ErrOrStderr(), "rank", "replays")
 				if doc.Rank, err = rank.Run(cmd.Context(), model, cfg); err != nil {
 					return err
@@ -190,7 +201,8 @@ terminal); --wide prints the full tables instead.`,
 	f.StringVar(&objective, rankFlagObjective, string(cfg.Objective), "what to rank by: success, goodput, p99, amplification, spread or composite")
 	f.StringVarP(&output, rankFlagOutput, "o", "table", "output format: table, json or markdown")
 	f.BoolVar(&wide, rankFlagWide, false, "with --output table, print the full tables, however wide, instead of the answer and compact sections")
-	f.DurationVar(&cfg.Duration, rankFlagDuration, cfg.Duration, "simulated time of each replay")
+	f.DurationVar(&cfg.Duration, rankFlagDuration, cfg.Duration, "time over which each replay's root requests arrive (default: the capture's length, at least 1m0s)")
+	f.StringVar(&drain, "drain", "", "time each replay runs on after its arrivals; a root request still out then is unfinished, not a success (default: 3× the capture's root p99, or the entries' deadlines, at least 1s)")
 	f.DurationVar(&cfg.Tick, rankFlagTick, cfg.Tick, "replay clock resolution (default: 1ms, refined while the baseline's latency moves at a tenth of it; given, kept)")
 	f.DurationVar(&cfg.Window, rankFlagWindow, cfg.Window, "replay metric window (spread, collapse, recovery)")
 	f.StringVar(&cfg.Tier, rankFlagTier, "", "service from the model's observed tiers: p50, p95, p99, tiers or empirical")

@@ -30,6 +30,7 @@ const (
 	flagDataset  = "dataset"
 	flagSurge    = "surge"
 	flagDuration = "duration"
+	flagDrain    = "drain"
 	flagTick     = "tick"
 	flagWindow   = "window"
 	flagTier     = "tier"
@@ -62,7 +63,7 @@ func replayGC() (restore func()) {
 func newReplayCmd() *cobra.Command {
 	cfg := replay.DefaultConfig()
 	var (
-		scenarioFile, arrivals, dataset, output string
+		scenarioFile, arrivals, dataset, output, drain string
 		sets, surges                            []string
 	)
 	cmd := &cobra.Command{
@@ -153,6 +154,9 @@ K seeds with 95% intervals.`,
 			}
 			cfg.Traffic = traffic
 			cfg.Scenario = name
+			if cfg.Drain, err = drainFlag(drain, model); err != nil {
+				return usageError{err}
+			}
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
@@ -203,7 +207,8 @@ K seeds with 95% intervals.`,
 	f.StringVar(&arrivals, flagArrivals, "", "arrivals: observed, RATE (per second; or N/ms), or closed:USERS,THINK (default: the model's load: its closed-loop clients when load.shape is closed, else Poisson at its entry rates)")
 	f.StringVar(&dataset, flagDataset, "", "dataset directory whose root spans give --arrivals observed")
 	f.StringArrayVar(&surges, flagSurge, nil, "surge FACTOR,AT,FOR, e.g. 2,10s,60s (repeatable)")
-	f.DurationVar(&cfg.Duration, flagDuration, cfg.Duration, "simulated time")
+	f.DurationVar(&cfg.Duration, flagDuration, cfg.Duration, "time over which root requests arrive")
+	f.StringVar(&drain, flagDrain, "", "time the replay runs on after the arrivals, for the work in flight to end; a root request still out then is unfinished, not a success (default: 3× the capture's root p99, or the entries' deadlines, at least 1s)")
 	f.DurationVar(&cfg.Tick, flagTick, cfg.Tick, "clock resolution; drawn durations round to it, keeping their mean (default: 1ms, refined while the latency moves at a tenth of it; given, kept)")
 	f.DurationVar(&cfg.Window, flagWindow, cfg.Window, "metric window (series, spread, collapse)")
 	f.StringVar(&cfg.Tier, flagTier, "", "service from the model's observed tiers: p50, p95, p99, tiers or empirical")
@@ -351,16 +356,58 @@ func msOrNone(x float64) string {
 	return strconv.FormatFloat(x/1000, 'f', 1, 64) + " s"
 }
 
+// drainFlag reads --drain: a duration, or the model's own when empty.
+// The result is as replay.Config.Drain takes it: none is negative.
+func drainFlag(s string, m *cascade.Model) (time.Duration, error) {
+	if s == "" {
+		return replay.DrainFor(m), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("--drain %q: want a duration of 0 or more, like 5s", s)
+	}
+	if d == 0 {
+		d = -1
+	}
+	return d, nil
+}
+
+// durationLine says how long the arrivals and the drain lasted.
+func durationLine(cfg replay.Config) string {
+	return fmt.Sprintf("%v of arrivals, then %v of drain (tick %v)", cfg.Duration, max(cfg.Drain, 0), cfg.Tick)
+}
+
+// loadLine says whether the replay kept up with what it was offered.
+func loadLine(o *cascade.Outcome) string {
+	if o.Overloaded {
+		return fmt.Sprintf("overloaded: the backlog grew %.2f/s in the second half of the arrivals (offered %.2f/s, ended %.2f/s); %d requests unfinished at the end",
+			o.BacklogPerSec, o.OfferedRate, o.OfferedRate-o.BacklogPerSec, o.Unfinished)
+	}
+	return fmt.Sprintf("keeps up: no backlog grew beyond chance (%+.2f/s in the second half of the arrivals)", zero(o.BacklogPerSec))
+}
+
+// zero turns -0 into 0, so a figure never prints as -0.00.
+func zero(x float64) float64 {
+	if x == 0 {
+		return 0
+	}
+	return x
+}
+
 func replayTable(w io.Writer, md bool, model string, cfg replay.Config, r *replay.Result) error {
 	c := &r.Counts
 	tw := newTable(w, md, 0)
 	fmt.Fprintf(tw, "model\t%s\n", model)
 	fmt.Fprintf(tw, "scenario\t%s\n", r.Scenario)
 	fmt.Fprintf(tw, "seed\t%d\n", r.Seed)
-	fmt.Fprintf(tw, "duration\t%v (tick %v)\n", cfg.Duration, cfg.Tick)
-	fmt.Fprintf(tw, "roots\t%d offered (%.2f/s), %d succeeded, %d failed, %d in flight\n",
-		r.Roots, r.OfferedRate, r.Succeeded, r.Counts.Failed, r.Counts.InFlight)
-	fmt.Fprintf(tw, "success rate\t%s\n", pct(r.SuccessRate))
+	fmt.Fprintf(tw, "duration\t%s\n", durationLine(cfg))
+	fmt.Fprintf(tw, "roots\t%d offered (%.2f/s), %d succeeded, %d failed, %d unfinished (queued or in flight at the end)\n",
+		r.Roots, r.OfferedRate, r.Succeeded, r.Counts.Failed, r.Unfinished)
+	fmt.Fprintf(tw, "success rate\t%s of the offered (an unfinished request is not a success)\n", pct(r.SuccessRate))
+	fmt.Fprintf(tw, "load\t%s\n", loadLine(&r.Outcome))
+	if r.Flows > 0 || r.FlowsUnfinished > 0 {
+		fmt.Fprintf(tw, "flows\t%s succeeded of %d started (%d unfinished)\n", pct(r.FlowSuccessRate), r.Flows+r.FlowsUnfinished, r.FlowsUnfinished)
+	}
 	fmt.Fprintf(tw, "goodput\t%.2f/s\n", r.Goodput)
 	fmt.Fprintf(tw, "latency\tp50 %.1f ms, p95 %.1f ms, p99 %.1f ms (from the first attempt)\n",
 		r.LatencyP50MS, r.LatencyP95MS, r.LatencyP99MS)
@@ -406,8 +453,9 @@ func summaryTable(w io.Writer, md bool, model string, cfg replay.Config, s *repl
 	fmt.Fprintf(tw, "model\t%s\n", model)
 	fmt.Fprintf(tw, "scenario\t%s\n", s.Scenario)
 	fmt.Fprintf(tw, "seeds\t%d to %d (%d)\n", s.Seeds[0], s.Seeds[len(s.Seeds)-1], len(s.Seeds))
-	fmt.Fprintf(tw, "duration\t%v (tick %v)\n", cfg.Duration, cfg.Tick)
+	fmt.Fprintf(tw, "duration\t%s\n", durationLine(cfg))
 	fmt.Fprintf(tw, "collapsed\t%d of %d\n", s.Collapsed, len(s.Seeds))
+	fmt.Fprintf(tw, "overloaded\t%d of %d (a backlog that grew beyond chance and was still there at the end)\n", s.Overloaded, len(s.Seeds))
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func TestReplayTable(t *testing.T) {
 	}
 	code, out, _ = runReplay(t, seed000Model, "--seeds", "3", "--duration", "5s")
 	require.Equal(t, exitOK, code)
-	require.Contains(t, out, "seeds      1 to 3 (3)")
+	require.Contains(t, out, "seeds       1 to 3 (3)")
 	require.Contains(t, out, "success_rate")
 }
 
