@@ -17,12 +17,12 @@ import (
 type job struct {
 	model   *cascade.Model
 	traffic *cascade.Traffic
-	seeds   int  // 0 means Config.Seeds
+	seeds   int // 0 means Config.Seeds
 	// drain, when longer than Config.Drain, replaces it: a candidate
 	// whose own policy makes work wait longer (a delay queue) gets the
 	// time to finish it.
-	drain time.Duration
-	series  bool // keep per-node time series
+	drain  time.Duration
+	series bool // keep per-node time series
 }
 
 // runner replays jobs in parallel. Results go into slices by job index, so

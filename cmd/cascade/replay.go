@@ -64,7 +64,7 @@ func newReplayCmd() *cobra.Command {
 	cfg := replay.DefaultConfig()
 	var (
 		scenarioFile, arrivals, dataset, output, drain string
-		sets, surges                            []string
+		sets, surges                                   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "replay MODEL",
