@@ -45,7 +45,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	root := newRootCmd(stdin)
 	strictCompletion(root)
-	root.SetArgs(args)
+	root.SetArgs(oldOutSpellings(root, args, stderr))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestOutputFlags: -o is the output format in every command, as
+// --output is, and --out the path; the old spellings of the path (-o
+// FILE on graph and fit, -O DIR on ingest and collect) still work and
+// warn. A value of -o that names a format is the format, so -o json on
+// graph prints JSON and writes no file called json (issue 39).
+func TestOutputFlags(t *testing.T) {
+	abs := func(p string) string {
+		a, err := filepath.Abs(p)
+		require.NoError(t, err)
+		return a
+	}
+	sample := abs("../../testdata/hotrod-baseline/sample-trace-otlp.json")
+	hotrod := abs(hotrodOTLP)
+	fit := append([]string{"fit", hotrod}, fitSmall[2:]...)
+	const (
+		warnO = "cascade: warning: -o model.json is deprecated, use --out model.json (-o now names the output format)\n"
+		warnD = "cascade: warning: -O ds is deprecated, use --out ds\n"
+	)
+	tests := []struct {
+		name   string
+		setup  []string // a command run first (ingest: a dataset to add to)
+		args   []string
+		code   int
+		stdout string   // what stdout starts with
+		stderr string   // the whole of it
+		files  []string // made in the working directory, in order
+	}{
+		{name: "graph -o json", args: []string{"graph", sample, "-o", "json"}, stdout: "{\n", files: []string{}},
+		{name: "graph -o markdown", args: []string{"graph", sample, "-o", "markdown"}, stdout: "- **model**:", files: []string{}},
+		{name: "graph --out", args: []string{"graph", sample, "--out", "model.json", "-o", "json"}, stdout: "{\n", files: []string{"model.json"}},
+		{name: "graph -o FILE, old", args: []string{"graph", sample, "-o", "model.json"}, stdout: "model ", stderr: warnO, files: []string{"model.json"}},
+		{name: "graph -oFILE, old", args: []string{"graph", sample, "-omodel.json", "-o", "dot"}, stdout: "digraph", stderr: warnO, files: []string{"model.json"}},
+		{name: "graph -o=FILE, old", args: []string{"graph", sample, "-o=model.json", "--output", "json"}, stdout: "{\n", stderr: warnO, files: []string{"model.json"}},
+		{name: "graph --output FILE", args: []string{"graph", sample, "--output", "model.json"}, code: exitUsage,
+			stderr: "cascade: --output \"model.json\": want one of [table json markdown dot mermaid]\n", files: []string{}},
+		{name: "fit -o json", args: append(fit, "-o", "json"), stdout: "{\n", files: []string{}},
+		{name: "fit -o FILE, old", args: append(fit, "-o", "model.json", "--output", "json"), stdout: "{\n", stderr: warnO, files: []string{"model.json"}},
+		{name: "ingest -o json --out", args: []string{"ingest", sample, "-o", "json", "--out", "ds"}, stdout: "{\n", files: []string{"ds"}},
+		{name: "ingest -O DIR, old", args: []string{"ingest", sample, "-O", "ds"}, stdout: "dataset  ds", stderr: warnD, files: []string{"ds"}},
+		{name: "collect -O DIR, old", setup: []string{"ingest", sample, "--out", "ds"}, args: []string{"collect", "-O", "ds", "--finalize", "-o", "json"},
+			stdout: "{\n", stderr: warnD + "collect: nothing to add: no segments in ds.collect; ds is unchanged\n", files: []string{"ds"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			if tc.setup != nil {
+				code, _, stderr := runCLI(t, tc.setup...)
+				require.Equal(t, exitOK, code, stderr)
+			}
+			code, stdout, stderr := runCLI(t, tc.args...)
+			require.Equal(t, tc.code, code, "stderr: %s", stderr)
+			require.True(t, strings.HasPrefix(stdout, tc.stdout), "stdout: %.200s", stdout)
+			require.Equal(t, tc.stderr, stderr)
+			entries, err := os.ReadDir(".")
+			require.NoError(t, err)
+			files := []string{}
+			for _, e := range entries {
+				files = append(files, e.Name())
+			}
+			require.Equal(t, tc.files, files)
+		})
+	}
+}
+
+// TestOldOutSpellings reads the arguments as pflag does: only a -o or
+// -O that is a flag is rewritten, not one that is the value of another
+// flag or comes after "--", and -o keeps a format as the format.
+func TestOldOutSpellings(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+		warn int
+	}{
+		{args: []string{"graph", "x", "-o", "m.json"}, want: []string{"graph", "x", "--out=m.json"}, warn: 1},
+		{args: []string{"graph", "-o", "mermaid", "x"}, want: []string{"graph", "-o", "mermaid", "x"}},
+		{args: []string{"graph", "--level", "-o", "x"}, want: []string{"graph", "--level", "-o", "x"}},
+		{args: []string{"graph", "--level=-o", "-o", "dot", "x"}, want: []string{"graph", "--level=-o", "-o", "dot", "x"}},
+		{args: []string{"graph", "x", "--", "-o", "m.json"}, want: []string{"graph", "x", "--", "-o", "m.json"}},
+		{args: []string{"graph", "x", "-o"}, want: []string{"graph", "x", "-o"}},
+		{args: []string{"fit", "x", "-ocal.json", "-o", "table"}, want: []string{"fit", "x", "--out=cal.json", "-o", "table"}, warn: 1},
+		{args: []string{"ingest", "x", "-O", "ds", "-o", "json"}, want: []string{"ingest", "x", "--out=ds", "-o", "json"}, warn: 1},
+		{args: []string{"collect", "-O=ds", "--finalize"}, want: []string{"collect", "--out=ds", "--finalize"}, warn: 1},
+		{args: []string{"ingest", "-", "--format", "-O", "-O", "ds"}, want: []string{"ingest", "-", "--format", "-O", "--out=ds"}, warn: 1},
+		// Commands whose -o was always the format, and -O nowhere else.
+		{args: []string{"replay", "m.json", "-o", "m.json"}, want: []string{"replay", "m.json", "-o", "m.json"}},
+		{args: []string{"graph", "x", "-O", "ds"}, want: []string{"graph", "x", "-O", "ds"}},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stderr bytes.Buffer
+			got := oldOutSpellings(newRootCmd(strings.NewReader("")), tc.args, &stderr)
+			require.Equal(t, tc.want, got)
+			require.Equal(t, tc.warn, strings.Count(stderr.String(), "is deprecated, use --out"), stderr.String())
+		})
+	}
+}
