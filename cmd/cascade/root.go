@@ -102,6 +102,7 @@ that reads and writes documented files.`,
 	root.AddCommand(newRankCmd())
 	root.AddCommand(newCollectCmd())
 	root.AddCommand(newAnalyzeCmd())
+	withVersion(root)
 	return root
 }
 
