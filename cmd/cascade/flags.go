@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // outputFormats are the values of --output (-o) across the commands: a
@@ -92,4 +94,108 @@ func oldOutSpellings(root *cobra.Command, args []string, stderr io.Writer) []str
 		}
 	}
 	return out
+}
+
+// flagError is the commands' flag error func: every flag error is a
+// usage error (exit 2), and an unknown flag is answered with the
+// command's flags nearest to it, as cobra answers an unknown command.
+func flagError(cmd *cobra.Command, err error) error {
+	if ne := (*pflag.NotExistError)(nil); errors.As(err, &ne) {
+		typed := ne.GetSpecifiedName()
+		if sh := ne.GetSpecifiedShortnames(); len(sh) > 1 {
+			typed = sh // -seed: a long name with one dash
+		} else if sh != "" {
+			typed = ""
+		}
+		if near := nearFlags(cmd, typed); len(near) > 0 {
+			err = fmt.Errorf("%w; did you mean %s?", err, orList(near))
+		}
+	}
+	return usageError{err}
+}
+
+// unknownCommand rewrites cobra's error for an unknown command as a
+// usage error with its suggestions on the same line, or returns err.
+func unknownCommand(root *cobra.Command, err error) error {
+	var name string
+	if _, serr := fmt.Sscanf(err.Error(), "unknown command %q for ", &name); serr != nil {
+		return err
+	}
+	if near := root.SuggestionsFor(name); len(near) > 0 {
+		return usageError{fmt.Errorf("unknown command %q; did you mean %s?", name, orList(near))}
+	}
+	return usageError{fmt.Errorf("unknown command %q (see cascade --help)", name)}
+}
+
+// nearFlags returns the flags of cmd whose names are within two edits of
+// typed (one for a name of three letters or fewer), or begin with it, or
+// that it begins with: --levl gives --level, --met --metrics, --outdir
+// --out. The nearest come first, at most three; a name typed exactly
+// (-seed for --seed) is the only one.
+func nearFlags(cmd *cobra.Command, typed string) []string {
+	typed = strings.ToLower(typed)
+	if len(typed) < 2 {
+		return nil
+	}
+	maxEdits := 2
+	if len(typed) <= 3 {
+		maxEdits = 1
+	}
+	type near struct {
+		name  string
+		edits int
+	}
+	var found []near
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden || f.Deprecated != "" {
+			return
+		}
+		d := editDistance(typed, strings.ToLower(f.Name))
+		if d <= maxEdits || strings.HasPrefix(f.Name, typed) || (len(f.Name) >= 3 && strings.HasPrefix(typed, f.Name)) {
+			found = append(found, near{f.Name, d})
+		}
+	})
+	slices.SortFunc(found, func(a, b near) int {
+		if a.edits != b.edits {
+			return a.edits - b.edits
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	if len(found) > 0 && found[0].edits == 0 {
+		found = found[:1] // -seed: --seed, given with one dash
+	}
+	var names []string
+	for _, n := range found[:min(len(found), 3)] {
+		names = append(names, "--"+n.name)
+	}
+	return names
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// orList joins names as "a", "a or b", "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

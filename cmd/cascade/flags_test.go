@@ -106,3 +106,36 @@ func TestOldOutSpellings(t *testing.T) {
 		})
 	}
 }
+
+// TestUnknownCommandsAndFlags: an unknown command or flag is a usage
+// error (exit 2, as the README's table says), answered on one line with
+// the names nearest to it (issue 39).
+func TestUnknownCommandsAndFlags(t *testing.T) {
+	const model = "../../testdata/replay/seed000.json"
+	tests := []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"grap"}, `unknown command "grap"; did you mean graph?`},
+		{[]string{"rnak", model}, `unknown command "rnak"; did you mean rank?`},
+		{[]string{"xyzzy"}, `unknown command "xyzzy" (see cascade --help)`},
+		{[]string{"graph", "x", "--levl", "operation"}, "unknown flag: --levl; did you mean --level?"},
+		{[]string{"graph", "x", "--met", "a"}, "unknown flag: --met; did you mean --metrics?"},
+		{[]string{"ingest", "x", "--outdir", "ds"}, "unknown flag: --outdir; did you mean --out?"},
+		{[]string{"ingest", "x", "--ou", "ds"}, "unknown flag: --ou; did you mean --out or --output?"},
+		{[]string{"replay", model, "--sed", "3"}, "unknown flag: --sed; did you mean --seed or --set?"},
+		{[]string{"replay", model, "--Seeds", "3"}, "unknown flag: --Seeds; did you mean --seeds?"},
+		{[]string{"replay", model, "-seed", "3"}, "unknown shorthand flag: 's' in -seed; did you mean --seed?"},
+		{[]string{"replay", model, "--zzz"}, "unknown flag: --zzz"},
+		{[]string{"replay", model, "-x"}, "unknown shorthand flag: 'x' in -x"},
+		{[]string{"graph", "--version"}, "unknown flag: --version"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tc.args...)
+			require.Equal(t, exitUsage, code, stderr)
+			require.Empty(t, stdout)
+			require.Equal(t, "cascade: "+tc.stderr+"\n", stderr)
+		})
+	}
+}

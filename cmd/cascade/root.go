@@ -52,6 +52,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	err = unknownCommand(root, err)
 	msg := err.Error()
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) {
 		// "missing.json: no such file or directory", not "stat missing.json: ...".
@@ -94,7 +95,8 @@ that reads and writes documented files.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
+	root.SuggestionsMinimumDistance = 2
 	root.AddCommand(newIngestCmd(stdin))
 	root.AddCommand(newGraphCmd())
 	root.AddCommand(newFitCmd())
