@@ -182,9 +182,10 @@ func parseTime(v string, now time.Time) (time.Time, error) {
 	case v == "now":
 		return now, nil
 	case strings.HasPrefix(v, "now-") || strings.HasPrefix(v, "-"):
-		d, err := time.ParseDuration(strings.TrimPrefix(strings.TrimPrefix(v, "now"), "-"))
+		ago := strings.TrimPrefix(strings.TrimPrefix(v, "now"), "-")
+		d, err := time.ParseDuration(ago)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("%q: %w", v, err)
+			return time.Time{}, fmt.Errorf("%q: %q %s", v, ago, notDuration(ago))
 		}
 		return now.Add(-d), nil
 	}

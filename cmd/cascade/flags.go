@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -97,9 +99,14 @@ func oldOutSpellings(root *cobra.Command, args []string, stderr io.Writer) []str
 }
 
 // flagError is the commands' flag error func: every flag error is a
-// usage error (exit 2), and an unknown flag is answered with the
-// command's flags nearest to it, as cobra answers an unknown command.
+// usage error (exit 2), a value that does not parse says what the flag
+// wants, not what strconv or time said, and an unknown flag is answered
+// with the command's flags nearest to it, as cobra answers an unknown
+// command.
 func flagError(cmd *cobra.Command, err error) error {
+	if ve := (*pflag.InvalidValueError)(nil); errors.As(err, &ve) {
+		return usageError{badValue(ve.GetFlag(), ve.GetValue(), errors.Unwrap(ve))}
+	}
 	if ne := (*pflag.NotExistError)(nil); errors.As(err, &ne) {
 		typed := ne.GetSpecifiedName()
 		if sh := ne.GetSpecifiedShortnames(); len(sh) > 1 {
@@ -198,4 +205,43 @@ func orList(names []string) string {
 		return strings.Join(names, "")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// badValue says what is wrong with a flag's value in the user's terms:
+// `--seed: "abc" is not a whole number`, not `invalid argument "abc" for
+// "--seed" flag: strconv.ParseUint: parsing "abc": invalid syntax`.
+// Values of cascade's own types (a size) already say so: their error is
+// kept, after the flag's name.
+func badValue(f *pflag.Flag, v string, cause error) error {
+	name := "--" + f.Name
+	var what string
+	switch t := f.Value.Type(); {
+	case errors.Is(cause, strconv.ErrRange):
+		what = "is out of range"
+	case strings.HasPrefix(t, "uint") && strings.HasPrefix(strings.TrimSpace(v), "-"):
+		what = "is not a whole number of 0 or more"
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		what = "is not a whole number"
+	case strings.HasPrefix(t, "float"):
+		what = "is not a number"
+	case t == "bool":
+		what = "is not true or false"
+	case t == "duration":
+		what = notDuration(v)
+	case errors.As(cause, new(*csv.ParseError)):
+		// A string list is read as CSV: a quote must enclose an item.
+		what = fmt.Sprintf(`is not a list of values separated by commas (a '"' must enclose a whole value; or give %s once per value)`, name)
+	default:
+		return fmt.Errorf("%s: %w", name, cause)
+	}
+	return fmt.Errorf("%s: %q %s", name, v, what)
+}
+
+// notDuration says why v is not a duration, after the value: a number
+// without a unit, or not one at all.
+func notDuration(v string) string {
+	if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+		return fmt.Sprintf("has no unit: say %ss, %sms or %sm", v, v, v)
+	}
+	return "is not a duration, such as 500ms, 30s, 5m or 1h30m"
 }

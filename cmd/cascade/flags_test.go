@@ -139,3 +139,52 @@ func TestUnknownCommandsAndFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestFlagValueMessages: a flag value that does not parse is a usage
+// error that names the flag and says what it wants, with nothing of
+// strconv's or time's wording ("strconv.ParseUint: parsing", "time:
+// missing unit") (issue 39, item 7).
+func TestFlagValueMessages(t *testing.T) {
+	const (
+		model  = "../../testdata/replay/seed000.json"
+		sample = "../../testdata/hotrod-baseline/sample-trace-otlp.json"
+	)
+	tests := []struct {
+		args   []string // OUT is replaced by a fresh directory's path
+		stderr string
+	}{
+		{[]string{"replay", model, "--seed", "abc"}, `--seed: "abc" is not a whole number`},
+		{[]string{"replay", model, "--seed", "-1"}, `--seed: "-1" is not a whole number of 0 or more`},
+		{[]string{"replay", model, "--seeds", "2.5"}, `--seeds: "2.5" is not a whole number`},
+		{[]string{"replay", model, "--seeds", "99999999999999999999"}, `--seeds: "99999999999999999999" is out of range`},
+		{[]string{"replay", model, "--series=maybe"}, `--series: "maybe" is not true or false`},
+		{[]string{"replay", model, "--duration", "5"}, `--duration: "5" has no unit: say 5s, 5ms or 5m`},
+		{[]string{"replay", model, "--tick", "abc"}, `--tick: "abc" is not a duration, such as 500ms, 30s, 5m or 1h30m`},
+		{[]string{"rank", model, "--surge", "abc"}, `--surge: "abc" is not a number`},
+		{[]string{"fit", sample, "--holdout", "all"}, `--holdout: "all" is not a whole number`},
+		{[]string{"analyze", sample, "--fit=maybe"}, `--fit: "maybe" is not true or false`},
+		{[]string{"collect", "--out", "OUT/ds", "--max-request-size", "abc"}, `--max-request-size: "abc": want a positive size such as 16MiB`},
+		{[]string{"collect", "--out", "OUT/ds", "--from", "prometheus=http://127.0.0.1:1", "--query", "up", "--start", "now-1x"},
+			`--start: "now-1x": "1x" is not a duration, such as 500ms, 30s, 5m or 1h30m`},
+		{[]string{"graph", "--from", "prometheus=http://127.0.0.1:1", "--start", "now-90"}, `--start: "now-90": "90" has no unit: say 90s, 90ms or 90m`},
+		{[]string{"ingest", sample, "--out", "OUT/ds", "--scrape-time", "yesterday"},
+			`--scrape-time: "yesterday" is not an RFC 3339 time, such as 2026-01-02T15:04:05Z`},
+		{[]string{"ingest", sample, "--out", "OUT/ds", "--metrics", `a"b`},
+			`--metrics: "a\"b" is not a list of values separated by commas (a '"' must enclose a whole value; or give --metrics once per value)`},
+		// --set values were already said in the model's terms.
+		{[]string{"replay", model, "--set", "node.server.replicas=abc"}, "--set node.server.replicas=abc: want an integer"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			tmp := t.TempDir()
+			args := make([]string, len(tc.args))
+			for i, a := range tc.args {
+				args[i] = strings.Replace(a, "OUT", tmp, 1)
+			}
+			code, stdout, stderr := runCLI(t, args...)
+			require.Equal(t, exitUsage, code, stderr)
+			require.Empty(t, stdout)
+			require.Equal(t, "cascade: "+tc.stderr+"\n", stderr)
+		})
+	}
+}

@@ -136,7 +136,7 @@ span and metric CSV layout (wide, long, and the AIOps KPI files).`,
 			if scrapeTime != "" {
 				t, err := time.Parse(time.RFC3339Nano, scrapeTime)
 				if err != nil {
-					return usageError{err}
+					return usageError{fmt.Errorf("--scrape-time: %q is not an RFC 3339 time, such as 2026-01-02T15:04:05Z", scrapeTime)}
 				}
 				cfg.Options.ScrapeTime = t.UnixNano()
 			}
