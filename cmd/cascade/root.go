@@ -53,6 +53,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	err = unknownCommand(root, err)
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// SIGINT (Ctrl-C) or SIGTERM stopped the run: say so, not the
+		// "fit: context canceled" or "read FILE: context canceled" of
+		// the stage it stopped.
+		fmt.Fprintln(stderr, "cascade: interrupted")
+		return exitInterrupted
+	}
 	msg := err.Error()
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) {
 		// "missing.json: no such file or directory", not "stat missing.json: ...".
@@ -91,7 +98,11 @@ queue metrics), learns how load and failure spread along its call graph, and
 replays that spread under changed settings to rank remediations.
 
 Pipeline: ingest -> graph -> fit -> replay/rank. Each stage is a subcommand
-that reads and writes documented files.`,
+that reads and writes documented files.
+
+Exit codes: 0 success; 1 the run failed; 2 a usage error (a bad flag,
+value or argument, an unknown command); 3 invalid input; 130 interrupted
+by SIGINT (Ctrl-C) or SIGTERM ("cascade: interrupted").`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
