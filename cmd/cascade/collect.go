@@ -145,7 +145,7 @@ A dataset already at --out is kept and added to.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&cfg.Out, "out", "O", "", "dataset directory to write or add to (required)")
+	f.StringVar(&cfg.Out, "out", "", "dataset directory to write or add to (required)")
 	f.StringVar(&cfg.Work, "work", "", "work directory for the segments (default DATASET.collect)")
 	f.BoolVar(&cfg.Finalize, flagFinalize, false, "fold the segments an earlier run left into the dataset, and exit")
 	f.IntVar(&cfg.RunRows, "sort-rows", ingest.DefaultConfig().RunRows, "rows sorted in memory before spilling a sorted run to disk")
@@ -182,9 +182,10 @@ func parseTime(v string, now time.Time) (time.Time, error) {
 	case v == "now":
 		return now, nil
 	case strings.HasPrefix(v, "now-") || strings.HasPrefix(v, "-"):
-		d, err := time.ParseDuration(strings.TrimPrefix(strings.TrimPrefix(v, "now"), "-"))
+		ago := strings.TrimPrefix(strings.TrimPrefix(v, "now"), "-")
+		d, err := time.ParseDuration(ago)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("%q: %w", v, err)
+			return time.Time{}, fmt.Errorf("%q: %q %s", v, ago, notDuration(ago))
 		}
 		return now.Add(-d), nil
 	}

@@ -58,7 +58,7 @@ best point (which parameters are identifiable and which are flat), how far
 the fit moved from the model's observed values, the per-node error in
 sample and on held-out windows (each fitted without it and predicted), and a
 logistic regression of call failure on load beside the grid's values. With
--o it writes the calibrated model: the model with the fitted values,
+--out it writes the calibrated model: the model with the fitted values,
 provenance "fit" on what it set, and the fit's summary under "fit". The
 calibrated model is a point the fit replayed: where p or r is flat, it keeps
 the model's values and the other axes are searched again with them held
@@ -79,7 +79,7 @@ An edge whose propagation the traces measured keeps p within that
 measure's 95% interval. Grids larger than 2,000 points are searched coarse-to-fine (--search).
 Same inputs and seed give the same output at any --parallel.`,
 		Example: `  # fit the HotROD capture's model in 30-second windows, write the calibrated model
-  cascade fit testdata/hotrod-baseline/traces-otlp.json.gz --window 30s -o calibrated.json
+  cascade fit testdata/hotrod-baseline/traces-otlp.json.gz --window 30s --out calibrated.json
 
   # a dataset and a model, a small grid, every point replayed, as JSON
   cascade fit /tmp/hotrod --model model.json --grid 'p=0.01|0.1|0.5,k=0:2:1,tier=p50|p99' \
@@ -167,8 +167,8 @@ Same inputs and seed give the same output at any --parallel.`,
 	f.IntVar(&cfg.Seeds, fitFlagSeeds, cfg.Seeds, "seeds per point and window (their results are averaged)")
 	f.DurationVar(&cfg.Tick, fitFlagTick, cfg.Tick, "replay clock resolution (default: 1ms, refined while the model's latency moves at a tenth of it; given, kept)")
 	f.DurationVar(&cfg.Drain, fitFlagDrain, cfg.Drain, "replay time after a window's last arrival, for its requests to finish")
-	f.StringVarP(&out, fitFlagOut, "o", "", "write the calibrated model to this file")
-	f.StringVar(&output, fitFlagOutput, "table", "report format: table or json")
+	f.StringVar(&out, fitFlagOut, "", "write the calibrated model to this file")
+	f.StringVarP(&output, fitFlagOutput, "o", "table", "report format: table or json")
 	f.StringSliceVar(&metrics, fitFlagMetrics, nil, "metric files or directories to ingest with raw trace files (repeatable)")
 	f.StringVar(&format, fitFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
 	cmd.RegisterFlagCompletionFunc(fitFlagOutput, fixedCompletions("table", "json"))

@@ -38,7 +38,7 @@ func TestFitParallelByteIdentical(t *testing.T) {
 	var outs, models []string
 	for _, par := range []string{"1", "2"} {
 		model := filepath.Join(dir, "calibrated-"+par+".json")
-		code, out, stderr := runCLI(t, append(fitSmall, "--parallel", par, "--output", "json", "-o", model)...)
+		code, out, stderr := runCLI(t, append(fitSmall, "--parallel", par, "--output", "json", "--out", model)...)
 		require.Equal(t, exitOK, code, stderr)
 		b, err := os.ReadFile(model)
 		require.NoError(t, err)
@@ -54,13 +54,13 @@ func TestFitCommand(t *testing.T) {
 	code, _, stderr := runCLI(t, "ingest", hotrodOTLP, "--out", ds)
 	require.Equal(t, exitOK, code, stderr)
 	model := filepath.Join(dir, "model.json")
-	code, _, stderr = runCLI(t, "graph", ds, "-o", model)
+	code, _, stderr = runCLI(t, "graph", ds, "--out", model)
 	require.Equal(t, exitOK, code, stderr)
 
 	// A dataset and a model; the table.
 	cal := filepath.Join(dir, "calibrated.json")
 	code, out, stderr := runCLI(t, "fit", ds, "--model", model, "--window", "30s", "--grid", "p=0.01|0.5,tier=empirical",
-		"--holdout", "2", "-o", cal)
+		"--holdout", "2", "--out", cal)
 	require.Equal(t, exitOK, code, stderr)
 	for _, want := range []string{"seed              1", "search            exhaustive: 2 of 2 points replayed",
 		"best              tier=empirical p=0.5", "back-test, held-out windows predicted:", "redis-manual",

@@ -59,10 +59,10 @@ needs: per node the request rate, exclusive-time tiers, error rate, in-flight
 peak and capacity estimate; per edge the fan-out, parallelism, errors,
 timeouts, retries, re-activation, backoff, propagation and latency.
 
-It prints the graph as a table (edges with the worst amplifiers first), as
-the model document (json), or as Graphviz DOT or Mermaid, and with -o writes
-the model document (model.json) that fit and replay read. The document's
-schema is in docs/model.md.
+It prints the graph (-o, --output) as a table (edges with the worst
+amplifiers first), as the model document (json), or as Graphviz DOT or
+Mermaid, and with --out writes the model document (model.json) that fit and
+replay read. The document's schema is in docs/model.md.
 
 Without spans, graph builds the model from the series the OpenTelemetry
 Collector's servicegraph and spanmetrics connectors make of spans
@@ -77,7 +77,7 @@ the edge's rate over the caller's) and no retries; the model's provenance
 and source notes say so. Given traces and series together, the traces win
 where both hold a node or an edge, and what only the series hold is added.`,
 		Example: `  # the model of a dataset written by cascade ingest
-  cascade graph /tmp/hotrod -o model.json
+  cascade graph /tmp/hotrod --out model.json
 
   # raw traces, ingested on the fly, at operation level, as Graphviz
   cascade graph testdata/hotrod-baseline/traces-otlp.json.gz --level operation --output dot | dot -Tsvg > hotrod.svg
@@ -86,7 +86,7 @@ where both hold a node or an edge, and what only the series hold is added.`,
   cascade graph testdata/nezha-onlineboutique/trace --output mermaid
 
   # the service graph of the last hour from servicegraph/spanmetrics series
-  cascade graph --from prometheus=http://127.0.0.1:9090 --start now-1h -o model.json
+  cascade graph --from prometheus=http://127.0.0.1:9090 --start now-1h --out model.json
 
   # the same series from a file, refined by a sample of traces
   cascade graph sampled-traces.json --metrics servicegraph.prom`,
@@ -177,8 +177,8 @@ where both hold a node or an edge, and what only the series hold is added.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&level, graphFlagLevel, string(cfg.Level), "node granularity: service or operation")
-	f.StringVar(&output, graphFlagOutput, "table", "what to print: table, json, markdown, dot or mermaid")
-	f.StringVarP(&out, graphFlagOut, "o", "", "write the model document to this file (model.json)")
+	f.StringVarP(&output, graphFlagOutput, "o", "table", "what to print: table, json, markdown, dot or mermaid")
+	f.StringVar(&out, graphFlagOut, "", "write the model document to this file (model.json)")
 	f.DurationVar(&cfg.Window, graphFlagWindow, cfg.Window, "window of the per-node time series (request and error rate, in-flight)")
 	f.DurationVar(&cfg.Resolution, graphFlagResolution, cfg.Resolution, "width of the bins in which in-flight requests are counted")
 	f.Uint64Var(&cfg.Seed, graphFlagSeed, cfg.Seed, "seed of the reservoir sampling behind quantiles of large inputs")

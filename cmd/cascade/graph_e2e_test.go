@@ -59,7 +59,7 @@ func TestE2EServiceGraph(t *testing.T) {
 
 	// 1. The trace-built model of the capture.
 	traceModel := filepath.Join(dir, "traces.json")
-	code, _, stderr := runCLI(t, "graph", hotrodOTLP, "-o", traceModel, "--output", "json")
+	code, _, stderr := runCLI(t, "graph", hotrodOTLP, "--out", traceModel, "--output", "json")
 	require.Equal(t, exitOK, code, stderr)
 	traces := readModelT(t, traceModel)
 
@@ -105,7 +105,7 @@ func TestE2EServiceGraph(t *testing.T) {
 	pull := []string{"--from", "prometheus=" + url,
 		"--start", start.UTC().Format(time.RFC3339Nano), "--end", end.UTC().Format(time.RFC3339Nano), "--step", "1s"}
 	aggModel := filepath.Join(dir, "aggregates.json")
-	code, _, stderr = runCLI(t, append([]string{"graph", "-o", aggModel}, pull...)...)
+	code, _, stderr = runCLI(t, append([]string{"graph", "--out", aggModel}, pull...)...)
 	require.Equal(t, exitOK, code, stderr)
 	agg := readModelT(t, aggModel)
 	require.Equal(t, cascade.FromAggregates, agg.Source.From)
@@ -127,7 +127,7 @@ func TestE2EServiceGraph(t *testing.T) {
 	// 6. Traces and series together: the traces win, so the model has
 	// the trace-built edges.
 	both := filepath.Join(dir, "both.json")
-	code, _, stderr = runCLI(t, append([]string{"graph", hotrodOTLP, "-o", both}, pull...)...)
+	code, _, stderr = runCLI(t, append([]string{"graph", hotrodOTLP, "--out", both}, pull...)...)
 	require.Equal(t, exitOK, code, stderr)
 	refined := readModelT(t, both)
 	require.Equal(t, cascade.FromBoth, refined.Source.From)

@@ -22,9 +22,9 @@ func TestGraphCommand(t *testing.T) {
 	dir := t.TempDir()
 	model := filepath.Join(dir, "model.json")
 
-	// Raw files are ingested on the fly; -o writes the model while
+	// Raw files are ingested on the fly; --out writes the model while
 	// --output prints it.
-	code, stdout, stderr := runCLI(t, "graph", hotrodOTLP, "-o", model, "--output", "json")
+	code, stdout, stderr := runCLI(t, "graph", hotrodOTLP, "--out", model, "--output", "json")
 	require.Equal(t, exitOK, code, stderr)
 	written, err := os.ReadFile(model)
 	require.NoError(t, err)

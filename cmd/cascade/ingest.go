@@ -136,7 +136,7 @@ span and metric CSV layout (wide, long, and the AIOps KPI files).`,
 			if scrapeTime != "" {
 				t, err := time.Parse(time.RFC3339Nano, scrapeTime)
 				if err != nil {
-					return usageError{err}
+					return usageError{fmt.Errorf("--scrape-time: %q is not an RFC 3339 time, such as 2026-01-02T15:04:05Z", scrapeTime)}
 				}
 				cfg.Options.ScrapeTime = t.UnixNano()
 			}
@@ -156,7 +156,7 @@ span and metric CSV layout (wide, long, and the AIOps KPI files).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&cfg.Out, "out", "O", "", "dataset directory to write (required)")
+	f.StringVar(&cfg.Out, "out", "", "dataset directory to write (required)")
 	f.StringSliceVar(&cfg.Metrics, "metrics", nil, "metric files or directories (repeatable)")
 	f.StringSliceVar(&cfg.Logs, "logs", nil, "log files or directories (repeatable): OTLP logs JSON or protobuf, or log CSV (Nezha's layout is detected)")
 	f.StringVar(&format, "format", "auto", "trace format: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")

@@ -19,23 +19,23 @@ func readModel(path string) (*cascade.Model, error) {
 	}
 	if info.IsDir() {
 		if isDataset(path) {
-			return nil, inputError{fmt.Errorf("%s is a dataset, not a model: build the model with `cascade graph %s -o model.json` and give model.json", path, path)}
+			return nil, inputError{fmt.Errorf("%s is a dataset, not a model: build the model with `cascade graph %s --out model.json` and give model.json", path, path)}
 		}
-		return nil, inputError{fmt.Errorf("%s is a directory, not a model file (model.json, as `cascade graph -o` writes it)", path)}
+		return nil, inputError{fmt.Errorf("%s is a directory, not a model file (model.json, as `cascade graph --out` writes it)", path)}
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, inputError{fmt.Errorf("%s: empty file, want a model document (model.json, as `cascade graph -o` writes it)", path)}
+		return nil, inputError{fmt.Errorf("%s: empty file, want a model document (model.json, as `cascade graph --out` writes it)", path)}
 	}
 	m, err := cascade.DecodeModel(b)
 	if err != nil {
 		if f, ok := ingest.SniffTraces(path); ok {
-			return nil, inputError{fmt.Errorf("%s holds traces (%s), not a model: build the model with `cascade graph %s -o model.json` and give model.json", path, f, path)}
+			return nil, inputError{fmt.Errorf("%s holds traces (%s), not a model: build the model with `cascade graph %s --out model.json` and give model.json", path, f, path)}
 		}
-		return nil, inputError{fmt.Errorf("%s: not a model document (model.json, as `cascade graph -o` writes it): %w", path, err)}
+		return nil, inputError{fmt.Errorf("%s: not a model document (model.json, as `cascade graph --out` writes it): %w", path, err)}
 	}
 	return m, nil
 }

@@ -59,11 +59,11 @@ func TestNewcomerMistakes(t *testing.T) {
 
 		// Natural mistakes.
 		{name: "rank given traces", args: []string{"rank", nc + "trace.json"}, code: exitInvalidData,
-			stderr: []string{"cascade: testdata/newcomer/trace.json holds traces (otlp-json), not a model: build the model with `cascade graph testdata/newcomer/trace.json -o model.json` and give model.json\n"}},
+			stderr: []string{"cascade: testdata/newcomer/trace.json holds traces (otlp-json), not a model: build the model with `cascade graph testdata/newcomer/trace.json --out model.json` and give model.json\n"}},
 		{name: "replay given traces", args: []string{"replay", nc + "trace.json"}, code: exitInvalidData,
 			stderr: []string{"holds traces (otlp-json), not a model: build the model with `cascade graph"}},
 		{name: "rank given an empty file", args: []string{"rank", nc + "empty.json"}, code: exitInvalidData,
-			stderr: []string{"cascade: testdata/newcomer/empty.json: empty file, want a model document (model.json, as `cascade graph -o` writes it)\n"}},
+			stderr: []string{"cascade: testdata/newcomer/empty.json: empty file, want a model document (model.json, as `cascade graph --out` writes it)\n"}},
 		{name: "rank given a directory", args: []string{"rank", nc + "no-traces"}, code: exitInvalidData,
 			stderr: []string{"cascade: testdata/newcomer/no-traces is a directory, not a model file"}},
 		{name: "graph given an empty file", args: []string{"graph", nc + "empty.json"}, code: exitInvalidData,

@@ -89,7 +89,7 @@ short sections, fitting the terminal ($COLUMNS; 100 columns when not a
 terminal); --wide prints the full tables instead.`,
 		Example: `  # rank remediations for the HotROD model under its observed load
   # (5 closed-loop clients, read from the traces into model.load)
-  cascade graph testdata/hotrod-baseline/traces-otlp.json.gz -o model.json
+  cascade graph testdata/hotrod-baseline/traces-otlp.json.gz --out model.json
   cascade rank model.json
 
   # the same under 20 clients that think 100 ms

@@ -45,12 +45,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	root := newRootCmd(stdin)
 	strictCompletion(root)
-	root.SetArgs(args)
+	root.SetArgs(oldOutSpellings(root, args, stderr))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
+	}
+	err = unknownCommand(root, err)
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// SIGINT (Ctrl-C) or SIGTERM stopped the run: say so, not the
+		// "fit: context canceled" or "read FILE: context canceled" of
+		// the stage it stopped.
+		fmt.Fprintln(stderr, "cascade: interrupted")
+		return exitInterrupted
 	}
 	msg := err.Error()
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) {
@@ -90,11 +98,16 @@ queue metrics), learns how load and failure spread along its call graph, and
 replays that spread under changed settings to rank remediations.
 
 Pipeline: ingest -> graph -> fit -> replay/rank. Each stage is a subcommand
-that reads and writes documented files.`,
+that reads and writes documented files.
+
+Exit codes: 0 success; 1 the run failed; 2 a usage error (a bad flag,
+value or argument, an unknown command); 3 invalid input; 130 interrupted
+by SIGINT (Ctrl-C) or SIGTERM ("cascade: interrupted").`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
+	root.SuggestionsMinimumDistance = 2
 	root.AddCommand(newIngestCmd(stdin))
 	root.AddCommand(newGraphCmd())
 	root.AddCommand(newFitCmd())
@@ -102,6 +115,7 @@ that reads and writes documented files.`,
 	root.AddCommand(newRankCmd())
 	root.AddCommand(newCollectCmd())
 	root.AddCommand(newAnalyzeCmd())
+	withVersion(root)
 	return root
 }
 
