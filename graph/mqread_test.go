@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"cascade"
 	"cascade/graph"
 	"cascade/ingest"
 )
@@ -62,6 +63,35 @@ func TestMessagingReadRight(t *testing.T) {
 					want = 1 // event 350's retry
 				}
 				require.Equal(t, want, info.Redelivered, "queue:%s", q)
+			}
+		},
+	}, {
+		// RabbitMQ 3.10's aggregated /metrics, 41 consumers of prefetch 1
+		// on four queues, each on a channel of its own: the plugin sums
+		// the channels' prefetch (41) as it sums their consumers (41).
+		name:    "prefetch from the aggregated /metrics is one consumer's: the sum over channels over the consumers",
+		traces:  []string{sharedID},
+		metrics: []string{"rabbitmq-aggregated.prom", "rabbitmq-detailed.prom"},
+		check: func(t *testing.T, res *graph.Result) {
+			for q, consumers := range map[string]int{"rights": 12, "points": 12, "sms": 9, "push": 8} {
+				n := res.Model.Node("queue:" + q)
+				require.Equal(t, 1, n.Queue.Prefetch, "queue:%s", q)
+				require.Equal(t, cascade.Inferred, n.Provenance["prefetch"], "queue:%s", q)
+				require.Equal(t, consumers, n.Queue.Consumers, "queue:%s", q)
+			}
+		},
+	}, {
+		// Per object (/metrics/per-object), each channel's prefetch: 5 on
+		// rights' and points' consumers, 1 on sms' and push's. The
+		// channels' deliveries name their queue.
+		name:    "prefetch per consumer channel, per queue",
+		traces:  []string{sharedID},
+		metrics: []string{"rabbitmq-per-object.prom"},
+		check: func(t *testing.T, res *graph.Result) {
+			for q, pf := range map[string]int{"rights": 5, "points": 5, "sms": 1, "push": 1} {
+				n := res.Model.Node("queue:" + q)
+				require.Equal(t, pf, n.Queue.Prefetch, "queue:%s", q)
+				require.Equal(t, cascade.Observed, n.Provenance["prefetch"], "queue:%s", q)
 			}
 		},
 	}}
