@@ -94,6 +94,27 @@ func TestMessagingReadRight(t *testing.T) {
 				require.Equal(t, cascade.Observed, n.Provenance["prefetch"], "queue:%s", q)
 			}
 		},
+	}, {
+		// Brave's kafka-clients: the orders service sends each order to
+		// the topic; billing and shipping, two applications and so two
+		// consumer groups, each poll every order (Brave tags poll spans
+		// with kafka.topic only).
+		name:   "two Kafka consumer groups on one topic each get every message: fan-out, not redelivery",
+		traces: []string{"brave-kafka-two-groups.json"},
+		check: func(t *testing.T, res *graph.Result) {
+			require.Nil(t, res.Model.Node("queue:orders"))
+			for _, g := range []string{"billing", "shipping"} {
+				q := "queue:orders/" + g
+				require.NotNil(t, res.Model.Node(q), q)
+				info := queueInfo(t, res, q)
+				require.Equal(t, int64(3), info.Published, q)
+				require.Equal(t, int64(3), info.Messages, q)
+				require.Zero(t, info.Redelivered, q)
+				e := edgeOrNil(res.Model, q, g)
+				require.NotNil(t, e, q)
+				require.Equal(t, 1.0, e.Observed.FanOutMean, q)
+			}
+		},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -476,19 +476,31 @@ const redeliveryTailMS = 0.001
 
 // splitGroups splits each Kafka topic whose deliveries name two or more
 // consumer groups into a queue per group: every group reads every
-// message. The topic's node becomes the first group's queue
+// message, so a message delivered once to each is fan-out, not
+// redelivery. The topic's node becomes the first group's queue
 // ("queue:orders/billing"), each other group gets a node of its own,
 // and each publish edge into the topic is repeated into each.
+//
+// A delivery that names no group (Brave's kafka-clients tags its poll
+// spans with kafka.topic alone) is of its consumer's service's group: a
+// Kafka consumer group is one application's, its instances sharing the
+// partitions.
 func (b *Builder) splitGroups() {
 	mq := &b.mq
 	groups := map[int32][]int32{}
 	for i := range mq.delivs {
 		d := &mq.delivs[i]
-		if d.queue < 0 || d.group < 0 {
+		if d.queue < 0 {
 			continue
 		}
 		q := b.nodes[d.queue].queue
-		if q.sys < 0 || b.syms.names[q.sys] != "kafka" || slices.Contains(groups[d.queue], d.group) {
+		if q.sys < 0 || b.syms.names[q.sys] != "kafka" {
+			continue
+		}
+		if d.group < 0 {
+			d.group = b.syms.id(b.nodes[d.consumer].service)
+		}
+		if slices.Contains(groups[d.queue], d.group) {
 			continue
 		}
 		groups[d.queue] = append(groups[d.queue], d.group)
