@@ -115,6 +115,23 @@ func TestMessagingReadRight(t *testing.T) {
 				require.Equal(t, 1.0, e.Observed.FanOutMean, q)
 			}
 		},
+	}, {
+		// A batch publisher as the messaging conventions' batch
+		// publishing has it: each POST /events creates its message
+		// ("create events"), a flush publishes four at a time in a
+		// trace of its own, linking to their creation contexts.
+		name:   "a batch publisher's links join the events it carries: no extra roots, no extra messages",
+		traces: []string{"batch-publish.otlp.json.gz"},
+		check: func(t *testing.T, res *graph.Result) {
+			require.Equal(t, int64(8), res.Stats.Roots, "the eight POST /events")
+			require.Len(t, res.Model.Entries, 1)
+			require.Equal(t, "api", res.Model.Entries[0].Node)
+			require.Equal(t, "POST /events", res.Model.Entries[0].Operation)
+			info := queueInfo(t, res, "queue:events")
+			require.Equal(t, int64(8), info.Published)
+			require.Equal(t, int64(8), info.Messages)
+			require.Zero(t, info.Redelivered)
+		},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

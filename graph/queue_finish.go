@@ -89,6 +89,7 @@ func (b *Builder) finishQueues() {
 	if len(mq.pubs) == 0 && len(mq.delivs) == 0 {
 		return
 	}
+	b.dropCarried()
 	bySpan := make(map[uint64]int32, len(mq.pubs))
 	// A message id names a message of one destination: the copies of one
 	// event that a publisher sends to several queues, or an exchange
@@ -391,6 +392,34 @@ func (b *Builder) finishQueues() {
 	if mq.unknown > 0 {
 		b.warnf("%d deliveries name no queue (no destination, no consumer group, no link or message id to a publish seen): they come from queue:unknown", mq.unknown)
 	}
+}
+
+// dropCarried drops the messages of carriers (batch publish spans) whose
+// creation context is a publish seen: a "create" span recorded the
+// message where it was made, and the carrier only sent it. A carrier's
+// message whose context is no publish span (a context the application
+// made, or a create span not captured) is the carrier's own.
+func (b *Builder) dropCarried() {
+	mq := &b.mq
+	var created map[uint64]bool
+	for i := range mq.pubs {
+		if p := &mq.pubs[i]; !p.carried {
+			if created == nil {
+				created = map[uint64]bool{}
+			}
+			created[p.key] = true
+		}
+	}
+	seen := map[uint64]bool{}
+	mq.pubs = slices.DeleteFunc(mq.pubs, func(p pubRec) bool {
+		if !p.carried {
+			return false
+		}
+		// A context carried twice (the batch sent again) is one message.
+		dup := created[p.key] || seen[p.key]
+		seen[p.key] = true
+		return dup
+	})
 }
 
 // msgPublish finds the publish of delivery d by its message id alone (no
