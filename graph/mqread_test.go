@@ -119,18 +119,22 @@ func TestMessagingReadRight(t *testing.T) {
 		// A batch publisher as the messaging conventions' batch
 		// publishing has it: each POST /events creates its message
 		// ("create events"), a flush publishes four at a time in a
-		// trace of its own, linking to their creation contexts.
+		// trace of its own, linking to their creation contexts; a
+		// POST /events/bulk creates two and publishes them itself.
 		name:   "a batch publisher's links join the events it carries: no extra roots, no extra messages",
 		traces: []string{"batch-publish.otlp.json.gz"},
 		check: func(t *testing.T, res *graph.Result) {
-			require.Equal(t, int64(8), res.Stats.Roots, "the eight POST /events")
+			require.Equal(t, int64(9), res.Stats.Roots, "the eight POST /events and the bulk one")
 			require.Len(t, res.Model.Entries, 1)
 			require.Equal(t, "api", res.Model.Entries[0].Node)
 			require.Equal(t, "POST /events", res.Model.Entries[0].Operation)
 			info := queueInfo(t, res, "queue:events")
-			require.Equal(t, int64(8), info.Published)
-			require.Equal(t, int64(8), info.Messages)
+			require.Equal(t, int64(10), info.Published)
+			require.Equal(t, int64(10), info.Messages)
 			require.Zero(t, info.Redelivered)
+			e := edgeOrNil(res.Model, "api", "queue:events")
+			require.NotNil(t, e)
+			require.Equal(t, 2.0, e.Observed.FanOutMax, "the bulk request's two messages, its publish no third")
 		},
 	}}
 	for _, tc := range tests {

@@ -299,7 +299,9 @@ func (b *Builder) addPublish(sp []tspan, i int32) {
 		retry = m.msgID != 0 && m.msgID == d.msgID || m.redel > 0
 		requeue = retry && d.queue == q
 	}
-	if !requeue {
+	// A carrier that sends messages whose create spans are in its own
+	// trace adds no call: each create span made the call of its message.
+	if !requeue && !(len(m.carried) > 0 && !s.failed && b.createdHere(m.carried)) {
 		// A failed publish is no fire-and-forget: its caller knew (see
 		// call.nack), so its failure is the caller's failed call, not
 		// the caller's own.
@@ -326,6 +328,24 @@ func (b *Builder) addPublish(sp []tspan, i int32) {
 		rec.key = k
 		b.mq.pubs = append(b.mq.pubs, rec)
 	}
+}
+
+// createdHere reports whether every key names a publish span of the
+// trace being read.
+func (b *Builder) createdHere(keys []uint64) bool {
+	for _, k := range keys {
+		found := false
+		for j := range b.mq.spans {
+			if b.mq.spans[j].key == k {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // carrier reports whether span i carries messages created in other

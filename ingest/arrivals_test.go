@@ -32,10 +32,11 @@ func TestReadArrivals(t *testing.T) {
 	}, {
 		name: "a batch publisher's flush is no arrival: the requests that created its messages are",
 		// Eight POST /events each create a message; two flushes publish
-		// four each; eight deliveries.
+		// four each; a POST /events/bulk publishes its own two; ten
+		// deliveries.
 		file:     "batch-publish.otlp.json.gz",
-		roots:    18,
-		arrivals: map[string]int{"POST /events": 8},
+		roots:    21,
+		arrivals: map[string]int{"POST /events": 8, "POST /events/bulk": 1},
 	}, {
 		name:     "consumers under the producer's span (Brave's b3 headers) start no trace",
 		file:     "brave-kafka-two-groups.json",

@@ -11,7 +11,9 @@
 // four at a time: a PRODUCER span "publish events" in a trace of its own
 // (a timer's flush, no request behind it), messaging.operation.type
 // publish, messaging.batch.message_count 4, with one link per message to
-// its creation context. The "indexer" consumes each message in a CONSUMER
+// its creation context. A "POST /events/bulk" request then creates two
+// messages and publishes them itself, the publish span in its own trace
+// linking to both. The "indexer" consumes each message in a CONSUMER
 // span "process events" that starts a trace of its own and links to the
 // message's creation context.
 //
@@ -103,13 +105,15 @@ func main() {
 		created trace.SpanContext
 	}
 	var pending []message
-	flush := func() {
+	// flushIn publishes the pending messages in a span under ctx (a new
+	// root when ctx holds no span), then lets the indexer process them.
+	flushIn := func(ctx context.Context) {
 		links := make([]trace.Link, len(pending))
 		for i, m := range pending {
 			links[i] = trace.Link{SpanContext: m.created}
 		}
-		_, pub := api.Start(context.Background(), "publish events",
-			trace.WithSpanKind(trace.SpanKindProducer), trace.WithNewRoot(), trace.WithLinks(links...),
+		_, pub := api.Start(ctx, "publish events",
+			trace.WithSpanKind(trace.SpanKindProducer), trace.WithLinks(links...),
 			trace.WithAttributes(
 				attribute.String("messaging.system", "rabbitmq"),
 				attribute.String("messaging.operation.type", "publish"),
@@ -130,6 +134,7 @@ func main() {
 		}
 		pending = pending[:0]
 	}
+	flush := func() { flushIn(context.Background()) }
 	for i := range *events {
 		id := fmt.Sprintf("event-%d", i+1)
 		rctx, req := api.Start(context.Background(), "POST /events",
@@ -152,6 +157,24 @@ func main() {
 	if len(pending) > 0 {
 		flush()
 	}
+	// A bulk request publishes its own batch: two messages created and
+	// published inside its trace, the publish span linking to both.
+	bctx, bulk := api.Start(context.Background(), "POST /events/bulk",
+		trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(
+			attribute.String("http.request.method", "POST"),
+			attribute.String("http.route", "/events/bulk"),
+		))
+	for i := range 2 {
+		id := fmt.Sprintf("bulk-%d", i+1)
+		_, create := api.Start(bctx, "create events",
+			trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(msgAttrs("create", id)...))
+		pending = append(pending, message{id: id, created: create.SpanContext()})
+		create.End()
+	}
+	flushIn(bctx)
+	bulk.SetAttributes(attribute.Int("http.response.status_code", 202))
+	bulk.End()
 	for _, tp := range []*sdktrace.TracerProvider{apiTP, indexerTP} {
 		if err := tp.Shutdown(ctx); err != nil {
 			log.Fatal(err)
