@@ -2,6 +2,7 @@ package graph
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"cascade"
@@ -24,10 +25,26 @@ type metricAcc struct {
 	services map[string]*serviceMetrics
 	last     map[string]float64 // rejected series → last value
 	queues   map[string]*queueMetrics
-	// prefetch is the largest prefetch value of a series that names no
-	// queue (a channel's or a consumer's).
+	// prefetch is the largest prefetch value of a channel's series
+	// (rabbitmq_consumer_prefetch per object: one consumer's limit) whose
+	// channel is seen consuming from no queue.
 	prefetch float64
-	broker   brokerMetrics
+	// chanPrefetch holds each channel's largest prefetch, and chanQueues
+	// the queues a channel consumes from (a per-object series naming
+	// both, such as rabbitmq_channel_messages_delivered_ack_total), by
+	// instance and channel: a queue's prefetch is its consumers'
+	// channels'.
+	chanPrefetch map[string]float64
+	chanQueues   map[string][]string
+	// aggPrefetch holds, per series and scrape, a prefetch series that
+	// names neither queue nor channel: rabbitmq_prometheus's aggregated
+	// /metrics sums its channels' prefetch, one per consumer; aggConsumers
+	// the consumers a series of that instance and scrape counted (the
+	// aggregated rabbitmq_queue_consumers, rabbitmq_channel_consumers,
+	// rabbitmq_consumers). The sum over the consumers is one consumer's.
+	aggPrefetch  map[aggKey]float64
+	aggConsumers map[aggKey]float64
+	broker       brokerMetrics
 	// published holds the publish counters that name a queue, by series
 	// (sampling.go); pubFirst is each broker instance's first point of
 	// them.
@@ -35,6 +52,17 @@ type metricAcc struct {
 	pubFirst  map[string]int64
 	pubSorted bool // publishedSeries sorted every series' points
 }
+
+// aggKey names a scrape of an aggregated series: its instance, its
+// metric (empty for the consumers, which any of their series counts) and
+// its time.
+type aggKey struct {
+	instance, metric string
+	time             int64
+}
+
+// maxAggPoints bounds the aggregated prefetch and consumer points kept.
+const maxAggPoints = 1 << 16
 
 // queueMetrics are a broker's series of one queue (its label queue=,
 // or topic= for Kafka).
@@ -125,13 +153,67 @@ func labelValue(labels, key string) string {
 // queue returns the series of the queue named name, or nil.
 func (m *metricAcc) queue(name string) *queueMetrics { return m.queues[name] }
 
-// prefetchOf returns a queue's prefetch: its own series', else the
-// largest of the series that name no queue.
-func (m *metricAcc) prefetchOf(q *queueMetrics) float64 {
+// prefetchOf returns the prefetch of one consumer of the queue named
+// name (q its series, or nil), and whether it was read from an aggregate
+// rather than a consumer's own series: the queue's own prefetch series,
+// else the largest prefetch of the channels seen consuming from it, else
+// the largest of the channels seen consuming from no queue, else the
+// aggregated sum over channels divided by the consumers counted in the
+// same scrape (the largest such quotient). 0 when no series says.
+func (m *metricAcc) prefetchOf(name string, q *queueMetrics) (pf float64, aggregated bool) {
 	if q != nil && q.prefetch > 0 {
-		return q.prefetch
+		return q.prefetch, false
 	}
-	return m.prefetch
+	for ch, qs := range m.chanQueues {
+		if slices.Contains(qs, name) {
+			pf = max(pf, m.chanPrefetch[ch])
+		}
+	}
+	if pf > 0 {
+		return pf, false
+	}
+	if m.prefetch > 0 {
+		return m.prefetch, false
+	}
+	for k, sum := range m.aggPrefetch {
+		if n := m.aggConsumers[aggKey{k.instance, "", k.time}]; n > 0 {
+			pf = max(pf, sum/n)
+		}
+	}
+	return pf, pf > 0
+}
+
+// addChannel notes a per-object series of a channel: its prefetch, or
+// the queue it names (the channel consumes from it).
+func (m *metricAcc) addChannel(s *cascade.Sample, channel string) {
+	key := s.Instance + "\x00" + channel
+	if s.Kind == cascade.MetricPrefetch {
+		if m.chanPrefetch == nil {
+			m.chanPrefetch = map[string]float64{}
+		}
+		if v, ok := m.chanPrefetch[key]; !ok || s.Value > v {
+			m.chanPrefetch[strings.Clone(key)] = s.Value
+		}
+		return
+	}
+	q := labelValue(s.Labels, "queue")
+	if q == "" || slices.Contains(m.chanQueues[key], q) {
+		return
+	}
+	if m.chanQueues == nil {
+		m.chanQueues = map[string][]string{}
+	}
+	m.chanQueues[strings.Clone(key)] = append(m.chanQueues[key], strings.Clone(q))
+}
+
+// finishPrefetch sets prefetch, the largest prefetch of a channel seen
+// consuming from no queue.
+func (m *metricAcc) finishPrefetch() {
+	for ch, v := range m.chanPrefetch {
+		if len(m.chanQueues[ch]) == 0 {
+			m.prefetch = max(m.prefetch, v)
+		}
+	}
 }
 
 // addBroker adds a point of a broker series.
@@ -163,8 +245,31 @@ func (m *metricAcc) addBroker(s *cascade.Sample) {
 		name = labelValue(s.Labels, "topic")
 	}
 	if name == "" {
-		if s.Kind == cascade.MetricPrefetch {
-			m.prefetch = max(m.prefetch, s.Value)
+		switch s.Kind {
+		case cascade.MetricPrefetch:
+			if labelValue(s.Labels, "channel") != "" {
+				return // addChannel has it
+			}
+			// An aggregate: the sum over the channels.
+			k := aggKey{s.Instance, s.Metric, s.Time}
+			if _, ok := m.aggPrefetch[k]; ok || len(m.aggPrefetch) < maxAggPoints {
+				if m.aggPrefetch == nil {
+					m.aggPrefetch = map[aggKey]float64{}
+				}
+				m.aggPrefetch[aggKey{strings.Clone(k.instance), strings.Clone(k.metric), k.time}] = s.Value
+			}
+		case cascade.MetricConsumers:
+			if labelValue(s.Labels, "channel") != "" {
+				return // one channel's consumers
+			}
+			k := aggKey{s.Instance, "", s.Time}
+			if _, ok := m.aggConsumers[k]; ok || len(m.aggConsumers) < maxAggPoints {
+				if m.aggConsumers == nil {
+					m.aggConsumers = map[aggKey]float64{}
+				}
+				k.instance = strings.Clone(k.instance)
+				m.aggConsumers[k] = max(m.aggConsumers[k], s.Value)
+			}
 		}
 		return
 	}
@@ -192,6 +297,13 @@ func (m *metricAcc) addBroker(s *cascade.Sample) {
 }
 
 func (m *metricAcc) add(s *cascade.Sample) {
+	// A channel's series (RabbitMQ's per-object metrics): its prefetch,
+	// and the queues it consumes from.
+	if strings.Contains(s.Labels, `channel="`) && !math.IsNaN(s.Value) {
+		if ch := labelValue(s.Labels, "channel"); ch != "" {
+			m.addChannel(s, ch)
+		}
+	}
 	if s.Kind == cascade.MetricPublished {
 		m.addPublished(s)
 		return

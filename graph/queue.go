@@ -54,6 +54,10 @@ type msgSpan struct {
 	group int32
 	redel int32
 	bytes int64
+	// carried are the links of a publish span that carries messages
+	// created elsewhere (a batch publish linking to each message's
+	// creation context); nil for other spans.
+	carried []uint64
 }
 
 // pubRec is one message published.
@@ -71,6 +75,11 @@ type pubRec struct {
 	// 0), to its own queue (ack + republish) or to a delay queue that
 	// dead-letters it back. It is a redelivery, not a new message.
 	retry bool
+	// carried marks a message of a carrier (a batch publish span): key is
+	// its creation context, the span its link names. When that span is a
+	// publish seen (a "create" span), the message is that one's, and this
+	// record is dropped at Finish.
+	carried bool
 }
 
 // delivRec is one delivery of a message to a consumer: the consumer's
@@ -158,6 +167,15 @@ func (b *Builder) addMessaging(t *tspan, s *cascade.Span) {
 	}
 	if len(s.Links) > 0 {
 		m.link = linkKey(s.Links[0].TraceID, s.Links[0].SpanID)
+		if t.msg == msgPublish && s.MessagingOperation != cascade.MessagingCreate {
+			// The messaging conventions' publish span links to the
+			// creation context of each message it sends: it carries
+			// them.
+			m.carried = make([]uint64, len(s.Links))
+			for i, l := range s.Links {
+				m.carried[i] = linkKey(l.TraceID, l.SpanID)
+			}
+		}
 	}
 	b.mq.idx[t.id] = int32(len(b.mq.spans))
 	b.mq.spans = append(b.mq.spans, m)
@@ -281,7 +299,9 @@ func (b *Builder) addPublish(sp []tspan, i int32) {
 		retry = m.msgID != 0 && m.msgID == d.msgID || m.redel > 0
 		requeue = retry && d.queue == q
 	}
-	if !requeue {
+	// A carrier that sends messages whose create spans are in its own
+	// trace adds no call: each create span made the call of its message.
+	if !requeue && !(len(m.carried) > 0 && !s.failed && b.createdHere(m.carried)) {
 		// A failed publish is no fire-and-forget: its caller knew (see
 		// call.nack), so its failure is the caller's failed call, not
 		// the caller's own.
@@ -290,12 +310,63 @@ func (b *Builder) addPublish(sp []tspan, i int32) {
 			b.work.calls[len(b.work.calls)-1].nack = true
 		}
 	}
-	if !s.failed {
-		b.mq.pubs = append(b.mq.pubs, pubRec{
-			key: m.key, msgID: m.msgID, start: s.start, end: s.end, bytes: m.bytes,
-			queue: q, callerFailed: sp[s.req].failed, deliv: from, retry: retry,
-		})
+	if s.failed {
+		return
 	}
+	rec := pubRec{
+		key: m.key, msgID: m.msgID, start: s.start, end: s.end, bytes: m.bytes,
+		queue: q, callerFailed: sp[s.req].failed, deliv: from, retry: retry,
+	}
+	if len(m.carried) == 0 {
+		b.mq.pubs = append(b.mq.pubs, rec)
+		return
+	}
+	// A carrier's messages are those its links name, each with its own
+	// creation context as its key: the deliveries link to that context.
+	rec.carried, rec.msgID = true, 0
+	for _, k := range m.carried {
+		rec.key = k
+		b.mq.pubs = append(b.mq.pubs, rec)
+	}
+}
+
+// createdHere reports whether every key names a publish span of the
+// trace being read.
+func (b *Builder) createdHere(keys []uint64) bool {
+	for _, k := range keys {
+		found := false
+		for j := range b.mq.spans {
+			if b.mq.spans[j].key == k {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// carrier reports whether span i carries messages created in other
+// traces, so that its trace is no root request of its own but part of
+// theirs: a publish span with links to the messages' creation contexts
+// (a batch publisher's flush), or a span of no kind of its own (an
+// internal span, a timer's) whose child of the same service is one.
+func (b *Builder) carrier(sp []tspan, i int32) bool {
+	s := &sp[i]
+	if s.msg == msgPublish {
+		return len(b.attrs(s).carried) > 0
+	}
+	if s.kind != kInternal && s.kind != kUnspecified {
+		return false
+	}
+	for c := s.first; c >= 0; c = sp[c].next {
+		if sp[c].svc == s.svc && sp[c].msg == msgPublish && len(b.attrs(&sp[c]).carried) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // QueuePrefix begins the name of a queue node: "queue:orders".

@@ -89,14 +89,29 @@ func (b *Builder) finishQueues() {
 	if len(mq.pubs) == 0 && len(mq.delivs) == 0 {
 		return
 	}
+	b.dropCarried()
 	bySpan := make(map[uint64]int32, len(mq.pubs))
-	byMsg := map[uint64]int32{}
+	// A message id names a message of one destination: the copies of one
+	// event that a publisher sends to several queues, or an exchange
+	// routes to them, share their id, and are fan-out, not one message
+	// moved from queue to queue. byMsg finds the first publish of an id
+	// into a queue; idQueue the one queue an id was published to (-1
+	// when it went to several), for the deliveries that name no queue or
+	// came from another (see msgPublish).
+	byMsg := map[[2]uint64]int32{}
+	idQueue := map[uint64]int32{}
 	for i := range mq.pubs {
 		p := &mq.pubs[i]
 		bySpan[p.key] = int32(i)
 		if p.msgID != 0 {
-			if _, ok := byMsg[p.msgID]; !ok {
-				byMsg[p.msgID] = int32(i)
+			k := [2]uint64{uint64(uint32(p.queue)), p.msgID}
+			if _, ok := byMsg[k]; !ok {
+				byMsg[k] = int32(i)
+			}
+			if q, ok := idQueue[p.msgID]; !ok {
+				idQueue[p.msgID] = p.queue
+			} else if q != p.queue {
+				idQueue[p.msgID] = -1
 			}
 		}
 		q := b.nodes[p.queue].queue
@@ -129,6 +144,15 @@ func (b *Builder) finishQueues() {
 	// the earlier queue's.
 	moved := make([]bool, len(mq.delivs))
 	ident := make([]uint64, len(mq.delivs))
+	// consumed holds the queues that name deliveries of their own: a
+	// publish of a message id there is that queue's message, and no
+	// delivery from another queue takes it by the id alone.
+	consumed := map[int32]bool{}
+	for i := range mq.delivs {
+		if d := &mq.delivs[i]; d.queue >= 0 {
+			consumed[b.nodes[d.queue].queue.family] = true
+		}
+	}
 	for i := range mq.delivs {
 		d := &mq.delivs[i]
 		p, ok := int32(-1), false
@@ -136,7 +160,7 @@ func (b *Builder) finishQueues() {
 			p, ok = bySpan[d.pub]
 		}
 		if !ok && d.msgID != 0 {
-			p, ok = byMsg[d.msgID]
+			p, ok = b.msgPublish(d, byMsg, idQueue, consumed)
 		}
 		if !ok {
 			p = -1
@@ -370,6 +394,60 @@ func (b *Builder) finishQueues() {
 	}
 }
 
+// dropCarried drops the messages of carriers (batch publish spans) whose
+// creation context is a publish seen: a "create" span recorded the
+// message where it was made, and the carrier only sent it. A carrier's
+// message whose context is no publish span (a context the application
+// made, or a create span not captured) is the carrier's own.
+func (b *Builder) dropCarried() {
+	mq := &b.mq
+	var created map[uint64]bool
+	for i := range mq.pubs {
+		if p := &mq.pubs[i]; !p.carried {
+			if created == nil {
+				created = map[uint64]bool{}
+			}
+			created[p.key] = true
+		}
+	}
+	seen := map[uint64]bool{}
+	mq.pubs = slices.DeleteFunc(mq.pubs, func(p pubRec) bool {
+		if !p.carried {
+			return false
+		}
+		// A context carried twice (the batch sent again) is one message.
+		dup := created[p.key] || seen[p.key]
+		seen[p.key] = true
+		return dup
+	})
+}
+
+// msgPublish finds the publish of delivery d by its message id alone (no
+// link or parent named a publish seen): the id's publish into d's queue
+// (the topic, for a consumer group's queue split from it). Failing that,
+// the id's publish into another destination, when the id went to one
+// destination only and the move is one the broker makes: the
+// destination is consumed by nobody (an exchange that routed the message
+// here, a delay queue dead-lettering it back), or d's queue holds dead
+// letters by its name. A message id seen on a consumed queue and on
+// this one is the same event sent to both, not a message moved.
+func (b *Builder) msgPublish(d *delivRec, byMsg map[[2]uint64]int32, idQueue map[uint64]int32, consumed map[int32]bool) (int32, bool) {
+	if d.queue >= 0 {
+		if p, ok := byMsg[[2]uint64{uint64(uint32(b.nodes[d.queue].queue.family)), d.msgID}]; ok {
+			return p, true
+		}
+	}
+	q, ok := idQueue[d.msgID]
+	if !ok || q < 0 {
+		return -1, false
+	}
+	if d.queue >= 0 && consumed[q] && !isDeadLetter(b.syms.names[b.nodes[d.queue].queue.dest]) {
+		return -1, false
+	}
+	p, ok := byMsg[[2]uint64{uint64(uint32(q)), d.msgID}]
+	return p, ok
+}
+
 // delayBack is a redelivery through a delay queue: the queue node, the
 // failed delivery's end and the next delivery's time.
 type delayBack struct {
@@ -427,19 +505,31 @@ const redeliveryTailMS = 0.001
 
 // splitGroups splits each Kafka topic whose deliveries name two or more
 // consumer groups into a queue per group: every group reads every
-// message. The topic's node becomes the first group's queue
+// message, so a message delivered once to each is fan-out, not
+// redelivery. The topic's node becomes the first group's queue
 // ("queue:orders/billing"), each other group gets a node of its own,
 // and each publish edge into the topic is repeated into each.
+//
+// A delivery that names no group (Brave's kafka-clients tags its poll
+// spans with kafka.topic alone) is of its consumer's service's group: a
+// Kafka consumer group is one application's, its instances sharing the
+// partitions.
 func (b *Builder) splitGroups() {
 	mq := &b.mq
 	groups := map[int32][]int32{}
 	for i := range mq.delivs {
 		d := &mq.delivs[i]
-		if d.queue < 0 || d.group < 0 {
+		if d.queue < 0 {
 			continue
 		}
 		q := b.nodes[d.queue].queue
-		if q.sys < 0 || b.syms.names[q.sys] != "kafka" || slices.Contains(groups[d.queue], d.group) {
+		if q.sys < 0 || b.syms.names[q.sys] != "kafka" {
+			continue
+		}
+		if d.group < 0 {
+			d.group = b.syms.id(b.nodes[d.consumer].service)
+		}
+		if slices.Contains(groups[d.queue], d.group) {
 			continue
 		}
 		groups[d.queue] = append(groups[d.queue], d.group)

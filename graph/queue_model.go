@@ -25,6 +25,7 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 	for i := range m.Nodes {
 		idx[m.Nodes[i].Name] = i
 	}
+	b.metrics.finishPrefetch()
 	brokers := map[string]*cascade.Broker{}
 	queueEntries := false
 	peaks := b.peakProcessing()
@@ -70,9 +71,14 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 			cq.Consumers = 1
 			prov["consumers"] = cascade.Default
 		}
-		if pf := b.metrics.prefetchOf(qm); pf > 0 {
-			cq.Prefetch = int(math.Round(pf))
+		if pf, aggregated := b.metrics.prefetchOf(name, qm); pf > 0 {
+			// One consumer's: an aggregate over channels is divided by
+			// the consumers it sums over.
+			cq.Prefetch = max(1, int(math.Round(pf)))
 			prov["prefetch"] = cascade.Observed
+			if aggregated {
+				prov["prefetch"] = cascade.Inferred
+			}
 		} else {
 			prov["prefetch"] = cascade.Default
 		}
@@ -87,7 +93,7 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 		// consumers × prefetch (the peak seen is what the load asked
 		// for). Without it, the peak is all the capture shows.
 		if peak := peaks[qi]; peak > cq.Consumers {
-			if all := cq.Consumers * cq.Prefetch; prov["prefetch"] == cascade.Observed && peak <= all {
+			if all := cq.Consumers * cq.Prefetch; prov["prefetch"] != cascade.Default && peak <= all {
 				cq.Consumers, cq.Prefetch = all, 1
 				prov["consumers"], prov["prefetch"] = cascade.Inferred, cascade.Inferred
 			} else {

@@ -167,12 +167,7 @@ func (b *Builder) flushTrace() {
 	}
 	for i := range sp {
 		if !sp[i].hasParent {
-			// A consumer's receive or process span without a parent is a
-			// delivery of a message published elsewhere, not a root
-			// request.
-			if !delivering(sp[i].msg) {
-				b.stats.Roots++
-			}
+			// Root requests are counted by classify.
 			continue
 		}
 		j, ok := int32(-1), false
@@ -272,7 +267,12 @@ func (b *Builder) classify(sp []tspan, i int32) {
 		s.request = true
 		s.req = i
 		s.node = b.nodeOf(s)
-		if !s.hasParent {
+		// A root span is a root request, unless it is a consumer's
+		// delivery (above: a message published elsewhere) or carries
+		// messages created in other traces (a batch publisher's flush:
+		// the requests that created them are the roots).
+		if !s.hasParent && !b.carrier(sp, i) {
+			b.stats.Roots++
 			b.entries[uint64(s.node)<<32|uint64(uint32(s.op))]++
 			if b.rootEndNS == 0 || s.start < b.rootFirstNS {
 				b.rootFirstNS = s.start

@@ -481,6 +481,12 @@ var defaultKindTable = []kindDefault{
 	{"rabbitmq_detailed_queue_consumers", kConsumers},
 	{"rabbitmq_detailed_queue_messages_bytes", kQueueBytes},
 	{"rabbitmq_detailed_queue_messages_published_total", kPublished},
+	// Consumers per channel, and all of a node's: the aggregated /metrics
+	// sums the per-channel and per-queue series into one without labels
+	// (as it sums the channels' prefetch), which graph divides by.
+	{"rabbitmq_channel_consumers", kConsumers},
+	{"rabbitmq_detailed_channel_consumers", kConsumers},
+	{"rabbitmq_consumers", kConsumers},
 	// Publishes into exchanges, per channel and node-wide, and
 	// redeliveries.
 	{"rabbitmq_channel_messages_published_total", kPublished},

@@ -301,8 +301,10 @@ func parseMS(s string) (float64, error) {
 	return float64(d) / 1e6, nil
 }
 
-// observedArrivals reads the root spans of a dataset as arrivals from the
-// first one, each at the entry named by its service (else the first).
+// observedArrivals reads the root requests of a dataset as arrivals from
+// the first one, each at the entry named by its service (else the first):
+// its root spans less the consumers' (a message's delivery starting a
+// trace) and the batch publishers' (ingest.ReadArrivals).
 func observedArrivals(dir string, m *cascade.Model) ([]replay.Arrival, error) {
 	// entries maps an entry node's name to itself, so that an arrival
 	// keeps the model's string, not the span's (valid only during the call).
@@ -312,10 +314,7 @@ func observedArrivals(dir string, m *cascade.Model) ([]replay.Arrival, error) {
 	}
 	var out []replay.Arrival
 	first := int64(-1)
-	err := ingest.ReadSpans(dir, func(s *cascade.Span) error {
-		if !s.IsRoot() {
-			return nil
-		}
+	err := ingest.ReadArrivals(dir, func(s *cascade.Span) error {
 		a := replay.Arrival{AtMS: float64(s.Start)}
 		if node, ok := entries[s.Service]; ok {
 			a.Entry = node
