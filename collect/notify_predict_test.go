@@ -349,6 +349,9 @@ func rankAt(ctx context.Context, m *cascade.Model, rate float64, edit func(*rank
 	}
 	rcfg := analyze.DefaultConfig().Rank
 	rcfg.Parallel = 2
+	// The entry rate was set by hand: the model no longer claims the
+	// capture's traffic (which had its burst), so it is not held to it.
+	rcfg.FitCheck = false
 	if edit != nil {
 		edit(&rcfg)
 	}

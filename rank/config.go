@@ -104,6 +104,12 @@ type Config struct {
 	// candidates (queue = ⌈λ·W⌉ − slots); 0 means twice each node's
 	// observed p99.
 	LatencyTargetMS float64
+	// FitCheck, when true, compares the baseline's replays under the
+	// observed traffic with what the capture measured at each node
+	// (Report.Fit), and a model whose gaps pass the tolerance calls no
+	// change a win or worse. Default true; turn it off for a model that
+	// was changed on purpose since it was read (a what-if).
+	FitCheck bool
 	// Derive, when true, derives candidates from the model; default
 	// true. False ranks the user's scenarios alone.
 	Derive bool
@@ -144,6 +150,7 @@ func DefaultConfig() Config {
 		Window:         time.Second,
 		SurgeFactor:    2,
 		Derive:         true,
+		FitCheck:       true,
 		Capacity:       true,
 		CapacityPoints: 12,
 		CapacityMin:    0.25,

@@ -20,7 +20,7 @@ type job struct {
 	seeds   int // 0 means Config.Seeds
 	// drain, when longer than Config.Drain, replaces it: a candidate
 	// whose own policy makes work wait longer (a delay queue) gets the
-	// time to finish it.
+	// time to finish it. Negative means none (the fit check's replays).
 	drain  time.Duration
 	series bool // keep per-node time series
 }
@@ -71,7 +71,10 @@ func (r *runner) replayConfig(j *job) replay.Config {
 	c.Seed = r.cfg.Seed
 	c.Duration = r.cfg.Duration
 	c.Drain = r.cfg.Drain // 0: the job's model's own; negative: none
-	if c.Drain > 0 {
+	switch {
+	case j.drain < 0:
+		c.Drain = -1
+	case c.Drain > 0:
 		c.Drain = max(c.Drain, j.drain)
 	}
 	c.Tick = r.cfg.Tick

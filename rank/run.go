@@ -47,6 +47,12 @@ type Report struct {
 	Capacity *CapacityCurve `json:"capacity,omitempty"`
 	// Metastability is the surge check; nil without a surge regime.
 	Metastability *Metastability `json:"metastability,omitempty"`
+	// Fit is how well the baseline, replayed under the observed traffic,
+	// matches what the capture measured at each node; nil when the
+	// ranking's traffic is not the observed one or the model holds no
+	// observations. When a gap is beyond its tolerance no row is a win or
+	// worse: each such row is OffCapture.
+	Fit *Fit `json:"fit,omitempty"`
 	// Basis is the data the model rests on; nil for a model not built
 	// from traces (by hand, or from aggregated series). When its Thin is
 	// set no row is a win or worse: each such row is NotEnoughData.
@@ -167,6 +173,9 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 		Basis:      BasisOf(m),
 		Flows:      flowsIn(bres),
 	}
+	if observed && cfg.FitCheck {
+		rep.Fit = FitOf(base, bres[0], regimes[0].Name, DefaultTolerance(), rep.TickMS)
+	}
 	for r := range regimes {
 		s := replay.Summarize(bres[r])
 		s.Scenario = regimes[r].Name
@@ -226,6 +235,9 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 	if rep.Basis != nil && rep.Basis.Thin != "" {
 		abstain(rows)
 	}
+	if !rep.Fit.Within() {
+		distrust(rows)
+	}
 	order := rankRows(rows)
 	rep.Rows = make([]Row, len(rows))
 	runs := make([][][]*replay.Result, len(rows))
@@ -284,7 +296,7 @@ func score(m *cascade.Model, o Objective, floor float64, regimes []Regime, c Can
 // no measurable effect, worse and failed; ties keep the candidates'
 // order. It numbers the wins.
 func rankRows(rows []Row) []int {
-	class := map[Verdict]int{Win: 0, NotEnoughData: 2, NoEffect: 3, Worse: 4, Failed: 5}
+	class := map[Verdict]int{Win: 0, NotEnoughData: 2, OffCapture: 2, NoEffect: 3, Worse: 4, Failed: 5}
 	classOf := func(r *Row) int {
 		if r.Verdict == Win && productChange(&r.Candidate) {
 			return 1

@@ -102,3 +102,59 @@ func remedyShape(t *testing.T, cfg shapes.Config) (*cascade.Model, testutil.Outc
 	require.NoError(t, err)
 	return res.Model, testutil.CaptureOutcome(t, dir)
 }
+
+// TestFitCheck: the model of a capture replays it within the tolerance,
+// and the ranking names its wins; the same model with one node made
+// three times slower than the capture saw misses it, says where, and
+// calls no change a win or worse.
+func TestFitCheck(t *testing.T) {
+	tests := []struct {
+		shape  string
+		slower string // a node whose service is tripled behind the capture's back
+		off    []string
+	}{
+		{shape: "lock-pool"},
+		{shape: "staggered-retries"},
+		{shape: "lock-pool", slower: "orders", off: []string{"gateway p50", "gateway p99", "orders p50", "orders p99"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.shape+" "+tc.slower, func(t *testing.T) {
+			m, _ := remedyShape(t, shapes.Config{Shape: tc.shape})
+			if tc.slower != "" {
+				three := 3.0
+				m.Node(tc.slower).Service.Scale = &three
+			}
+			cfg := DefaultConfig()
+			cfg.Seeds, cfg.Capacity = 4, false
+			rep, err := Run(context.Background(), m, cfg)
+			require.NoError(t, err)
+			require.NotNil(t, rep.Fit)
+			t.Log(rep.Fit)
+			var off []string
+			for _, m := range rep.Fit.Off {
+				off = append(off, m.Node+" "+m.Measure)
+			}
+			require.Equal(t, tc.off, off)
+			require.Equal(t, len(tc.off) == 0, rep.Fit.Within())
+			var wins, distrusted int
+			for _, r := range rep.Rows {
+				switch r.Verdict {
+				case Win, Worse:
+					wins++
+				case OffCapture:
+					distrusted++
+				}
+			}
+			if tc.off == nil {
+				require.Positive(t, wins)
+				require.Zero(t, distrusted)
+				require.Contains(t, rep.Fit.String(), "at all 4 nodes")
+			} else {
+				require.Zero(t, wins, "a model off its capture calls nothing a win or worse")
+				require.Positive(t, distrusted)
+				require.Nil(t, rep.Set)
+				require.Contains(t, rep.Fit.String(), "no change is called a win or worse")
+			}
+		})
+	}
+}

@@ -92,6 +92,10 @@ type rankView struct {
 	Seeds     string
 	Replay    string
 	Noise     string
+	// Fit is how well the model's replay matched the capture; OffFit
+	// sets its paragraph apart when it did not.
+	Fit       string
+	OffFit    bool
 	Baselines []baselineView
 	Rows      []rowView
 	Set       *setView
@@ -340,6 +344,9 @@ func rankSection(rep *rank.Report) *rankView {
 	v := &rankView{Objective: objectiveTitle(rep), Seeds: seedRange(rep.Seeds),
 		Replay: replayLine(rep),
 		Noise:  noiseText(rep)}
+	if rep.Fit != nil {
+		v.Fit, v.OffFit = "The model against its capture: "+rep.Fit.String()+".", !rep.Fit.Within()
+	}
 	for i, s := range rep.Baseline {
 		regime := s.Scenario
 		if i < len(rep.Regimes) {

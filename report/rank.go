@@ -179,6 +179,9 @@ func rankTableRows(w io.Writer, d *RankDocument) error {
 	if b := rep.Basis; b != nil {
 		p("data\t%s", basisText(b))
 	}
+	if rep.Fit != nil {
+		p("fit\t%s", rep.Fit)
+	}
 	p("objective\t%s", objectiveTitle(rep))
 	p("seeds\t%s, the same for every candidate (paired differences, 95%% t-intervals)", seedRange(rep.Seeds))
 	p("noise\t%s: the baseline's seed-to-seed spread; a smaller effect is no measurable effect", noiseText(rep))

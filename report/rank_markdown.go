@@ -52,6 +52,9 @@ func rankMarkdownRows(w io.Writer, d *RankDocument) error {
 	if b := rep.Basis; b != nil {
 		fmt.Fprintf(w, "Data: %s. ", basisText(b))
 	}
+	if rep.Fit != nil {
+		fmt.Fprintf(w, "Fit: %s. ", rep.Fit)
+	}
 	fmt.Fprintf(w, "Objective: %s. Every candidate and the baseline replayed seeds %s (%s each, tick %s) under:\n\n",
 		objectiveTitle(rep), seedRange(rep.Seeds), msText(rep.DurationMS), msText(rep.TickMS))
 	if rep.TickNote != "" {

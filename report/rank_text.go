@@ -118,6 +118,9 @@ func answerBlock(rep *rank.Report) *kvBlock {
 		if rep.Basis != nil {
 			b.add("data", "%s", basisText(rep.Basis))
 		}
+		if rep.Fit != nil {
+			b.add("fit", "%s", rep.Fit)
+		}
 		return &b
 	}
 	b.add("BEST CHANGE", "%s", best.Candidate.Description)
@@ -136,6 +139,9 @@ func answerBlock(rep *rank.Report) *kvBlock {
 	}
 	if rep.Basis != nil {
 		b.add("data", "%s", basisText(rep.Basis))
+	}
+	if rep.Fit != nil {
+		b.add("fit", "%s", rep.Fit)
 	}
 	return &b
 }

@@ -47,6 +47,7 @@ func summarySentences(a *Analysis) []string {
 		add(infectSentence(inc))
 	}
 	add(changeSentence(a.Rank))
+	add(fitSentence(a.Rank))
 	if origin {
 		add(originSureSentence(inc))
 	}
@@ -263,6 +264,16 @@ func firstChange(rep *rank.Report) (members []string, row *rank.Row) {
 	return nil, nil
 }
 
+// fitSentence says how well the model's replay matched the capture, when
+// it did (a miss is the change sentence's reason for recommending
+// nothing).
+func fitSentence(rep *rank.Report) string {
+	if rep == nil || rep.Fit == nil || !rep.Fit.Within() || rep.Fit.Nodes == 0 {
+		return ""
+	}
+	return "The model was checked against its capture: its " + rep.Fit.String() + "."
+}
+
 // changeSentence says what to change first, with its interval, seeds
 // and the baseline's spread; or that nothing won, or that the data is
 // too thin to rank on.
@@ -272,6 +283,9 @@ func changeSentence(rep *rank.Report) string {
 	}
 	if b := rep.Basis; b != nil && b.Thin != "" {
 		return fmt.Sprintf("The data is too thin to rank changes on (%s), so no change is called a win or worse and none is recommended.", b.Thin)
+	}
+	if f := rep.Fit; !f.Within() {
+		return fmt.Sprintf("The model's replay misses the capture it was read from (%s), so no change is called a win or worse and none is recommended.", f)
 	}
 	members, row := firstChange(rep)
 	if row == nil {
