@@ -104,6 +104,13 @@ type Config struct {
 	// candidates (queue = ⌈λ·W⌉ − slots); 0 means twice each node's
 	// observed p99.
 	LatencyTargetMS float64
+	// Resample, when true, replays each seed over its own draw of the
+	// parameters the model read from its capture (service times, failure
+	// and propagation probabilities, entry rates, each from its sampling
+	// distribution given the requests behind it), the same draw for the
+	// baseline and every candidate: the intervals then carry the data's
+	// uncertainty, not only the replay's noise. Default true.
+	Resample bool
 	// FitCheck, when true, compares the baseline's replays under the
 	// observed traffic with what the capture measured at each node
 	// (Report.Fit), and a model whose gaps pass the tolerance calls no
@@ -151,6 +158,7 @@ func DefaultConfig() Config {
 		SurgeFactor:    2,
 		Derive:         true,
 		FitCheck:       true,
+		Resample:       true,
 		Capacity:       true,
 		CapacityPoints: 12,
 		CapacityMin:    0.25,

@@ -132,10 +132,19 @@ func (r *runner) run(ctx context.Context, jobs []job) (out [][]*replay.Result, e
 	return out, errs, nil
 }
 
-// runJob replays one job over its seeds on one engine.
+// runJob replays one job over its seeds on one engine, or, when the
+// parameters are resampled (Config.Resample), on one engine per seed,
+// each over the seed's draw of the model.
 func (r *runner) runJob(ctx context.Context, j *job) ([]*replay.Result, error) {
 	seeds := r.seeds(j)
-	e, err := replay.NewEngine(j.model, r.replayConfig(j))
+	var e *replay.Engine
+	var err error
+	if !r.cfg.Resample {
+		e, err = replay.NewEngine(j.model, r.replayConfig(j))
+	} else {
+		// Check the model as given once: a draw only rescales it.
+		err = j.model.Validate()
+	}
 	if err != nil {
 		for range seeds {
 			r.tick()
@@ -146,6 +155,14 @@ func (r *runner) runJob(ctx context.Context, j *job) ([]*replay.Result, error) {
 	for i, s := range seeds {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if r.cfg.Resample {
+			if e, err = replay.NewEngine(resample(j.model, s), r.replayConfig(j)); err != nil {
+				for range seeds[i:] {
+					r.tick()
+				}
+				return nil, err
+			}
 		}
 		res[i] = e.Run(s)
 		r.tick()

@@ -47,6 +47,11 @@ type Report struct {
 	Capacity *CapacityCurve `json:"capacity,omitempty"`
 	// Metastability is the surge check; nil without a surge regime.
 	Metastability *Metastability `json:"metastability,omitempty"`
+	// Resampled reports that each seed replayed its own draw of the
+	// parameters read from the capture (Config.Resample): the intervals
+	// and the noise floor carry the data's uncertainty with the replay's
+	// noise.
+	Resampled bool `json:"resampled,omitempty"`
 	// Fit is how well the baseline, replayed under the observed traffic,
 	// matches what the capture measured at each node; nil when the
 	// ranking's traffic is not the observed one or the model holds no
@@ -169,6 +174,7 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 		DrainMS:    float64(max(cfg.Drain, 0)) / 1e6,
 		TickMS:     float64(cfg.Tick) / 1e6,
 		TickNote:   tickNote,
+		Resampled:  cfg.Resample,
 		Regimes:    regimes,
 		Basis:      BasisOf(m),
 		Flows:      flowsIn(bres),

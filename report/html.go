@@ -92,6 +92,7 @@ type rankView struct {
 	Seeds     string
 	Replay    string
 	Noise     string
+	Covers    string
 	// Fit is how well the model's replay matched the capture; OffFit
 	// sets its paragraph apart when it did not.
 	Fit       string
@@ -343,7 +344,7 @@ func verdictClass(v rank.Verdict) string {
 func rankSection(rep *rank.Report) *rankView {
 	v := &rankView{Objective: objectiveTitle(rep), Seeds: seedRange(rep.Seeds),
 		Replay: replayLine(rep),
-		Noise:  noiseText(rep)}
+		Noise:  noiseText(rep), Covers: coversText(rep)}
 	if rep.Fit != nil {
 		v.Fit, v.OffFit = "The model against its capture: "+rep.Fit.String()+".", !rep.Fit.Within()
 	}

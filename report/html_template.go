@@ -99,7 +99,7 @@ footer { color: var(--muted); font-size: 13px; border-top: 1px solid var(--rule)
 <section id="remediations">
 <h2>Ranked remediations</h2>
 {{with .Rank}}
-<p>Objective: {{.Objective}}. Every candidate and the baseline replayed seeds {{.Seeds}} ({{.Replay}}); Δ is candidate − baseline, paired seed by seed, averaged over the traffics, with its 95% interval. A change whose interval contains zero, or whose effect is within the baseline's seed-to-seed spread ({{.Noise}}), has no measurable effect and is not ranked.</p>
+<p>Objective: {{.Objective}}. Every candidate and the baseline replayed seeds {{.Seeds}} ({{.Replay}}); Δ is candidate − baseline, paired seed by seed, averaged over the traffics, with its 95% interval, which covers {{.Covers}}. A change whose interval contains zero, or whose effect is within the baseline's seed-to-seed spread ({{.Noise}}), has no measurable effect and is not ranked.</p>
 {{if .Fit}}<p{{if .OffFit}} class="callout bad"{{end}}>{{.Fit}}</p>{{end}}
 <table>
 <thead><tr><th>#</th><th>Traffic</th><th class="num">Success</th><th class="num">Goodput</th><th class="num">p99</th><th class="num">Amplification</th><th class="num">Collapsed</th></tr></thead>

@@ -75,6 +75,14 @@ func noiseText(rep *rank.Report) string {
 	return "±" + strings.TrimPrefix(objectiveValue(rep.Objective, rep.NoiseFloor, true), "+")
 }
 
+// coversText says what a ranking's intervals cover.
+func coversText(rep *rank.Report) string {
+	if rep.Resampled {
+		return "the replay's noise and the capture's uncertainty (each seed draws the measured service times, failure rates and entry rates anew)"
+	}
+	return "the replay's seed noise only"
+}
+
 // basisText is the data a ranking rests on, and what is too thin to
 // rank on.
 func basisText(b *rank.Basis) string {
@@ -185,6 +193,7 @@ func rankTableRows(w io.Writer, d *RankDocument) error {
 	p("objective\t%s", objectiveTitle(rep))
 	p("seeds\t%s, the same for every candidate (paired differences, 95%% t-intervals)", seedRange(rep.Seeds))
 	p("noise\t%s: the baseline's seed-to-seed spread; a smaller effect is no measurable effect", noiseText(rep))
+	p("intervals\tcover %s", coversText(rep))
 	p("replay\t%s", replayLine(rep))
 	if rep.TickNote != "" {
 		p("tick\t%s", rep.TickNote)

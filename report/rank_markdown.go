@@ -66,9 +66,9 @@ func rankMarkdownRows(w io.Writer, d *RankDocument) error {
 			i+1, r.Name, pctOf(s.Metric("success_rate").Mean), g4(s.Metric("goodput_per_sec").Mean),
 			g4(s.Metric("latency_p99_ms").Mean), g4(s.Metric("amplification").Mean), s.Collapsed, len(s.Seeds))
 	}
-	fmt.Fprintf(w, "\nΔ is candidate − baseline, paired seed by seed, averaged over the traffics, with its 95%% interval; "+
+	fmt.Fprintf(w, "\nΔ is candidate − baseline, paired seed by seed, averaged over the traffics, with its 95%% interval (it covers %s); "+
 		"a change whose interval contains zero, or whose effect is within the baseline's seed-to-seed spread (%s), "+
-		"has no measurable effect and is not ranked.\n\n", noiseText(rep))
+		"has no measurable effect and is not ranked.\n\n", coversText(rep), noiseText(rep))
 	head := "| # | Change | Δ " + string(rep.Objective) + " (95% CI) |"
 	sep := "|---|---|---|"
 	for i := range rep.Regimes {

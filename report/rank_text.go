@@ -125,6 +125,7 @@ func answerBlock(rep *rank.Report) *kvBlock {
 	}
 	b.add("BEST CHANGE", "%s", best.Candidate.Description)
 	b.add("effect", "%s", effectText(rep.Objective, best.Objective))
+	b.add("interval", "covers %s", coversText(rep))
 	b.add("verdict", "%s (of %d candidates: %s)", best.Verdict, len(rep.Rows), verdictCounts(rep))
 	b.add("cost", "%s", best.Cost.Text)
 	if best.Why != "" {
@@ -258,6 +259,7 @@ func settingsBlock(d *RankDocument) *kvBlock {
 	b.add("objective", "%s", objectiveTitle(rep))
 	b.add("seeds", "%s, the same for every candidate (paired differences, 95%% t-intervals)", seedRange(rep.Seeds))
 	b.add("noise", "%s: the baseline's seed-to-seed spread; a smaller effect is no measurable effect", noiseText(rep))
+	b.add("intervals", "cover %s", coversText(rep))
 	b.add("replay", "%s", replayLine(rep))
 	if rep.TickNote != "" {
 		b.add("tick", "%s", rep.TickNote)

@@ -169,7 +169,7 @@ func metastableSentence(rep *rank.Report) string {
 		return ""
 	}
 	m := rep.Metastability
-	return fmt.Sprintf("Under %s it is metastable: %s.", m.Regime, m.Verdict)
+	return fmt.Sprintf("Under %s it is metastable: %s.", m.Regime, strings.TrimPrefix(m.Verdict, "metastable: "))
 }
 
 // pathSentence says how the change climbed from the origin, and where
@@ -300,7 +300,7 @@ func changeSentence(rep *rank.Report) string {
 		what = "together, " + strings.Join(members, "; ")
 	}
 	iv := row.Objective
-	s := fmt.Sprintf("Change first: %s. In replay it moves %s by %s, 95%% interval %s to %s over seeds %s, paired with the baseline, whose seed-to-seed spread is %s.",
+	s := fmt.Sprintf("Change first: %s. In replay it moves %s by %s, 95%% interval %s to %s over seeds %s (covering "+coversText(rep)+"), paired with the baseline, whose seed-to-seed spread is %s.",
 		what, objectiveName(rep.Objective), objectiveValue(rep.Objective, iv.Mean, true),
 		objectiveValue(rep.Objective, iv.Low, true), objectiveValue(rep.Objective, iv.High, true),
 		seedRange(rep.Seeds), noiseText(rep))

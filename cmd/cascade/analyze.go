@@ -179,6 +179,7 @@ failed run leaves the files of the last good one.`,
 	f.DurationVar(&cfg.Rank.Duration, analyzeFlagDuration, cfg.Rank.Duration, "simulated time of each ranking replay (default: 30s, longer for a sparse capture, to see 2,000 root requests, up to 6h)")
 	f.StringVar(&objective, analyzeFlagObjective, string(cfg.Rank.Objective), "what to rank by: success, goodput, p99, amplification, spread or composite")
 	f.BoolVar(&doFit, analyzeFlagFit, true, "calibrate the model against the traces before ranking")
+	f.BoolVar(&cfg.Rank.Resample, "resample", cfg.Rank.Resample, "replay each seed over its own draw of what the capture measured (service times, failure rates, entry rates), so the intervals carry the data's uncertainty; false: the replay's seed noise only")
 	f.BoolVar(&cfg.Rank.FitCheck, "fit-check", cfg.Rank.FitCheck, "compare the model's replay with what the capture measured at each node; beyond 15% p50, 50% p99 or 3 pp errors, no change is called a win or worse")
 	f.StringVar(&cfg.Fit.Grid, analyzeFlagGrid, "", "fit grid specification (default: the default grid; see cascade fit)")
 	f.DurationVar(&cfg.Fit.Window, analyzeFlagWindow, cfg.Fit.Window, "fit observation window width")

@@ -208,6 +208,7 @@ terminal); --wide prints the full tables instead.`,
 	f.StringVar(&cfg.Tier, rankFlagTier, "", "service from the model's observed tiers: p50, p95, p99, tiers or empirical")
 	f.IntVar(&cfg.Parallel, rankFlagParallel, 0, "replays run at once (default: all cores); does not change the output")
 	f.BoolVar(&cfg.Capacity, rankFlagCapacity, cfg.Capacity, "sweep offered load for the capacity curve (needed for the rate-limit candidate)")
+	f.BoolVar(&cfg.Resample, "resample", cfg.Resample, "replay each seed over its own draw of what the capture measured (service times, failure rates, entry rates), so the intervals carry the data's uncertainty; false: the replay's seed noise only")
 	f.BoolVar(&cfg.FitCheck, "fit-check", cfg.FitCheck, "compare the baseline's replay with what the capture measured at each node; beyond 15% p50, 50% p99 or 3 pp errors, no change is called a win or worse (off for a model changed on purpose)")
 	f.IntVar(&cfg.CapacitySeeds, rankFlagCapSeeds, 0, "seeds per load point of the sweep (default: --seeds)")
 	f.DurationVar(&latencyTarget, rankFlagLatencyTarget, 0, "latency target W of the bounded queues, queue = ceil(rate×W) − slots (default: 2× each node's p99)")
