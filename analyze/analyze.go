@@ -269,6 +269,9 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	if a.Rank, err = rank.Run(ctx, model, rcfg); err != nil {
 		return nil, fmt.Errorf("rank: %w", err)
 	}
+	if n := onsetBeyond(a.Incident, model, rcfg.Duration); n != "" {
+		a.Notes = append(a.Notes, n)
+	}
 	// How the answer moves with what the capture does not show.
 	stage("sensitivity")
 	if a.Sensitivity, err = sensitivity(ctx, model, rcfg, a.Rank); err != nil {
@@ -462,4 +465,25 @@ func logsOf(dir string) incident.LogSource {
 		return nil
 	}
 	return func(fn func(*cascade.LogRecord) error) error { return ingest.ReadLogs(dir, fn) }
+}
+
+// onsetBeyond says when the incident began later into the capture than
+// the ranking's replays run (their arrivals last d from the capture's
+// start): what the capture showed from then on is not replayed.
+func onsetBeyond(inc *incident.Incident, m *cascade.Model, d time.Duration) string {
+	if inc == nil || len(inc.Origins) == 0 || m.Source == nil || m.Source.StartNS == 0 {
+		return ""
+	}
+	for _, n := range inc.Nodes {
+		if n.Node != inc.Origins[0] || !n.Changed || n.AtNS == 0 {
+			continue
+		}
+		at := time.Duration(n.AtNS - m.Source.StartNS)
+		if at <= d {
+			return ""
+		}
+		return fmt.Sprintf("the incident began at %s %s into the capture, beyond the %s the ranking's replays run: they do not reach it (give --duration %s or more)",
+			n.Node, at.Round(time.Second), d, at.Round(time.Second)+time.Second)
+	}
+	return ""
 }

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"cascade"
+	"cascade/incident"
 	"cascade/report"
 	"cascade/testdata/shapes"
 )
@@ -294,4 +295,24 @@ func TestRunLogsIncident(t *testing.T) {
 		require.Equal(t, "stock", a.Incident.Origins[0])
 		require.Contains(t, a.Incident.Nodes[0].Metric, "log_")
 	}
+}
+
+func TestOnsetBeyond(t *testing.T) {
+	start := int64(1_700_000_000_000_000_000)
+	m := &cascade.Model{Source: &cascade.ModelSource{StartNS: start, EndNS: start + int64(180*time.Second)}}
+	inc := &incident.Incident{Origins: []string{"broker"}, Nodes: []incident.NodeChange{
+		{Node: "api", Changed: true, AtNS: start + int64(10*time.Second)},
+		{Node: "broker", Changed: true, AtNS: start + int64(89*time.Second)},
+	}}
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{60 * time.Second, "the incident began at broker 1m29s into the capture, beyond the 1m0s the ranking's replays run: they do not reach it (give --duration 1m30s or more)"},
+		{180 * time.Second, ""},
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, onsetBeyond(inc, m, tc.d), tc.d)
+	}
+	require.Empty(t, onsetBeyond(&incident.Incident{}, m, time.Second), "no origin")
 }
