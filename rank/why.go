@@ -192,7 +192,10 @@ func mechanism(m *cascade.Model, o Objective, v Verdict, regimes []Regime, base,
 		add(b.queue, c.queue, 1, fmt.Sprintf("%s queue max %s → %s", name, num(round3(b.queue)), num(round3(c.queue))))
 		add(b.fails, c.fails, 0.01, fmt.Sprintf("%s failures %s → %s per root", name, num(round3(b.fails)), num(round3(c.fails))))
 		add(b.p99, c.p99, 1, fmt.Sprintf("%s p99 %s → %s", name, ms(round3(b.p99)), ms(round3(c.p99))))
-		add(b.infected, c.infected, 1, fmt.Sprintf("%s infected %s → %s", name, ms(round3(1000*b.infected)), ms(round3(1000*c.infected))))
+		// Infected: a window with twice its slots' worth of calls in it
+		// or a tenth of its calls failing (replay.Config.InfectLoad,
+		// InfectFailureRate), said in a responder's words.
+		add(b.infected, c.infected, 1, fmt.Sprintf("%s saturated or failing for %s of the run; with the change, %s", name, ms(round3(1000*b.infected)), ms(round3(1000*c.infected))))
 	}
 	var bz, cz float64
 	for i := range base[r] {
