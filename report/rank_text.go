@@ -1,6 +1,8 @@
 package report
 
 import (
+	"cascade"
+
 	"fmt"
 	"io"
 	"strings"
@@ -125,6 +127,9 @@ func answerBlock(rep *rank.Report) *kvBlock {
 	}
 	b.add("BEST CHANGE", "%s", best.Candidate.Description)
 	b.add("effect", "%s", effectText(rep.Objective, best.Objective))
+	if also := alsoText(rep, best); also != "" {
+		b.add("also", "%s", also)
+	}
 	b.add("interval", "covers %s", coversText(rep))
 	b.add("verdict", "%s (of %d candidates: %s)", best.Verdict, len(rep.Rows), verdictCounts(rep))
 	b.add("cost", "%s", best.Cost.Text)
@@ -138,6 +143,9 @@ func answerBlock(rep *rank.Report) *kvBlock {
 		b.add("together", "the best compatible set of %d changes: %s, %s (below)",
 			len(s.Members), effectText(rep.Objective, s.Row.Objective), s.Row.Verdict)
 	}
+	if load := loadText(rep); load != "" {
+		b.add("load", "%s", load)
+	}
 	if rep.Basis != nil {
 		b.add("data", "%s", basisText(rep.Basis))
 	}
@@ -145,6 +153,61 @@ func answerBlock(rep *rank.Report) *kvBlock {
 		b.add("fit", "%s", rep.Fit)
 	}
 	return &b
+}
+
+// alsoText is the best change's other measurable effects under the
+// first traffic (the observed one): success, p50 and p99, each whose
+// 95% interval clears zero, as baseline → with the change.
+func alsoText(rep *rank.Report, row *rank.Row) string {
+	if len(rep.Regimes) == 0 {
+		return ""
+	}
+	regime := rep.Regimes[0].Name
+	var parts []string
+	for _, m := range []struct{ metric, name string }{
+		{rank.MetricSuccess, "success"}, {rank.MetricP50, "p50"}, {rank.MetricP99, "p99"},
+	} {
+		if m.metric == rep.ObjectiveMetric() {
+			continue
+		}
+		for _, e := range row.Effects {
+			if e.Metric != m.metric || e.Regime != regime {
+				continue
+			}
+			if e.Delta.Low <= 0 && e.Delta.High >= 0 {
+				break // not measurable
+			}
+			if m.metric == rank.MetricSuccess {
+				parts = append(parts, fmt.Sprintf("success %.1f%% → %.1f%% (%+.1f pp, 95%% interval [%+.1f, %+.1f])",
+					100*e.Baseline, 100*e.Candidate, 100*e.Delta.Mean, 100*e.Delta.Low, 100*e.Delta.High))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s %s → %s ms (%+.0f ms, [%+.0f, %+.0f])", m.name,
+					g4(e.Baseline), g4(e.Candidate), e.Delta.Mean, e.Delta.Low, e.Delta.High))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + ", under " + regime
+}
+
+// loadText says where the system runs against its capacity knee.
+func loadText(rep *rank.Report) string {
+	c := rep.Capacity
+	if c == nil || c.KneePerSec <= 0 || len(rep.Baseline) == 0 {
+		return ""
+	}
+	offered := rep.Baseline[0].Metric("offered_per_sec").Mean
+	if offered <= 0 {
+		return ""
+	}
+	s := fmt.Sprintf("the system runs at %s/s offered against a capacity knee of %s/s (%.0f%% of it)",
+		g4(offered), g4(c.KneePerSec), 100*offered/c.KneePerSec)
+	if t := rep.Regimes[0].Traffic; t != nil && t.Kind == cascade.TrafficClosed {
+		s += "; its clients wait for their answers (a closed loop), so their load stays at what is served, while the knee is of open arrivals"
+	}
+	return s
 }
 
 // rankedList is every change, ranked: effect with interval, verdict and

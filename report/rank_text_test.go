@@ -173,3 +173,16 @@ func TestTextTableLayouts(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswerAlsoAndLoad: the answer gives the best change's other
+// measurable effects (HotROD's second mysql slot: goodput, and p50 and
+// p99 down by about 600 ms) and where the system runs against its knee.
+func TestAnswerAlsoAndLoad(t *testing.T) {
+	a := fixture(t, "hotrod")
+	var b strings.Builder
+	require.NoError(t, RankText(&b, &RankDocument{Rank: a.Rank}, TextOptions{Width: 100}))
+	out := b.String()
+	require.Regexp(t, `(?m)^also +p50 1\d{3} → 8\d{2} ms \(-6\d\d ms`, out)
+	require.Regexp(t, `(?m)^load +the system runs at 3\.\d+/s offered against a capacity knee of`, out)
+	require.Contains(t, out, "a closed loop")
+}
