@@ -93,6 +93,37 @@
 // volume errors relative. A replay that runs away (replay.ErrRunaway)
 // scores +Inf.
 //
+// # Admissible tiers
+//
+// A constant tier (p50, p95, p99, mean) replaces each node's service
+// distribution by one number: the spread goes, and at the P95 every
+// request takes the P95. Such a point can score well when failures
+// dominate the loss (every call now outlives a deadline, so failures the
+// model cannot otherwise explain come back), while its replay misses the
+// latency the capture shows; a what-if read from it answers for another
+// system. So a constant-tier point is admissible only when its replay
+// keeps the in-sample latency: at every node of the model (queues
+// aside) with 20 observed requests or more, the replayed P50 within 15%
+// of the observed, and with 100 or more the P99 within 50% (either
+// within one tick counts), each the request-weighted mean over the
+// windows as the report's per-node errors pool them — rank's tolerance
+// (rank.DefaultTolerance), so the fit writes a model that rank's check
+// of the capture trusts. A measure the nodes' observed distributions
+// miss already (the model replayed with every node at the empirical
+// tier, once per fit) is not held against a tier: a constant breaks only
+// what the distribution keeps. Points are ordered by the number of
+// measures they break, then by loss: every point of a distribution tier
+// (model, tiers, empirical) is admissible, an admissible point beats an
+// inadmissible one whatever their losses, and where no point is
+// admissible (a grid of constant tiers only) the one breaking the fewest
+// wins. The search, its local moves, the settling on profiles and plane,
+// the refit with held axes and the back-tests (judged without the
+// held-out window) all order points so. The report lists what a tier's
+// best point breaks (PointResult.Breaks) and warns of each constant tier
+// set aside; the surface counts a neighbour that breaks more than the
+// best as a rise, and the tier gap is to the next tier that breaks no
+// more.
+//
 // # Search
 //
 // Grids up to Config.Exhaustive points (2,000) are searched exhaustively.
@@ -109,7 +140,8 @@
 // where one is better the best point moves there; these count among the
 // points evaluated. Points are replayed in parallel
 // (Config.Parallel workers, errgroup) into slices pre-sized by position,
-// stored in index order, and the lowest loss wins with ties to the point
+// stored in index order, and the lowest loss (among the points that
+// break the fewest latency measures, above) wins with ties to the point
 // nearest the model's own values (the axes' centres, in steps), then to
 // the lowest point index, so the result is identical at any parallelism.
 //

@@ -3,6 +3,7 @@ package fit
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"cascade"
@@ -19,10 +20,13 @@ type evaluator struct {
 	rcfg    []replay.Config
 	weight  [][]float64 // per window, per node of the window: 0 when not in the model
 	wscale  []float64   // per window: its roots ÷ the mean roots of a window
+	// gate judges the latency of constant-tier points (see admit.go).
+	gate *gate
 }
 
 func newEvaluator(cfg Config, g *Grid, base *cascade.Model, windows []Window) *evaluator {
 	ev := &evaluator{cfg: cfg, grid: g, base: base, windows: windows}
+	ev.gate = newGate(g, base, windows, float64(cfg.Tick)/1e6)
 	inModel := map[string]bool{}
 	for i := range base.Nodes {
 		inModel[base.Nodes[i].Name] = true
@@ -191,19 +195,31 @@ func rate(a, b float64) float64 {
 }
 
 // point replays grid point idx through every window and returns its loss
-// per window; +Inf for a window whose replay ran away.
-func (ev *evaluator) point(idx int) ([]float64, error) {
-	l, err := ev.modelLoss(ev.grid.Apply(ev.base, idx))
+// per window (+Inf for a window whose replay ran away) and, for a point
+// the gate judges (a constant tier), its simulated latencies.
+func (ev *evaluator) point(idx int) ([]float64, latSims, error) {
+	l, lat, err := ev.modelEval(ev.grid.Apply(ev.base, idx), ev.gate.gated(ev.grid, idx))
 	if err != nil {
-		return nil, fmt.Errorf("point %d, %w", idx, err)
+		return nil, nil, fmt.Errorf("point %d, %w", idx, err)
 	}
-	return l, nil
+	return l, lat, nil
 }
 
 // modelLoss replays model m through every window and returns its loss
 // per window; +Inf for a window whose replay ran away.
 func (ev *evaluator) modelLoss(m *cascade.Model) ([]float64, error) {
+	l, _, err := ev.modelEval(m, false)
+	return l, err
+}
+
+// modelEval is modelLoss, with m's simulated P50 and P99 per window and
+// node when lat is set (nil for a window whose replay ran away).
+func (ev *evaluator) modelEval(m *cascade.Model, lat bool) ([]float64, latSims, error) {
 	out := make([]float64, len(ev.windows))
+	var ls latSims
+	if lat {
+		ls = make(latSims, len(ev.windows))
+	}
 	for w := range ev.windows {
 		sim, err := ev.simulate(m, w)
 		if err != nil {
@@ -211,11 +227,32 @@ func (ev *evaluator) modelLoss(m *cascade.Model) ([]float64, error) {
 				out[w] = math.Inf(1)
 				continue
 			}
-			return nil, fmt.Errorf("window %d: %w", ev.windows[w].Index, err)
+			return nil, nil, fmt.Errorf("window %d: %w", ev.windows[w].Index, err)
 		}
 		out[w] = ev.windowLoss(w, sim)
+		if lat {
+			ls[w] = make([][2]float64, len(sim))
+			for j := range sim {
+				ls[w][j] = [2]float64{sim[j].P50MS, sim[j].P99MS}
+			}
+		}
 	}
-	return out, nil
+	return out, ls, nil
+}
+
+// setReference replays the gate's reference (every node at its observed
+// distribution) when the grid has a constant tier to judge.
+func (ev *evaluator) setReference() error {
+	gt := ev.gate
+	if gt.tierAxis < 0 || !slices.ContainsFunc(ev.grid.Axes[gt.tierAxis].Labels, constantTier) {
+		return nil
+	}
+	_, ls, err := ev.modelEval(reference(ev.base), true)
+	if err != nil {
+		return fmt.Errorf("reference replay: %w", err)
+	}
+	gt.ref = ls
+	return nil
 }
 
 // Loss scores model m as it stands against the observation windows, the

@@ -136,6 +136,11 @@ type PointResult struct {
 	Index  int     `json:"index"`
 	Values Point   `json:"values"`
 	Loss   float64 `json:"loss"`
+	// Breaks lists the node latency measures the point's replay misses
+	// beyond the admissible bounds while the nodes' observed
+	// distributions keep them (a constant tier only): a point that
+	// breaks one is not admissible (see Report.Warnings).
+	Breaks []Break `json:"breaks,omitempty"`
 }
 
 // Value returns the point's value on the named axis, or "".

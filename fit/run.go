@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"cascade"
@@ -91,6 +92,9 @@ func Run(ctx context.Context, cfg Config, m *cascade.Model, obs *Observations) (
 		rep.Search = SearchExhaustive
 	}
 	ev := newEvaluator(cfg, g, base, obs.Windows)
+	if err := ev.setReference(); err != nil {
+		return nil, err
+	}
 	s := newSearcher(ev, cfg.Parallel, cfg.Progress)
 	pts, err := s.search(ctx, exhaustive, cfg.Starts, -1)
 	if err != nil {
@@ -100,7 +104,7 @@ func Run(ctx context.Context, cfg Config, m *cascade.Model, obs *Observations) (
 	if err != nil {
 		return nil, err
 	}
-	rep.Best = pointResult(g, best, objective(s.cache[best], -1))
+	rep.Best = s.pointResult(best)
 	if ta := tierAxis(g); ta >= 0 {
 		for t := range g.Axes[ta].Labels {
 			var of []int
@@ -109,8 +113,8 @@ func Run(ctx context.Context, cfg Config, m *cascade.Model, obs *Observations) (
 					of = append(of, i)
 				}
 			}
-			if i, l := s.bestOf(of, -1); i >= 0 {
-				rep.Tiers = append(rep.Tiers, pointResult(g, i, l))
+			if i, _ := s.bestOf(of, -1); i >= 0 {
+				rep.Tiers = append(rep.Tiers, s.pointResult(i))
 			}
 		}
 	}
@@ -119,6 +123,7 @@ func Run(ctx context.Context, cfg Config, m *cascade.Model, obs *Observations) (
 	rep.Moved = moved(g, best)
 	rep.Warnings = edgeWarnings(g, best, rep.Surface)
 	rep.Warnings = append(rep.Warnings, regimeWarnings(obs)...)
+	rep.Warnings = append(rep.Warnings, tierWarnings(rep)...)
 	rep.Evaluated = len(s.cache)
 
 	// The calibrated point: the best point, or where the windows cannot
@@ -297,8 +302,37 @@ func flatAxes(surf []SurfaceAxis) map[string]bool {
 	return flat
 }
 
-func pointResult(g *Grid, idx int, loss float64) PointResult {
-	return PointResult{Index: idx, Values: g.Values(idx), Loss: finite(loss)}
+// pointResult is point idx, its loss over every window and what it
+// breaks of the in-sample latency.
+func (s *searcher) pointResult(idx int) PointResult {
+	return PointResult{Index: idx, Values: s.ev.grid.Values(idx), Loss: finite(objective(s.cache[idx], -1)), Breaks: s.breaks(idx, -1)}
+}
+
+// tierWarnings names the constant tiers whose best point breaks the
+// in-sample latency: not admissible, they lost to a tier that keeps it,
+// or, when the best point breaks it too, no tier of the grid kept it.
+func tierWarnings(rep *Report) []string {
+	var out []string
+	for _, t := range rep.Tiers {
+		if len(t.Breaks) == 0 || t.Index == rep.Best.Index {
+			continue
+		}
+		out = append(out, fmt.Sprintf("tier %s is not admissible: at its best point (loss %s) the replay breaks the in-sample latency the observed distributions keep: %s",
+			t.Value(ParamTier), fmtF(t.Loss), breaksText(t.Breaks)))
+	}
+	if b := rep.Best.Breaks; len(b) > 0 {
+		out = append(out, fmt.Sprintf("the best point (tier %s) breaks the in-sample latency the observed distributions keep: %s; no point of the grid kept it (add a distribution tier: model, tiers or empirical)",
+			rep.Best.Value(ParamTier), breaksText(b)))
+	}
+	return out
+}
+
+func breaksText(bs []Break) string {
+	s := make([]string, len(bs))
+	for i, b := range bs {
+		s[i] = b.String()
+	}
+	return strings.Join(s, ", ")
 }
 
 func tierAxis(g *Grid) int {
@@ -383,12 +417,23 @@ func (s *searcher) surface(best int, tiers []PointResult, tol float64) []Surface
 				out = append(out, sa)
 				continue
 			}
-			ls := make([]float64, len(tiers))
-			for i, t := range tiers {
-				ls[i] = t.Loss
+			// The tiers that compete with the best: those that break no
+			// more of the in-sample latency than it does.
+			nb := s.nBreaks(best, -1)
+			var ls []float64
+			for _, t := range tiers {
+				if t.Index != best && len(t.Breaks) <= nb {
+					ls = append(ls, t.Loss)
+				}
+			}
+			if len(ls) == 0 {
+				sa.Identifiable = true
+				sa.Verdict = "tiers differ: every other tier breaks the in-sample latency"
+				out = append(out, sa)
+				continue
 			}
 			slices.Sort(ls)
-			sa.Gap = rel(ls[1])
+			sa.Gap = rel(ls[0])
 			sa.Identifiable = *sa.Gap >= tol
 			sa.Verdict = "tiers differ"
 			if !sa.Identifiable {
@@ -420,17 +465,23 @@ func (s *searcher) surface(best int, tiers []PointResult, tol float64) []Surface
 		}
 		// The profile: the loss along the axis, and the run of values
 		// around the best within the tolerance.
+		// A value whose point breaks more of the in-sample latency than
+		// the best is no alternative to it, whatever its loss.
+		nb := s.nBreaks(best, -1)
+		alike := make([]bool, ax.Len())
 		lo, hi := c[a], c[a]
 		for v := 0; v < ax.Len(); v++ {
 			cc := slices.Clone(c)
 			cc[a] = v
-			r := rel(objective(s.cache[g.Index(cc)], -1))
+			i := g.Index(cc)
+			r := rel(objective(s.cache[i], -1))
 			sa.Profile = append(sa.Profile, *r)
+			alike[v] = *r < tol && s.nBreaks(i, -1) <= nb
 		}
-		for lo > 0 && sa.Profile[lo-1] < tol {
+		for lo > 0 && alike[lo-1] {
 			lo--
 		}
-		for hi < ax.Len()-1 && sa.Profile[hi+1] < tol {
+		for hi < ax.Len()-1 && alike[hi+1] {
 			hi++
 		}
 		sa.Low, sa.High = ax.Format(lo), ax.Format(hi)
@@ -438,8 +489,8 @@ func (s *searcher) surface(best int, tiers []PointResult, tol float64) []Surface
 			sa.Curvature = finite(2 * ((lp-lb)/hp - (lb-lm)/hm) / (hp + hm))
 		}
 		sa.Identifiable = true
-		for _, r := range []*float64{sa.Minus, sa.Plus} {
-			if r != nil && *r < tol {
+		for v, r := range map[int]*float64{c[a] - 1: sa.Minus, c[a] + 1: sa.Plus} {
+			if r != nil && alike[v] {
 				sa.Identifiable = false
 			}
 		}

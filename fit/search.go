@@ -23,6 +23,11 @@ type searcher struct {
 	ev       *evaluator
 	parallel int
 	cache    map[int][]float64
+	// lat holds the simulated latencies of the points the gate judges,
+	// and nbreak how many node measures a point breaks, by point and
+	// window left out (see admit.go).
+	lat      map[int]latSims
+	nbreak   map[[2]int]int
 	progress func(done, total int64)
 	done     int64
 	planned  int64
@@ -32,7 +37,7 @@ func newSearcher(ev *evaluator, parallel int, progress func(done, total int64)) 
 	if parallel <= 0 {
 		parallel = runtime.GOMAXPROCS(0)
 	}
-	return &searcher{ev: ev, parallel: parallel, cache: map[int][]float64{}, progress: progress}
+	return &searcher{ev: ev, parallel: parallel, cache: map[int][]float64{}, lat: map[int]latSims{}, nbreak: map[[2]int]int{}, progress: progress}
 }
 
 // eval evaluates the points of idxs not yet known, up to s.parallel at
@@ -54,6 +59,7 @@ func (s *searcher) eval(ctx context.Context, idxs []int) error {
 	for lo := 0; lo < len(todo); lo += chunk {
 		part := todo[lo:min(len(todo), lo+chunk)]
 		res := make([][]float64, len(part))
+		lat := make([]latSims, len(part))
 		g, gctx := errgroup.WithContext(ctx)
 		next := make(chan int)
 		g.Go(func() error {
@@ -73,11 +79,11 @@ func (s *searcher) eval(ctx context.Context, idxs []int) error {
 					if err := gctx.Err(); err != nil {
 						return err
 					}
-					l, err := s.ev.point(part[k])
+					l, ls, err := s.ev.point(part[k])
 					if err != nil {
 						return err
 					}
-					res[k] = l
+					res[k], lat[k] = l, ls
 				}
 				return nil
 			})
@@ -87,6 +93,9 @@ func (s *searcher) eval(ctx context.Context, idxs []int) error {
 		}
 		for k, i := range part {
 			s.cache[i] = res[k]
+			if lat[k] != nil {
+				s.lat[i] = lat[k]
+			}
 		}
 		s.done += int64(len(part))
 		if s.progress != nil {
@@ -108,8 +117,51 @@ func objective(l []float64, exclude int) float64 {
 	return sum
 }
 
-// better reports whether point a (loss la) beats point b (loss lb): a
-// lower loss, or an equal one and a lower index.
+// breaks returns the node measures point i's replay breaks over the
+// windows but exclude (nil for a point the gate does not judge).
+func (s *searcher) breaks(i, exclude int) []Break {
+	ls, ok := s.lat[i]
+	if !ok {
+		return nil
+	}
+	return s.ev.gate.breaks(s.ev.windows, ls, exclude)
+}
+
+// nBreaks counts breaks(i, exclude), remembered.
+func (s *searcher) nBreaks(i, exclude int) int {
+	if _, ok := s.lat[i]; !ok {
+		return 0
+	}
+	k := [2]int{i, exclude}
+	n, ok := s.nbreak[k]
+	if !ok {
+		n = len(s.breaks(i, exclude))
+		s.nbreak[k] = n
+	}
+	return n
+}
+
+// less reports whether point a beats point b under the objective
+// leaving out window exclude: fewer node measures broken (an admissible
+// point beats an inadmissible one), then better.
+func (s *searcher) less(a, b, exclude int) bool {
+	if na, nb := s.nBreaks(a, exclude), s.nBreaks(b, exclude); na != nb {
+		return na < nb
+	}
+	return s.better(objective(s.cache[a], exclude), a, objective(s.cache[b], exclude), b)
+}
+
+// improves reports whether moving from point x to point y is progress
+// for a local search: fewer measures broken, or as many and a lower loss.
+func (s *searcher) improves(y, x, exclude int) bool {
+	if ny, nx := s.nBreaks(y, exclude), s.nBreaks(x, exclude); ny != nx {
+		return ny < nx
+	}
+	return objective(s.cache[y], exclude) < objective(s.cache[x], exclude)
+}
+
+// better reports whether point a (loss la) beats point b (loss lb) on
+// the loss alone: a lower loss, or an equal one and a lower index.
 func (s *searcher) better(la float64, a int, lb float64, b int) bool {
 	if la != lb {
 		return la < lb || math.IsNaN(lb)
@@ -125,16 +177,18 @@ func (s *searcher) better(la float64, a int, lb float64, b int) bool {
 }
 
 // bestOf returns the best of idxs under the objective leaving out window
-// exclude.
+// exclude (fewest measures broken, then loss) and its loss.
 func (s *searcher) bestOf(idxs []int, exclude int) (int, float64) {
-	best, bl := -1, math.Inf(1)
+	best := -1
 	for _, i := range idxs {
-		l := objective(s.cache[i], exclude)
-		if best < 0 || s.better(l, i, bl, best) {
-			best, bl = i, l
+		if best < 0 || s.less(i, best, exclude) {
+			best = i
 		}
 	}
-	return best, bl
+	if best < 0 {
+		return -1, math.Inf(1)
+	}
+	return best, objective(s.cache[best], exclude)
 }
 
 // search runs one search of the grid under the objective leaving out
@@ -220,11 +274,10 @@ func (s *searcher) search(ctx context.Context, exhaustive bool, starts int, excl
 	for _, k := range keys {
 		pts := slices.Clone(groups[k])
 		slices.SortFunc(pts, func(a, b int) int {
-			la, lb := objective(s.cache[a], exclude), objective(s.cache[b], exclude)
-			if s.better(la, a, lb, b) {
+			if s.less(a, b, exclude) {
 				return -1
 			}
-			if s.better(lb, b, la, a) {
+			if s.less(b, a, exclude) {
 				return 1
 			}
 			return 0
@@ -256,7 +309,6 @@ func (s *searcher) search(ctx context.Context, exhaustive bool, starts int, excl
 // returns where it stopped.
 func (s *searcher) compass(ctx context.Context, x int, strides []int, exclude int, look func([]int) error) (int, error) {
 	g := s.ev.grid
-	lx := objective(s.cache[x], exclude)
 	for {
 		c := g.Coords(x)
 		var nbrs []int
@@ -302,9 +354,8 @@ func (s *searcher) compass(ctx context.Context, x int, strides []int, exclude in
 		if err := look(nbrs); err != nil {
 			return x, err
 		}
-		y, ly := s.bestOf(nbrs, exclude)
-		if y >= 0 && ly < lx {
-			x, lx = y, ly
+		if y, _ := s.bestOf(nbrs, exclude); y >= 0 && s.improves(y, x, exclude) {
+			x = y
 			continue
 		}
 		done := true
@@ -332,7 +383,6 @@ func (s *searcher) polish(ctx context.Context, x int, exclude int, look func([]i
 			axes = append(axes, a)
 		}
 	}
-	lx := objective(s.cache[x], exclude)
 	for {
 		c := g.Coords(x)
 		var nbrs []int
@@ -364,8 +414,8 @@ func (s *searcher) polish(ctx context.Context, x int, exclude int, look func([]i
 		if err := look(nbrs); err != nil {
 			return err
 		}
-		y, ly := s.bestOf(nbrs, exclude)
-		if y < 0 || ly >= lx {
+		y, _ := s.bestOf(nbrs, exclude)
+		if y < 0 || !s.improves(y, x, exclude) {
 			return nil
 		}
 		ones := make([]int, len(g.Axes))
@@ -376,7 +426,7 @@ func (s *searcher) polish(ctx context.Context, x int, exclude int, look func([]i
 		if err != nil {
 			return err
 		}
-		x, lx = z, objective(s.cache[z], exclude)
+		x = z
 	}
 }
 

@@ -93,6 +93,10 @@
 // into its broker's memory alarm (the memory_alarm series; a one-sided
 // Fisher test, docs/model.md) was blocked by the broker: its base is its
 // rate outside the alarm, and its edges into queues are fail_blocked.
+// A publish that its request does not subtract (fire and forget) and
+// that the broker held (it overlaps the alarm and took longer than 99%
+// of its edge's publishes outside it) is a wait: its time beyond those
+// publishes' median leaves the request's exclusive time (held.go).
 // Exclusive time leaves out backoff waits
 // between a failed attempt and its retry, and half the gap between a
 // client span and the callee's span is the edge's network_ms.

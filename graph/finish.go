@@ -24,6 +24,7 @@ func (b *Builder) finish() (*Result, error) {
 	}
 	b.finishQueues()
 	b.findBlocked()
+	b.releaseHeld()
 	for _, e := range b.edges {
 		if e.from == e.to {
 			b.nodes[e.from].selfCall = true

@@ -54,6 +54,13 @@ type nodeAcc struct {
 	// blocked is set on a publisher whose own failures are its broker's
 	// memory alarm (see findBlocked).
 	blocked *blockedFacts
+	// pubs are the requests that published without waiting on the
+	// publish (their exclusive times hold it), up to maxSequence, and
+	// pubsFull says more were left out; held is what releaseHeld took
+	// out of the exclusive times (see held.go).
+	pubs     []pubReq
+	pubsFull bool
+	held     heldFacts
 }
 
 func newNodeAcc(name, service string, b *Builder) *nodeAcc {

@@ -34,6 +34,26 @@ func (r *reservoir) add(rng *rand.Rand, k int, v float64) {
 	}
 }
 
+// replace changes one value of the stream from old to v: the sample's
+// copy of it, when the sample kept it (a value equal to old stands for
+// it: the same law), and the sum; the maximum is the sample's when old
+// was it.
+func (r *reservoir) replace(old, v float64) {
+	if r.n == 0 {
+		return
+	}
+	r.sum += v - old
+	if i := slices.Index(r.vals, old); i >= 0 {
+		r.vals[i] = v
+	}
+	if old == r.max && v < old {
+		r.max = v
+		for _, x := range r.vals {
+			r.max = max(r.max, x)
+		}
+	}
+}
+
 func (r *reservoir) mean() float64 {
 	if r.n == 0 {
 		return 0

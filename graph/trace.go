@@ -106,6 +106,9 @@ type traceWork struct {
 	last   []int32 // per chain root: last attempt
 	used   []bool  // per call: already followed by a retry
 	spans  []edgeSpan
+	// pubs: per request span, its fire-and-forget publishes (see
+	// held.go), for this trace.
+	pubs map[int32][]pubCall
 }
 
 func newTraceWork() traceWork { return traceWork{idx: map[uint64]int32{}} }
@@ -418,6 +421,14 @@ func (b *Builder) finishTrace(sp []tspan) {
 		w.ivs = w.ivs[:0]
 		for k := lo; k < hi; k++ {
 			c := &calls[k]
+			if c.async && b.nodes[b.edges[c.edge].to].queue != nil {
+				// A publish the request does not subtract: its time is
+				// the request's own unless the broker held it (held.go).
+				if w.pubs == nil {
+					w.pubs = map[int32][]pubCall{}
+				}
+				w.pubs[c.req] = append(w.pubs[c.req], pubCall{edge: c.edge, start: max(c.start, r.start), end: min(c.end, r.end)})
+			}
 			if !c.async {
 				if r.firstCall == 0 || c.start < r.firstCall {
 					r.firstCall = c.start
@@ -448,6 +459,9 @@ func (b *Builder) finishTrace(sp []tspan) {
 		excl := max(0, d+s.excl)
 		b.stats.Requests++
 		b.nodes[s.node].addRequest(b, s.start, s.end, s.failed, s.failed && !s.childFinal, s.inst, nsToMS(float64(excl)))
+		if pc := w.pubs[i]; len(pc) > 0 {
+			b.nodes[s.node].addPublishes(s.start, s.failed && !s.childFinal, nsToMS(float64(excl)), pc)
+		}
 		if s.firstCall != 0 {
 			b.nodes[s.node].noteFirstCall(s.firstCall)
 		}
@@ -470,6 +484,7 @@ func (b *Builder) finishTrace(sp []tspan) {
 	}
 	b.noteOrder(spans)
 	b.work.spans = spans[:0]
+	clear(w.pubs)
 }
 
 // edgeSpan is when one caller request's synchronous calls on one edge
