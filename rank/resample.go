@@ -27,7 +27,9 @@ import (
 //     Jeffreys posterior of k failures in n requests;
 //   - an edge's propagation, from Beta over the logical calls whose last
 //     attempt failed (EdgeObserved.FinalFailed);
-//   - an open entry's rate, scaled by Gamma(N, N)⁻¹ of its N requests.
+//   - an open entry's rate, scaled by Gamma(N, N) of the N arrivals it
+//     was read from (its traced requests, or its rate over the capture's
+//     length when counters scaled it up from sampled traces).
 //
 // Structure (slots, fan-out, retry policies, timeouts, a closed loop's
 // clients) is not drawn: it is configuration, not an estimate. Nothing
@@ -79,7 +81,10 @@ func resample(m *cascade.Model, seed uint64) *cascade.Model {
 				continue
 			}
 			rng := drawRNG(seed, "entry", en.Node+" "+en.Operation)
-			c := float64(n.Observed.Requests)
+			// The arrivals the rate was read from: the traced requests,
+			// or, for a rate scaled up from counters (sampled traces),
+			// the rate over the capture's length.
+			c := max(float64(n.Observed.Requests), en.RatePerSec*m.Source.Length().Seconds())
 			en.RatePerSec *= distuv.Gamma{Alpha: c, Beta: c, Src: rng}.Rand()
 		}
 	}
