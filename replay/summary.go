@@ -1,7 +1,10 @@
 package replay
 
 import (
+	"errors"
+	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -39,6 +42,12 @@ type Estimate struct {
 	High float64 `json:"high"`
 	// StdDev is the standard deviation over seeds.
 	StdDev float64 `json:"stddev"`
+	// Undefined counts the seeds in which the metric had no value (a
+	// latency quantile of a replay in which nothing succeeded), left out
+	// of the mean; when it is all of them, the mean is 0 and stands for
+	// nothing. Only Compare's summaries count them; Summarize takes
+	// every seed's value as it is.
+	Undefined int `json:"undefined,omitempty"`
 }
 
 // summaryMetrics lists the headline metrics and how to read them.
@@ -125,4 +134,167 @@ func estimate(name string, xs []float64) Estimate {
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.975)
 	h := t * sd / math.Sqrt(float64(len(xs)))
 	return Estimate{Name: name, Mean: round6(mean), Low: round6(mean - h), High: round6(mean + h), StdDev: round6(sd)}
+}
+
+// Comparison is a what-if replayed beside its baseline on the same seeds
+// (common random numbers): each one's metrics over the seeds and their
+// paired differences, what-if less baseline, with 95% intervals.
+type Comparison struct {
+	// Seeds are the seeds both were replayed with, in order.
+	Seeds []uint64 `json:"seeds"`
+	// Baseline summarises the replays without the what-if; nil when
+	// there is no baseline (a replay of the model as it is).
+	Baseline *Summary `json:"baseline,omitempty"`
+	// WhatIf summarises the replays of the what-if (or of the model as
+	// it is, when there is no baseline).
+	WhatIf *Summary `json:"what_if"`
+	// Deltas are the paired differences, in WhatIf.Metrics' order; none
+	// without a baseline.
+	Deltas []Difference `json:"deltas,omitempty"`
+}
+
+// Difference is a metric's paired difference over common seeds: the
+// what-if's value less the baseline's, seed by seed, averaged, with the
+// 95% interval of that mean (Student's t over the pairs).
+type Difference struct {
+	// Name is the metric's name, as in the outcome's JSON.
+	Name string `json:"name"`
+	// Mean is the mean of the differences.
+	Mean float64 `json:"mean"`
+	// Low and High bound the 95% interval; absent with fewer than two
+	// pairs, from which no interval can be had.
+	Low  *float64 `json:"low,omitempty"`
+	High *float64 `json:"high,omitempty"`
+	// StdDev is the standard deviation of the differences.
+	StdDev float64 `json:"stddev"`
+	// Pairs counts the seeds the differences are over: every seed, less
+	// those in which either run had no value (a latency quantile with
+	// nothing succeeded).
+	Pairs int `json:"pairs"`
+}
+
+// Interval reports the difference's 95% interval; ok is false when it
+// has none (fewer than two pairs).
+func (d Difference) Interval() (lo, hi float64, ok bool) {
+	if d.Low == nil || d.High == nil {
+		return 0, 0, false
+	}
+	return *d.Low, *d.High, true
+}
+
+// Delta returns the difference named name, or a zero Difference.
+func (c *Comparison) Delta(name string) Difference {
+	for _, d := range c.Deltas {
+		if d.Name == name {
+			return d
+		}
+	}
+	return Difference{}
+}
+
+// definedWhen says, for the metrics that can have no value, when they
+// have one: a latency quantile needs a success, a success rate an
+// offered request.
+var definedWhen = map[string]func(*Result) bool{
+	"success_rate":      func(r *Result) bool { return r.Roots > 0 },
+	"latency_p50_ms":    func(r *Result) bool { return r.Succeeded > 0 },
+	"latency_p95_ms":    func(r *Result) bool { return r.Succeeded > 0 },
+	"latency_p99_ms":    func(r *Result) bool { return r.Succeeded > 0 },
+	"flow_success_rate": func(r *Result) bool { return r.Flows+r.FlowsUnfinished > 0 },
+	"flow_p50_ms":       func(r *Result) bool { return r.FlowSuccessRate > 0 },
+	"flow_p99_ms":       func(r *Result) bool { return r.FlowSuccessRate > 0 },
+}
+
+// defined reports whether the metric named name has a value in r.
+func defined(name string, r *Result) bool {
+	f := definedWhen[name]
+	return f == nil || f(r)
+}
+
+// Compare summarises the what-if's replays and, when baseline is not
+// nil, the baseline's on the same seeds (in the same order) and their
+// paired differences. Unlike Summarize, a seed in which a metric has no
+// value (a latency quantile when nothing succeeded) is left out of that
+// metric's mean, and out of its differences, instead of counting as 0.
+// The flow metrics are there when either side finished a flow.
+func Compare(baseline, whatIf []*Result) (*Comparison, error) {
+	if len(whatIf) == 0 {
+		return nil, errors.New("compare: no replays")
+	}
+	if baseline != nil {
+		if len(baseline) != len(whatIf) {
+			return nil, fmt.Errorf("compare: %d baseline replays, %d of the what-if", len(baseline), len(whatIf))
+		}
+		for i := range whatIf {
+			if baseline[i].Seed != whatIf[i].Seed {
+				return nil, fmt.Errorf("compare: replay %d has seed %d in the baseline, %d in the what-if", i, baseline[i].Seed, whatIf[i].Seed)
+			}
+		}
+	}
+	flows := false
+	for _, rs := range [][]*Result{baseline, whatIf} {
+		for _, r := range rs {
+			flows = flows || r.Flows > 0
+		}
+	}
+	metrics := summaryMetrics
+	if flows {
+		metrics = append(slices.Clip(metrics), flowMetrics...)
+	}
+	c := &Comparison{WhatIf: summarizeDefined(whatIf, metrics)}
+	c.Seeds = c.WhatIf.Seeds
+	if baseline == nil {
+		return c, nil
+	}
+	c.Baseline = summarizeDefined(baseline, metrics)
+	for _, m := range metrics {
+		var xs []float64
+		for i := range whatIf {
+			if defined(m.name, baseline[i]) && defined(m.name, whatIf[i]) {
+				xs = append(xs, m.get(whatIf[i])-m.get(baseline[i]))
+			}
+		}
+		c.Deltas = append(c.Deltas, difference(m.name, xs))
+	}
+	return c, nil
+}
+
+// summarizeDefined is Summarize over metrics, each metric's estimate
+// over the seeds in which it has a value.
+func summarizeDefined(results []*Result, metrics []struct {
+	name string
+	get  func(*Result) float64
+}) *Summary {
+	s := Summarize(results)
+	s.Metrics = s.Metrics[:0:0]
+	for _, m := range metrics {
+		var xs []float64
+		for _, r := range results {
+			if defined(m.name, r) {
+				xs = append(xs, m.get(r))
+			}
+		}
+		if len(xs) == 0 {
+			s.Metrics = append(s.Metrics, Estimate{Name: m.name, Undefined: len(results)})
+			continue
+		}
+		e := estimate(m.name, xs)
+		e.Undefined = len(results) - len(xs)
+		s.Metrics = append(s.Metrics, e)
+	}
+	return s
+}
+
+// difference is the paired differences' mean and 95% interval.
+func difference(name string, xs []float64) Difference {
+	d := Difference{Name: name, Pairs: len(xs)}
+	if len(xs) == 0 {
+		return d
+	}
+	e := estimate(name, xs)
+	d.Mean, d.StdDev = e.Mean, e.StdDev
+	if len(xs) >= 2 {
+		d.Low, d.High = &e.Low, &e.High
+	}
+	return d
 }

@@ -83,7 +83,7 @@ func TestFitCommand(t *testing.T) {
 	// The calibrated model replays.
 	code, out, stderr = runCLI(t, "replay", cal, "--arrivals", "observed", "--dataset", ds, "--duration", "100s")
 	require.Equal(t, exitOK, code, stderr)
-	require.Contains(t, out, "roots           300 offered")
+	require.Contains(t, out, "300 offered (3.00/s)")
 }
 
 func TestFitUsageErrors(t *testing.T) {

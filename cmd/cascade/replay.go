@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,20 +72,32 @@ func newReplayCmd() *cobra.Command {
 		Short: "Simulate how load and failure spread through a model",
 		Long: `replay runs the tick-based diffusion engine over MODEL (model.json): root
 requests arrive at the entries, calls queue at nodes, work, call their
-children, time out, retry, trip breakers and spread failure. It prints the
-root success rate, goodput, latency from the first attempt, amplification,
-retry, zombie and rejected shares, per-node load and spread, and the times
-to collapse and to recover.
+children, time out, retry, trip breakers and spread failure. It prints one
+table of the root success rate (succeeded ÷ offered), goodput, unfinished
+requests, latency from the first attempt, amplification, retry, zombie and
+rejected shares, beside what the capture observed at the entries where the
+model holds it (offered rate, success rate, goodput, p50, p95, p99; - where
+it does not); then per-node load and spread, and the times to collapse and
+to recover.
 
 A scenario file (YAML; see docs/scenario.md) and --set change any field of
-any node, edge or entry; --arrivals, --surge and the scenario's traffic
-change the arrivals. Same model, scenario and seed give the same output,
-byte for byte. With --seeds K the headline metrics are given as means over
-K seeds with 95% intervals.`,
+any node, edge or entry, and the scenario's traffic the arrivals: a
+what-if. With one, the baseline is replayed too, the model as it is under
+the same --arrivals, --surge, --duration, --drain, --tick and seeds, and
+the table has the columns observed, baseline, what-if and Δ, the what-if
+less the baseline paired seed by seed, with its 95% interval from --seeds
+2 or more. Without one, the columns are observed and replayed, with the
+95% interval of the mean over --seeds K. One seed or many, the table is the
+same, the means over the seeds in its cells; a latency quantile of a replay
+in which nothing succeeded is -, not 0. Same model, scenario and seed give
+the same output, byte for byte. The JSON keeps the replay's fields (one
+seed's result, or with --seeds the summary and runs) and adds
+"comparison": the observed figures and, with a what-if, the baseline's
+and the what-if's summaries and the differences with their intervals.`,
 		Example: `  # the seed-000 retry storm at 0.1 requests/ms, 100 s, fine ticks
   cascade replay testdata/replay/seed000.json --arrivals 100 --duration 100s --tick 10us
 
-  # the same without client retries, over 10 seeds
+  # the same without client retries, against the baseline, over 10 seeds
   cascade replay testdata/replay/seed000.json --arrivals 100 \
       --set entry.uplink.retry=null --seeds 10
 
@@ -105,7 +118,7 @@ K seeds with 95% intervals.`,
 				return err
 			}
 			defer replayGC()()
-			model, err := readModel(args[0])
+			orig, err := readModel(args[0])
 			if err != nil {
 				return err
 			}
@@ -120,7 +133,7 @@ K seeds with 95% intervals.`,
 					name = strings.TrimSuffix(filepath.Base(scenarioFile), filepath.Ext(scenarioFile))
 				}
 			}
-			setScen, err := replay.ParseSet(model, sets)
+			setScen, err := replay.ParseSet(orig, sets)
 			if err != nil {
 				return usageError{err}
 			}
@@ -130,7 +143,7 @@ K seeds with 95% intervals.`,
 				}
 				name += " + " + strings.Join(sets, ", ")
 			}
-			model, traffic, err := replay.Apply(model, scen, setScen)
+			model, traffic, err := replay.Apply(orig, scen, setScen)
 			if err != nil {
 				return usageError{err}
 			}
@@ -172,33 +185,43 @@ K seeds with 95% intervals.`,
 					fmt.Fprintf(cmd.ErrOrStderr(), "cascade: note: %s\n", note)
 				}
 			}
-			w := cmd.OutOrStdout()
-			if cfg.Seeds <= 1 {
-				res, err := replay.Replay(model, cfg)
-				if err != nil {
-					return err
-				}
-				if output == "json" {
-					return writeJSON(w, res)
-				}
-				return replayTable(w, output == "markdown", args[0], cfg, res)
-			}
-			results, err := replay.RunSeeds(cmd.Context(), model, cfg)
-			if err != nil {
+			run := &replayRun{Model: args[0], Cfg: cfg}
+			run.Observed, run.Entries = observedFigures(orig)
+			if run.WhatIf, err = replaySeeds(cmd.Context(), model, cfg); err != nil {
 				return err
 			}
-			sum := replay.Summarize(results)
-			if output == "json" {
-				runs := make([]cascade.Outcome, len(results))
-				for i, r := range results {
-					runs[i] = r.Outcome
+			if scenarioFile != "" || len(sets) > 0 {
+				// A what-if: the baseline too, on the same seeds.
+				base, baseCfg, err := baselineOf(orig, cfg, arrivals, surges)
+				if err != nil {
+					return usageError{fmt.Errorf("the baseline: %w", err)}
 				}
-				return writeJSON(w, struct {
-					Summary *replay.Summary   `json:"summary"`
-					Runs    []cascade.Outcome `json:"runs"`
-				}{sum, runs})
+				if run.Baseline, err = replaySeeds(cmd.Context(), base, baseCfg); err != nil {
+					return fmt.Errorf("the baseline: %w", err)
+				}
 			}
-			return summaryTable(w, output == "markdown", args[0], cfg, sum)
+			if run.Compare, err = replay.Compare(run.Baseline, run.WhatIf); err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if output != "json" {
+				return replayTable(w, output == "markdown", run)
+			}
+			if len(run.WhatIf) == 1 {
+				return writeJSON(w, struct {
+					*replay.Result
+					Comparison *replayComparison `json:"comparison,omitempty"`
+				}{run.WhatIf[0], run.comparisonJSON()})
+			}
+			runs := make([]cascade.Outcome, len(run.WhatIf))
+			for i, r := range run.WhatIf {
+				runs[i] = r.Outcome
+			}
+			return writeJSON(w, struct {
+				Summary    *replay.Summary   `json:"summary"`
+				Runs       []cascade.Outcome `json:"runs"`
+				Comparison *replayComparison `json:"comparison,omitempty"`
+			}{replay.Summarize(run.WhatIf), runs, run.comparisonJSON()})
 		},
 	}
 	f := cmd.Flags()
@@ -213,7 +236,7 @@ K seeds with 95% intervals.`,
 	f.DurationVar(&cfg.Window, flagWindow, cfg.Window, "metric window (series, spread, collapse)")
 	f.StringVar(&cfg.Tier, flagTier, "", "service from the model's observed tiers: p50, p95, p99, tiers or empirical")
 	f.Uint64Var(&cfg.Seed, flagSeed, cfg.Seed, "random seed (the first, with --seeds)")
-	f.IntVar(&cfg.Seeds, flagSeeds, cfg.Seeds, "replay this many seeds and report means with 95% intervals")
+	f.IntVar(&cfg.Seeds, flagSeeds, cfg.Seeds, "replay this many seeds (a what-if's baseline the same ones) and report means with 95% intervals")
 	f.IntVar(&cfg.Parallel, flagParallel, 0, "seeds replayed at once (default: all cores); does not change the output")
 	f.BoolVar(&cfg.Series, flagSeries, false, "include per-node time series (JSON output)")
 	f.StringVarP(&output, flagOutput, "o", "table", "output format: table, json or markdown")
@@ -393,78 +416,41 @@ func zero(x float64) float64 {
 	return x
 }
 
-func replayTable(w io.Writer, md bool, model string, cfg replay.Config, r *replay.Result) error {
-	c := &r.Counts
-	tw := newTable(w, md, 0)
-	fmt.Fprintf(tw, "model\t%s\n", model)
-	fmt.Fprintf(tw, "scenario\t%s\n", r.Scenario)
-	fmt.Fprintf(tw, "seed\t%d\n", r.Seed)
-	fmt.Fprintf(tw, "duration\t%s\n", durationLine(cfg))
-	fmt.Fprintf(tw, "roots\t%d offered (%.2f/s), %d succeeded, %d failed, %d unfinished (queued or in flight at the end)\n",
-		r.Roots, r.OfferedRate, r.Succeeded, r.Counts.Failed, r.Unfinished)
-	fmt.Fprintf(tw, "success rate\t%s of the offered (an unfinished request is not a success)\n", pct(r.SuccessRate))
-	fmt.Fprintf(tw, "load\t%s\n", loadLine(&r.Outcome))
-	if r.Flows > 0 || r.FlowsUnfinished > 0 {
-		fmt.Fprintf(tw, "flows\t%s succeeded of %d started (%d unfinished)\n", pct(r.FlowSuccessRate), r.Flows+r.FlowsUnfinished, r.FlowsUnfinished)
-	}
-	fmt.Fprintf(tw, "goodput\t%.2f/s\n", r.Goodput)
-	fmt.Fprintf(tw, "latency\tp50 %.1f ms, p95 %.1f ms, p99 %.1f ms (from the first attempt)\n",
-		r.LatencyP50MS, r.LatencyP95MS, r.LatencyP99MS)
-	fmt.Fprintf(tw, "amplification\t%.3f calls per root\n", r.Amplification)
-	fmt.Fprintf(tw, "retry share\t%s\n", pct(r.RetryShare))
-	fmt.Fprintf(tw, "zombie share\t%s (%d zombie, %d cancelled attempts)\n", pct(r.ZombieShare), r.Counts.Zombies, r.Counts.Cancelled)
-	shed := ""
-	if c.Shed > 0 {
-		shed = fmt.Sprintf(", low priority shed %d", c.Shed)
-	}
-	fmt.Fprintf(tw, "rejected share\t%s (queue %d, breaker %d, rate limit %d%s)\n", pct(r.RejectedShare),
-		c.RejectedQueue, c.RejectedBreaker, c.RejectedLimit, shed)
-	if c.LowRoots > 0 {
-		// A priority split's classes; the high class is the rest.
-		hs, hf := c.Succeeded-c.LowSucceeded, c.Failed-c.LowFailed
-		fmt.Fprintf(tw, "priority\thigh %s success of %d roots, low %s of %d\n",
-			pct(ratio(hs, hs+hf)), c.Roots-c.LowRoots, pct(ratio(c.LowSucceeded, c.LowSucceeded+c.LowFailed)), c.LowRoots)
-	}
-	if c.Degraded > 0 {
-		fmt.Fprintf(tw, "degraded\t%d failed calls answered by a fallback (counted as successes)\n", c.Degraded)
-	}
-	fmt.Fprintf(tw, "collapse\t%s\n", msOrNone(r.CollapseAtMS))
-	fmt.Fprintf(tw, "recover\t%s\n", msOrNone(r.RecoverMS))
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	tw = newTable(w, md, tabwriter.AlignRight)
-	fmt.Fprintln(tw, header(md, "node\tcalls\tfailures\trejected\tutil\tqueue mean\tqueue max\tp50 ms\tp99 ms\tinfected\t"))
-	for _, n := range r.Nodes {
-		inf := "-"
-		if n.Infected {
-			inf = fmt.Sprintf("%.1f s for %.1f s", n.InfectedAtMS/1000, n.InfectedForMS/1000)
+// replaySeeds replays the model with cfg's seeds, in seed order.
+func replaySeeds(ctx context.Context, m *cascade.Model, cfg replay.Config) ([]*replay.Result, error) {
+	if cfg.Seeds <= 1 {
+		r, err := replay.Replay(m, cfg)
+		if err != nil {
+			return nil, err
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.2f\t%d\t%.1f\t%.1f\t%s\t\n", n.Name, n.Calls, n.Failures,
-			n.Rejected, pct(n.Utilisation), n.QueueMean, n.QueueMax, n.LatencyP50MS, n.LatencyP99MS, inf)
+		return []*replay.Result{r}, nil
 	}
-	return tw.Flush()
+	return replay.RunSeeds(ctx, m, cfg)
 }
 
-func summaryTable(w io.Writer, md bool, model string, cfg replay.Config, s *replay.Summary) error {
-	tw := newTable(w, md, 0)
-	fmt.Fprintf(tw, "model\t%s\n", model)
-	fmt.Fprintf(tw, "scenario\t%s\n", s.Scenario)
-	fmt.Fprintf(tw, "seeds\t%d to %d (%d)\n", s.Seeds[0], s.Seeds[len(s.Seeds)-1], len(s.Seeds))
-	fmt.Fprintf(tw, "duration\t%s\n", durationLine(cfg))
-	fmt.Fprintf(tw, "collapsed\t%d of %d\n", s.Collapsed, len(s.Seeds))
-	fmt.Fprintf(tw, "overloaded\t%d of %d (a backlog that grew beyond chance and was still there at the end)\n", s.Overloaded, len(s.Seeds))
-	if err := tw.Flush(); err != nil {
-		return err
+// baselineOf returns what a what-if is compared with: the model with no
+// scenario and no --set, under cfg (the same seeds, duration, drain,
+// tick and observed arrivals) and the traffic of the model's own load
+// with --arrivals and --surge over it, not the scenario's. When
+// --arrivals observed has no arrivals but the scenario's, the baseline
+// takes those.
+func baselineOf(m *cascade.Model, cfg replay.Config, arrivals string, surges []string) (*cascade.Model, replay.Config, error) {
+	base, _, err := replay.Apply(m)
+	if err != nil {
+		return nil, cfg, err
 	}
-	fmt.Fprintln(w)
-	tw = newTable(w, md, tabwriter.AlignRight)
-	fmt.Fprintln(tw, header(md, "metric\tmean\t95% low\t95% high\tstddev\t"))
-	for _, m := range s.Metrics {
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.4g\t%.4g\t\n", m.Name, m.Mean, m.Low, m.High, m.StdDev)
+	var t *cascade.Traffic
+	if arrivals == "" {
+		t = base.ObservedTraffic()
 	}
-	return tw.Flush()
+	if t, err = arrivalTraffic(t, arrivals, surges); err != nil {
+		return nil, cfg, err
+	}
+	if arrivals == "observed" && len(cfg.Observed) == 0 && (t == nil || len(t.ArrivalsMS) == 0) {
+		t = cfg.Traffic
+	}
+	cfg.Traffic, cfg.Scenario = t, ""
+	return base, cfg, cfg.Validate()
 }
 
 // ratio is a/b, or 0 when b is 0.
