@@ -288,10 +288,10 @@ Written by <code>cascade analyze</code>, report version {{.Version}}, seed {{.Se
 {{end}}</tbody>
 </table>
 {{else}}<p class="note">No caller of the origin changed after it: the path has no step.</p>{{end}}{{end}}
-{{with .Infectable}}<h3>Most infectable</h3>
+{{with .Infectable}}<h3>Where a slowdown spreads</h3>
 <p>Each node's service time +{{$.Incident.Slowdown}} in replay, seeds {{$.Incident.Seeds}}.</p>
 <table>
-<thead><tr><th>Node</th><th class="num">Others infected</th><th class="num">Root p99 Δ</th><th class="num">Success Δ</th></tr></thead>
+<thead><tr><th>Node</th><th class="num">Others saturated</th><th class="num">Root p99 Δ</th><th class="num">Success Δ</th></tr></thead>
 <tbody>
 {{range .}}<tr><td>{{index . 0}}</td><td class="num">{{index . 1}}</td><td class="num">{{index . 2}}</td><td class="num">{{index . 3}}</td></tr>
 {{end}}</tbody>

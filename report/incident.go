@@ -81,8 +81,8 @@ func incidentTable(w io.Writer, inc *incident.Incident) error {
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		p = func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
-		p("MOST INFECTABLE\teach node's service time +%s%% in replay, seeds %s", g4(100*inc.Slowdown), seedRange(inc.Seeds))
-		p("NODE\tOTHERS INFECTED\tROOT P99 Δ\tSUCCESS Δ")
+		p("WHERE A SLOWDOWN SPREADS\teach node's service time +%s%% in replay, seeds %s", g4(100*inc.Slowdown), seedRange(inc.Seeds))
+		p("NODE\tOTHERS SATURATED\tROOT P99 Δ\tSUCCESS Δ")
 		for _, x := range inc.Infectable {
 			p("%s\t%s\t%s ms\t%s pp", x.Node, g4(x.Infected), g4(x.P99DeltaMS), g4(100*x.SuccessDelta))
 		}
@@ -246,8 +246,8 @@ func incidentMarkdown(w io.Writer, inc *incident.Incident) {
 		fmt.Fprintf(w, "\n### Path\n\nNo caller of %s changed after it: the path has no step.\n", inc.Origins[0])
 	}
 	if len(inc.Infectable) > 0 {
-		fmt.Fprintf(w, "\n### Most infectable\n\nEach node's service time +%s%% in replay (seeds %s).\n\n", g4(100*inc.Slowdown), seedRange(inc.Seeds))
-		fmt.Fprintln(w, "| Node | Others infected | Root p99 Δ (ms) | Success Δ (pp) |")
+		fmt.Fprintf(w, "\n### Where a slowdown spreads\n\nEach node's service time +%s%% in replay (seeds %s).\n\n", g4(100*inc.Slowdown), seedRange(inc.Seeds))
+		fmt.Fprintln(w, "| Node | Others saturated | Root p99 Δ (ms) | Success Δ (pp) |")
 		fmt.Fprintln(w, "|---|---:|---:|---:|")
 		for _, x := range inc.Infectable {
 			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", x.Node, g4(x.Infected), g4(x.P99DeltaMS), g4(100*x.SuccessDelta))

@@ -325,7 +325,7 @@ func capacityTable(w io.Writer, c *rank.CapacityCurve) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "LOAD\tOFFERED/S\tGOODPUT/S\t95% CI\tRATIO\tSUCCESS\tP99 MS\tAMPL.\tCOLLAPSED\tLITTLE L\tλW\tAT\t")
+	fmt.Fprintln(tw, "LOAD\tOFFERED/S\tGOODPUT/S\t95% CI\tRATIO\tSUCCESS\tP99 MS\tCALLS/REQ\tCOLLAPSED\tLITTLE L\tλW\tAT\t")
 	for _, pt := range c.Points {
 		lw := pt.Little
 		holds := lw.Node

@@ -278,7 +278,7 @@ func setBlock(rep *rank.Report) *kvBlock {
 // baselineList is the baseline under each regime, the regime's name
 // last, where it wraps.
 func baselineList(rep *rank.Report) *textTable {
-	t := &textTable{head: []string{"SUCCESS", "GOODPUT/S", "P50 MS", "P99 MS", "AMPL.", "COLLAPSED", "BASELINE UNDER"}}
+	t := &textTable{head: []string{"SUCCESS", "GOODPUT/S", "P50 MS", "P99 MS", "CALLS/REQ", "COLLAPSED", "BASELINE UNDER"}}
 	for _, s := range rep.Baseline {
 		t.add(pctOf(s.Metric("success_rate").Mean), g4(s.Metric("goodput_per_sec").Mean),
 			g4(s.Metric("latency_p50_ms").Mean), g4(s.Metric("latency_p99_ms").Mean),
@@ -406,9 +406,9 @@ func incidentPath(w io.Writer, inc *incident.Incident, width int) {
 // names the others in one line.
 func infectableList(w io.Writer, inc *incident.Incident, width int) {
 	var head kvBlock
-	head.add("MOST INFECTABLE", "each node's service time +%s%% in replay, seeds %s", g4(100*inc.Slowdown), seedRange(inc.Seeds))
+	head.add("WHERE A SLOWDOWN SPREADS", "each node's service time +%s%% in replay, seeds %s", g4(100*inc.Slowdown), seedRange(inc.Seeds))
 	head.write(w, width)
-	t := &textTable{head: []string{"NODE", "OTHERS INFECTED", "ROOT P99 Δ", "SUCCESS Δ"}}
+	t := &textTable{head: []string{"NODE", "OTHERS SATURATED", "ROOT P99 Δ", "SUCCESS Δ"}}
 	var none []string
 	for _, x := range inc.Infectable {
 		infected, p99, success := g4(x.Infected), g4(x.P99DeltaMS), g4(100*x.SuccessDelta)

@@ -186,3 +186,20 @@ func TestAnswerAlsoAndLoad(t *testing.T) {
 	require.Regexp(t, `(?m)^load +the system runs at 3\.\d+/s offered against a capacity knee of`, out)
 	require.Contains(t, out, "a closed loop")
 }
+
+// TestNoJargon: the text a responder reads says "saturated or failing",
+// "where a slowdown spreads" and "calls/req", not the model's own words
+// for them (issue 39: "infected", "MOST INFECTABLE", "AMPL.").
+func TestNoJargon(t *testing.T) {
+	a := fixture(t, "hotrod")
+	doc := &RankDocument{Rank: a.Rank, Incident: a.Incident}
+	for _, o := range []TextOptions{{Width: 100}, {Width: 100, Wide: true}} {
+		var b strings.Builder
+		require.NoError(t, RankText(&b, doc, o))
+		out := b.String()
+		for _, word := range []string{"infected", "INFECTED", "INFECTABLE", "AMPL."} {
+			require.NotContains(t, out, word, "wide %v", o.Wide)
+		}
+		require.Contains(t, out, "CALLS/REQ")
+	}
+}
