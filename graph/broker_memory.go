@@ -49,7 +49,14 @@ type rateMemoryFit struct {
 // a queue's bytes per message (0 when unknown: its publishes are left
 // out). It reports false when the series do not hold what it needs or
 // the rate does not explain the memory.
-func (m *metricAcc) rateMemory(base float64, bytesOf func(queue string) float64) (rateMemoryFit, bool) {
+//
+// startNS is when the capture's traffic began (its first span), 0 when
+// unknown. A broker scraped from later on had already been published
+// to: its counters' first points hold those publishes, and the averages
+// start from nothing at startNS, fed that many bytes by the first
+// sample, as a replay starts them, rather than at the rate of the first
+// interval scraped (a broker long at that rate).
+func (m *metricAcc) rateMemory(base float64, bytesOf func(queue string) float64, startNS int64) (rateMemoryFit, bool) {
 	bm := &m.broker
 	if len(bm.mem) < rateMemoryMinSamples+1 {
 		return rateMemoryFit{}, false
@@ -75,12 +82,16 @@ func (m *metricAcc) rateMemory(base float64, bytesOf func(queue string) float64)
 		}
 	}
 	seen := false
+	var pre float64 // bytes published by times[0]
 	for _, ps := range m.publishedSeries() {
 		per := bytesOf(ps.queue)
 		if per <= 0 {
 			continue
 		}
 		pts := ps.pts
+		if len(pts) > 0 && pts[0].at <= times[0] && pts[0].v > 0 {
+			pre += pts[0].v * per
+		}
 		for j := 1; j < len(pts); j++ {
 			inc := pts[j].v - pts[j-1].v
 			if inc < 0 { // a reset
@@ -101,6 +112,22 @@ func (m *metricAcc) rateMemory(base float64, bytesOf func(queue string) float64)
 		return rateMemoryFit{}, false
 	}
 	span := float64(times[len(times)-1]-times[0]) / 1e9
+	// The rate before the first sample, from startNS: kept when no
+	// faster than the fastest interval scraped (a counter older than
+	// the capture's traffic counts publishes from before it).
+	var pre0, dt0 float64
+	if startNS > 0 && startNS < times[0] && pre > 0 {
+		dt0 = float64(times[0]-startNS) / 1e9
+		fastest := 0.0
+		for i := 1; i < len(times); i++ {
+			if dt := float64(times[i]-times[i-1]) / 1e9; dt > 0 {
+				fastest = max(fastest, pub[i]/dt)
+			}
+		}
+		if pre/dt0 <= fastest {
+			pre0 = pre / dt0
+		}
+	}
 	var best rateMemoryFit
 	bestSSE := math.Inf(1)
 	for _, w := range rateWindowsMS {
@@ -114,16 +141,27 @@ func (m *metricAcc) rateMemory(base float64, bytesOf func(queue string) float64)
 			var sxy, sxx, sy float64
 			var xs, ys []float64
 			rw, rf := math.NaN(), math.NaN()
-			for i := 1; i < len(times); i++ {
-				dt := float64(times[i]-times[i-1]) / 1e9
-				if dt <= 0 {
-					continue
+			first := 1
+			if pre0 > 0 {
+				rw, rf, first = ewma(0, pre0, dt0, w), 0, 0
+				if f > 0 {
+					rf = ewma(0, pre0, dt0, f)
 				}
-				rate := pub[i] / dt
-				rw = ewma(rw, rate, dt, w)
+			}
+			for i := first; i < len(times); i++ {
+				if i > 0 {
+					dt := float64(times[i]-times[i-1]) / 1e9
+					if dt <= 0 {
+						continue
+					}
+					rate := pub[i] / dt
+					rw = ewma(rw, rate, dt, w)
+					if f > 0 {
+						rf = ewma(rf, rate, dt, f)
+					}
+				}
 				x := rw
 				if f > 0 {
-					rf = ewma(rf, rate, dt, f)
 					x = min(rw, rf)
 				}
 				y := bm.mem[times[i]] - base - held[i]
@@ -197,7 +235,7 @@ func (b *Builder) fitRateMemory(m *cascade.Model) {
 			return v
 		}
 		return mean
-	})
+	}, m.Source.StartNS)
 	if !ok {
 		return
 	}

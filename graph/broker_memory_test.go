@@ -75,7 +75,7 @@ func TestRateMemory(t *testing.T) {
 			for i := range tc.samples {
 				acc.add(&tc.samples[i])
 			}
-			f, ok := acc.rateMemory(base, func(string) float64 { return per })
+			f, ok := acc.rateMemory(base, func(string) float64 { return per }, 0)
 			require.Equal(t, tc.ok, ok, "%+v", f)
 			if tc.ok {
 				require.InEpsilon(t, k, f.seconds, 0.10)
@@ -85,4 +85,57 @@ func TestRateMemory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRateMemoryColdStart: a broker scraped from 2 s after its traffic
+// began, its memory still rising: the counters' first points hold the
+// publishes before, and the fit starts its averages from nothing at the
+// traffic's start, as the broker did (and as a replay does), rather than
+// at the first interval's rate.
+func TestRateMemoryColdStart(t *testing.T) {
+	const base, k, per, lead = 50e6, 12.0, 1000.0, 2
+	var samples []cascade.Sample
+	avg, c := 0.0, 0.0
+	for s := -lead + 1; s <= 60; s++ {
+		msgs := 100.0
+		if s >= 20 && s < 40 {
+			msgs = 300
+		}
+		c += msgs
+		avg = ewma(avg, msgs*per, 1, 5000)
+		if s < 0 {
+			continue
+		}
+		ts := int64(100+s) * 1e9 // Unix ns: a start of 0 is unknown
+		samples = append(samples,
+			cascade.Sample{Time: ts, Kind: cascade.MetricBrokerMemory, Value: base + k*avg},
+			cascade.Sample{Time: ts, Kind: cascade.MetricPublished, Metric: "p", Labels: `queue="a"`, Value: c})
+	}
+	acc := newMetricAcc()
+	for i := range samples {
+		acc.add(&samples[i])
+	}
+	bytesOf := func(string) float64 { return per }
+	warm, ok := acc.rateMemory(base, bytesOf, 0)
+	require.True(t, ok)
+	cold, ok := acc.rateMemory(base, bytesOf, (100-lead)*1e9)
+	require.True(t, ok)
+	t.Logf("warm start: %+v; cold start at the traffic's: %+v", warm, cold)
+	require.Equal(t, 5000.0, cold.windowMS)
+	require.InEpsilon(t, k, cold.seconds, 0.02)
+	require.Less(t, cold.relRMS, 0.01)
+	require.Less(t, cold.relRMS, warm.relRMS)
+	// A counter older than the traffic (publishes from before it, faster
+	// than any interval scraped) is not read as the traffic's.
+	old := newMetricAcc()
+	for i := range samples {
+		s := samples[i]
+		if s.Kind == cascade.MetricPublished {
+			s.Value += 1e6
+		}
+		old.add(&s)
+	}
+	f, ok := old.rateMemory(base, bytesOf, (100-lead)*1e9)
+	require.True(t, ok)
+	require.Equal(t, warm, f)
 }

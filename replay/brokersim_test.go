@@ -188,24 +188,14 @@ func TestBrokersimReplay(t *testing.T) {
 					require.InDelta(t, float64(q.PeakReady), g.peakReady, math.Max(0.25*float64(q.PeakReady), 2), "%s peak ready", q.Name)
 					continue
 				}
-				// Under the memory alarm the two differ in when memory is
-				// checked. brokersim's monitor runs once a second, as
-				// RabbitMQ's vm_memory_monitor does: memory overshoots
-				// the watermark until the check that raises the alarm
-				// (up to a second of arrivals), and the publishers held
-				// while it was on all go at the check that clears it (up
-				// to the alarm's length of arrivals). Replay checks at
-				// every change: its publishers block at the watermark
-				// exactly, the ready messages then being what it holds
-				// less the unacked ones. So the capture's peak is
-				// replay's plus at most those arrivals.
-				b := tr.Broker
-				held := float64(b.WatermarkBytes-b.BaseBytes) / float64(q.MessageBytes)
-				require.InDelta(t, held-float64(q.Consumers*q.Prefetch), g.peakReady, 2, "%s peak ready at the watermark", q.Name)
-				over := float64(q.PeakReady) - g.peakReady
-				require.GreaterOrEqual(t, over, 0.0, "%s: replay's continuous monitor lets fewer messages in", q.Name)
-				require.LessOrEqual(t, over, tr.MeasuredRatePerS*(1+b.Outcome.AlarmMS/1000),
-					"%s: the capture's peak passes replay's by at most the arrivals of a check interval and the alarm", q.Name)
+				// Under the memory alarm both check memory once a second
+				// (brokersim's monitor as RabbitMQ's vm_memory_monitor,
+				// replay's for a rabbitmq broker): memory overshoots the
+				// watermark until the check that raises the alarm. The
+				// checks fall at different moments of the arrivals, so
+				// the peaks may differ by up to a second of them.
+				require.InDelta(t, float64(q.PeakReady), g.peakReady, math.Max(0.25*float64(q.PeakReady), tr.MeasuredRatePerS),
+					"%s peak ready under the alarm", q.Name)
 			}
 			require.InDelta(t, o.FlowSuccessRate, got.success, 0.03, "flow success rate")
 			require.InEpsilon(t, o.FlowP50MS, got.p50, 0.25, "flow completion p50")

@@ -37,6 +37,7 @@ const (
 	brUp                    // the restart is over
 	brRelease               // the alarm cleared: admit the held publishers
 	brCheck                 // the rate's memory may have fallen under the watermark
+	brMonitor               // the broker's periodic memory check (broker.every)
 )
 
 // mqueue is the replay state of one queue node.
@@ -122,6 +123,10 @@ type broker struct {
 	fall          float64
 	rateAt        int64
 	checkAt       int64
+	// every is how often, in ticks, the broker looks at its memory: its
+	// alarm goes on and off only then (a brMonitor event); 0 looks at
+	// every change.
+	every int64
 }
 
 // flow is a root request's flow: pending counts its pieces of work not
@@ -146,6 +151,9 @@ func (e *Engine) buildBrokers(index map[string]int32) {
 		b.base, b.wm = mb.BaseBytes, mb.MemoryWatermarkBytes
 		b.restart = mb.Alarm == cascade.AlarmRestart
 		b.restartFor = e.ticks(mb.RestartMS)
+		if ms := memoryCheckMS(mb.System); ms > 0 && mb.MemoryWatermarkBytes > 0 {
+			b.every = max(1, e.ticks(ms))
+		}
 		b.out.Name = mb.Name
 		if mb.RateMemoryS > 0 {
 			w := mb.RateWindowMS
@@ -245,6 +253,9 @@ func (e *Engine) resetBrokers(seed uint64) {
 		b.alarm, b.down, b.alarmAt, b.epoch = false, false, 0, 0
 		b.rate, b.fall, b.rateAt, b.checkAt = 0, 0, 0, 0
 		b.out = cascade.BrokerOutcome{Name: b.out.Name, PeakBytes: b.base}
+		if b.every > 0 {
+			e.q.push(b.every, evBroker, int32(i), brMonitor)
+		}
 	}
 }
 

@@ -515,3 +515,38 @@ func TestBrokerRateMemoryWindows(t *testing.T) {
 		})
 	}
 }
+
+// TestBrokerMemoryMonitor: a rabbitmq broker looks at its memory once a
+// second, as RabbitMQ's vm_memory_monitor does, so its alarm goes on and
+// off only on the second and lasts whole seconds; a broker of no known
+// system looks at every change, its alarm flickering at the watermark.
+// A publisher that fails at once while blocked keeps about the rate the
+// watermark allows with the continuous check (TestBrokerRateMemory's 75
+// a second), and less with the monitor's: the memory overshoots until
+// the check, and the publishers are refused for whole seconds.
+func TestBrokerMemoryMonitor(t *testing.T) {
+	success := map[string]float64{}
+	for _, system := range []string{"", "rabbitmq"} {
+		m := qmodel(100, cascade.Const(1), cascade.Queue{Broker: "mq", Consumers: 4, Prefetch: 1, MessageBytes: 1000},
+			func(m *cascade.Model) {
+				m.Edges[0].FailBlocked = true
+				m.Brokers = []cascade.Broker{{Name: "mq", System: system, MemoryWatermarkBytes: 150e3, RateMemoryS: 2, RateWindowMS: 1000}}
+			})
+		r := replayT(t, m)
+		b := r.Brokers[0]
+		t.Logf("system %q: peak %.0f B, %d alarms for %.0f ms, success %.3f", system, b.PeakBytes, b.Alarms, b.AlarmMS, r.SuccessRate)
+		require.Positive(t, b.Alarms)
+		if system == "" {
+			require.Less(t, b.AlarmMS/float64(b.Alarms), 100.0, "a continuous check clears the alarm within a few ms")
+			require.InDelta(t, 150e3, b.PeakBytes, 10e3, "blocked at the watermark")
+			require.InDelta(t, 0.75, r.SuccessRate, 0.05)
+		} else {
+			require.Zero(t, int64(b.AlarmMS)%1000, "whole seconds: %v", b.AlarmMS)
+			require.GreaterOrEqual(t, b.AlarmMS/float64(b.Alarms), 1000.0)
+			require.Greater(t, b.PeakBytes, 150e3+10e3, "memory passes the watermark until the next check")
+		}
+		success[system] = r.SuccessRate
+	}
+	require.Less(t, success["rabbitmq"], success[""])
+	require.Greater(t, success["rabbitmq"], 0.5)
+}

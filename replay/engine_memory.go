@@ -6,18 +6,29 @@ package replay
 
 import "math"
 
-// memory updates broker bi's memory, its peak and its alarm.
+// memory updates broker bi's memory, its peak and, unless the broker
+// looks at its memory only every so often (broker.every), its alarm.
 func (e *Engine) memory(bi int32) {
 	if bi < 0 {
 		return
 	}
 	b := &e.brokers[bi]
-	bytes := b.base
+	bytes, held := e.memBytes(b)
+	if b.wm <= 0 || b.down || b.every > 0 {
+		return
+	}
+	e.alarmCheck(bi, bytes, held)
+}
+
+// memBytes returns broker b's memory, and the part of it its queues'
+// messages and its base hold, and notes its peak.
+func (e *Engine) memBytes(b *broker) (bytes, held float64) {
+	bytes = b.base
 	for _, qi := range b.queues {
 		q := &e.mqs[qi]
 		bytes += float64(q.ready+q.unacked+q.delayed) * q.bytes
 	}
-	held := bytes
+	held = bytes
 	if b.rateK > 0 {
 		b.decay(e.now)
 		bytes += b.rateK * b.rateMem()
@@ -25,9 +36,13 @@ func (e *Engine) memory(bi int32) {
 	if bytes > b.out.PeakBytes {
 		b.out.PeakBytes = bytes
 	}
-	if b.wm <= 0 || b.down {
-		return
-	}
+	return bytes, held
+}
+
+// alarmCheck sets or clears broker bi's alarm for its memory bytes (held
+// of it its base and messages).
+func (e *Engine) alarmCheck(bi int32, bytes, held float64) {
+	b := &e.brokers[bi]
 	switch {
 	case !b.alarm && bytes >= b.wm && bytes > b.base:
 		b.alarm = true
@@ -42,7 +57,7 @@ func (e *Engine) memory(bi int32) {
 		e.q.push(e.now, evBroker, bi, brRelease)
 		return
 	}
-	if b.alarm && !b.restart && b.rateK > 0 && b.rate > 0 && held < b.wm && b.checkAt <= e.now {
+	if b.every == 0 && b.alarm && !b.restart && b.rateK > 0 && b.rate > 0 && held < b.wm && b.checkAt <= e.now {
 		// Blocked, nothing is published: the rate's memory only decays.
 		// Look again when it will have fallen under the watermark (the
 		// sooner of the two averages, when there are two).
@@ -113,6 +128,14 @@ func (e *Engine) onBroker(bi int32, op uint32) {
 			b.checkAt = 0
 		}
 		e.memory(bi)
+	case brMonitor:
+		// The broker's memory monitor: the alarm goes on or off only
+		// here.
+		bytes, held := e.memBytes(b)
+		if b.wm > 0 && !b.down {
+			e.alarmCheck(bi, bytes, held)
+		}
+		e.q.push(e.now+b.every, evBroker, bi, brMonitor)
 	}
 }
 
@@ -156,4 +179,17 @@ func (e *Engine) restart(bi int32) {
 	b.down = true
 	e.memory(bi)
 	e.q.push(e.now+b.restartFor, evBroker, bi, brUp)
+}
+
+// memoryCheckMS is how often a broker of the system looks at its memory,
+// 0 when unknown (the replay then looks at every change). RabbitMQ's
+// vm_memory_monitor reads the node's memory every second and sets or
+// clears the memory alarm only then: an alarm lasts at least a second,
+// however soon the memory falls back under the watermark.
+func memoryCheckMS(system string) float64 {
+	switch system {
+	case "rabbitmq":
+		return 1000
+	}
+	return 0
 }
