@@ -40,6 +40,7 @@ func (r *openReq) ok() bool { return r.ended && r.status == http.StatusOK }
 // openLoad is what an open-loop load sent and saw.
 type openLoad struct {
 	rate     float64
+	seed     uint64 // of the arrival times
 	d, drain time.Duration
 	reqs     []openReq
 	lag      time.Duration // the most a send came after its arrival time
@@ -76,7 +77,7 @@ func openLoop(t *testing.T, base string, rate float64, d, drain time.Duration, s
 	client := &http.Client{Timeout: 120 * time.Second, Transport: transport}
 	defer transport.CloseIdleConnections()
 
-	l := &openLoad{rate: rate, d: d, drain: drain, reqs: make([]openReq, len(ats))}
+	l := &openLoad{rate: rate, seed: seed, d: d, drain: drain, reqs: make([]openReq, len(ats))}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	start := time.Now()
