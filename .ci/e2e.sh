@@ -10,7 +10,9 @@
 # --from prometheus must agree with the trace-built model
 # (cmd/cascade/graph_e2e_test.go). Last, HotROD is captured again with
 # each of its --fix-* changes and the baseline's model is held to what
-# each measured (collect/e2e_hotrodfix_test.go).
+# each measured (collect/e2e_hotrodfix_test.go), and at 2x and 3x its
+# load, open loop, to the replay's overload verdicts
+# (collect/e2e_hotrodload_test.go).
 #
 # Called by .ci/run; runs alone too. HotROD and Prometheus are cached in
 # $CASCADE_E2E_CACHE (default ~/.cache/cascade-e2e), keyed by version.
@@ -110,6 +112,14 @@ group=""
 # a real system none of its constants was chosen on
 # (incident/hotrod_splice_test.go). A measurement: the table is printed.
 CASCADE_HOTROD_FIX="$tmp/hotrod-fix" setsid go test ./incident -run '^TestHotRODSplice$' -count=1 -v -timeout 5m &
+group=$!
+wait "$group"
+group=""
+# HotROD at 2x and 3x its load, open loop, live against the replay of a
+# live baseline's model (issue 37; collect/e2e_hotrodload_test.go): a
+# baseline and two loaded runs, 60 s of arrivals each, about 4 minutes.
+# The overload verdicts must agree; the error figures are printed.
+CASCADE_E2E_HOTROD_LOAD=1 setsid go test ./collect -run '^TestE2EHotRODLoad$' -count=1 -v -timeout 12m &
 group=$!
 wait "$group"
 group=""
