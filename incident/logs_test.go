@@ -42,12 +42,19 @@ func shapeIncidentLogs(t *testing.T, dir string, logs bool) *Incident {
 // the shapes the Nezha CSV can hold, from the middle of a two-minute
 // capture, at every request and at 30% of them. With the logs the
 // thrower ranks first, its caller explained by it; without them nothing
-// changed.
+// changed. The default run keeps one place for each shape and share
+// (6 of the 18 cases, each place twice); CASCADE_LONG=1 runs them all.
 func TestShapesLogsThrow(t *testing.T) {
+	k := 0
 	for _, shape := range []string{"pairs", "mixed", "fallback"} {
 		for _, share := range []float64{1, 0.3} {
-			for _, svc := range []string{"gateway", "stock", "ledger"} {
+			keep := k % 3
+			k++
+			for i, svc := range []string{"gateway", "stock", "ledger"} {
 				t.Run(fmt.Sprintf("%s/%g/%s", shape, share, svc), func(t *testing.T) {
+					if i != keep {
+						testutil.Long(t)
+					}
 					cfg := shapes.Config{Shape: shape, Traces: int(shapes.Rate(shape) * 120), Format: shapes.NezhaCSV,
 						Logs: true, Throw: svc, ThrowShare: share}
 					dir, _ := testutil.ShapeDataset(t, cfg)
@@ -71,11 +78,15 @@ func TestShapesLogsThrow(t *testing.T) {
 
 // TestShapesLogsHealthy: a capture whose logs hold their normal ERROR
 // lines (the shapes' own failures) and nothing else reports no
-// incident.
+// incident. The default run keeps one seed of each shape, a different
+// one each; CASCADE_LONG=1 runs every seed.
 func TestShapesLogsHealthy(t *testing.T) {
-	for _, shape := range []string{"pairs", "mixed", "fallback"} {
-		for _, seed := range []uint64{1, 2, 3} {
+	for si, shape := range []string{"pairs", "mixed", "fallback"} {
+		for i, seed := range []uint64{1, 2, 3} {
 			t.Run(fmt.Sprintf("%s/seed=%d", shape, seed), func(t *testing.T) {
+				if i != si {
+					testutil.Long(t)
+				}
 				cfg := shapes.Config{Shape: shape, Traces: int(shapes.Rate(shape) * 120), Format: shapes.NezhaCSV, Logs: true, Seed: seed}
 				dir, _ := testutil.ShapeDataset(t, cfg)
 				inc := shapeIncidentLogs(t, dir, true)

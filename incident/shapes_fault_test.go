@@ -2,7 +2,6 @@ package incident
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,9 +25,18 @@ import (
 // orders around its stock call (lock-pool) and a parallel fan-out
 // (fan-out), from the middle of a two-minute capture. The incident pass
 // must rank the injected service first.
+//
+// The default run keeps each shape with each kind once (36 of the 99
+// cases); CASCADE_LONG=1 runs every place.
 func TestShapesFaults(t *testing.T) {
-	faultMatrix(t, "", []string{"pairs", "mixed", "client-only", "server-only", "fallback", "timeout-ok", "staggered-retries", "lock-pool", "fan-out"}, faultKinds)
+	faultMatrix(t, "", faultShapes, faultKinds)
 }
+
+// faultShapes are the shapes TestShapesFaults runs.
+var faultShapes = []string{"pairs", "mixed", "client-only", "server-only", "fallback", "timeout-ok", "staggered-retries", "lock-pool", "fan-out"}
+
+// nezhaFaultShapes are the shapes TestShapesFaultsNezhaCSV runs.
+var nezhaFaultShapes = []string{"pairs", "mixed", "fallback"}
 
 // faultKinds are the faults the matrices inject, each at a service.
 var faultKinds = []faultKind{
@@ -47,26 +55,102 @@ type faultKind struct {
 // and the leaf (ledger) of each shape, written in format, from the middle
 // of a two-minute capture, and holds the incident pass to ranking the
 // injected service first. A silent entry is left out: it leaves no trace.
+// The default run keeps the cases faultCases marks (each shape meets
+// each kind once); CASCADE_LONG=1 runs them all.
 func faultMatrix(t *testing.T, format string, names []string, kinds []faultKind) {
 	t.Helper()
-	for _, shape := range names {
-		for _, kind := range kinds {
-			for _, svc := range []string{"gateway", "stock", "ledger"} {
+	for _, c := range faultCases(names, kinds) {
+		name := fmt.Sprintf("%s/%s/%s", c.shape, c.kind.name, c.svc)
+		if format != "" {
+			name = format + "/" + name
+		}
+		t.Run(name, func(t *testing.T) {
+			if !c.keep {
+				testutil.Long(t)
+			}
+			cfg := shapes.Config{Shape: c.shape, Traces: int(shapes.Rate(c.shape) * 120), Format: format}
+			c.kind.set(&cfg, c.svc)
+			dir, _ := testutil.ShapeDataset(t, cfg)
+			inc := shapeIncident(t, dir)
+			require.NotEmpty(t, inc.Origins, "%+v", brief(inc))
+			require.Equal(t, c.svc, inc.Origins[0], "origins %v; nodes %+v", inc.Origins, brief(inc))
+		})
+	}
+}
+
+// faultPlaces are where faultMatrix injects: the entry, mid-chain and
+// the leaf.
+var faultPlaces = []string{"gateway", "stock", "ledger"}
+
+type faultCase struct {
+	shape string
+	kind  faultKind
+	svc   string
+	keep  bool // in the default run
+}
+
+// faultCases lists faultMatrix's cases, shape by shape, kind by kind,
+// place by place, and marks those the default run keeps: each shape
+// meets each kind once, at a place that moves on by one with each shape
+// and each kind, so every kind is also injected at every place once
+// three shapes run (a silent entry, which is left out, becomes a silent
+// leaf).
+func faultCases(names []string, kinds []faultKind) []faultCase {
+	var out []faultCase
+	for si, shape := range names {
+		for ki, kind := range kinds {
+			keep := (si + ki) % len(faultPlaces)
+			if kind.name == "silent" && keep == 0 {
+				keep = len(faultPlaces) - 1
+			}
+			for pi, svc := range faultPlaces {
 				if kind.name == "silent" && svc == "gateway" {
 					continue // an entry that answers nothing leaves no trace to read
 				}
-				name := fmt.Sprintf("%s/%s/%s", shape, kind.name, svc)
-				if format != "" {
-					name = format + "/" + name
+				out = append(out, faultCase{shape: shape, kind: kind, svc: svc, keep: pi == keep})
+			}
+		}
+	}
+	return out
+}
+
+// TestFaultCasesDefault holds the default run's subset of the fault
+// matrices to what it stands for: every shape meets every kind, every
+// kind meets every place, and the subset is a third of the cases.
+func TestFaultCasesDefault(t *testing.T) {
+	for _, m := range []struct {
+		names []string
+		kinds []faultKind
+	}{
+		{faultShapes, faultKinds},
+		{nezhaFaultShapes, faultKinds[:3]},
+		{[]string{"mixed"}, faultKinds},
+		{[]string{"pairs"}, faultKinds},
+	} {
+		cases := faultCases(m.names, m.kinds)
+		kept := map[string]bool{}
+		n := 0
+		for _, c := range cases {
+			if c.keep {
+				n++
+				kept[c.shape+"/"+c.kind.name] = true
+				kept[c.kind.name+"@"+c.svc] = true
+			}
+		}
+		require.Equal(t, len(m.names)*len(m.kinds), n, "one case of each shape and kind: %v", kept)
+		for _, shape := range m.names {
+			for _, kind := range m.kinds {
+				require.True(t, kept[shape+"/"+kind.name], "%s/%s is not in the default run", shape, kind.name)
+			}
+		}
+		if len(m.names) >= len(faultPlaces) {
+			for _, kind := range m.kinds {
+				for _, svc := range faultPlaces {
+					if kind.name == "silent" && svc == "gateway" {
+						continue
+					}
+					require.True(t, kept[kind.name+"@"+svc], "%s at %s is not in the default run", kind.name, svc)
 				}
-				t.Run(name, func(t *testing.T) {
-					cfg := shapes.Config{Shape: shape, Traces: int(shapes.Rate(shape) * 120), Format: format}
-					kind.set(&cfg, svc)
-					dir, _ := testutil.ShapeDataset(t, cfg)
-					inc := shapeIncident(t, dir)
-					require.NotEmpty(t, inc.Origins, "%+v", brief(inc))
-					require.Equal(t, svc, inc.Origins[0], "origins %v; nodes %+v", inc.Origins, brief(inc))
-				})
 			}
 		}
 	}
@@ -114,19 +198,22 @@ func TestShapesMixShift(t *testing.T) {
 // injected service must rank first. A silent service is left out: its
 // callers' unanswered calls name no peer and record no status, so
 // nothing in such a capture says whom they called (its callers' own
-// failures rank first).
+// failures rank first). The default run keeps 9 of the 27 cases (each
+// shape with each kind, each kind at each place); CASCADE_LONG=1 runs
+// them all.
 func TestShapesFaultsNezhaCSV(t *testing.T) {
-	faultMatrix(t, shapes.NezhaCSV, []string{"pairs", "mixed", "fallback"}, faultKinds[:3])
+	faultMatrix(t, shapes.NezhaCSV, nezhaFaultShapes, faultKinds[:3])
 }
 
 // TestShapesFaultsFormats runs TestShapesFaults' faults on captures
 // written as Zipkin (Brave, shared span ids) and as Jaeger's query
-// answer: mixed (retries and fan-out) in Zipkin and pairs in Jaeger by
-// default, every shape in both with CASCADE_SHAPES_ALL=1 (198 cases,
-// about a minute). The injected service must rank first.
+// answer. The injected service must rank first. The default run takes
+// mixed (retries and fan-out) in Zipkin and pairs in Jaeger, each kind
+// once (8 cases); CASCADE_LONG=1 runs every shape in both, every kind at
+// every place (198 cases, about two minutes).
 func TestShapesFaultsFormats(t *testing.T) {
 	sets := map[string][]string{shapes.ZipkinBrave: {"mixed"}, shapes.Jaeger: {"pairs"}}
-	if os.Getenv("CASCADE_SHAPES_ALL") != "" {
+	if testutil.LongRun() {
 		sets = map[string][]string{shapes.ZipkinBrave: shapes.Names(), shapes.Jaeger: shapes.Names()}
 	}
 	for _, format := range []string{shapes.ZipkinBrave, shapes.Jaeger} {

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"os"
 	"testing"
 	"time"
 
@@ -65,6 +64,3 @@ func withSeed(s uint64) func(*Config)            { return func(c *Config) { c.Se
 func withTraffic(t cascade.Traffic) func(*Config) {
 	return func(c *Config) { c.Traffic = &t }
 }
-
-// long reports whether the long reference sweeps should run.
-func long() bool { return os.Getenv("CASCADE_LONG") != "" }

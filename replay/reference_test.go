@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/internal/testutil"
 )
 
 // The reference comparisons of docs/validation.md. The reference numbers
@@ -124,7 +125,7 @@ func TestSeed000Collapse(t *testing.T) {
 	// and 4 seeds of 10 at 0.07 and 0.08). The long sweep compares those.
 	ref := loadReference(t)
 	rates := []float64{0.05, 0.06, 0.10, 0.12}
-	if long() {
+	if testutil.LongRun() {
 		rates = []float64{0.05, 0.06, 0.07, 0.08, 0.09, 0.10, 0.11, 0.12}
 	}
 	for _, rate := range rates {

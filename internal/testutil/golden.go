@@ -1,6 +1,7 @@
 // Package testutil holds helpers shared by the project's tests: golden
-// files regenerated with -update, and datasets ingested from the fixture
-// shapes of cascade/testdata/shapes.
+// files regenerated with -update, datasets ingested from the fixture
+// shapes of cascade/testdata/shapes, and the switch for the long suites
+// (CASCADE_LONG).
 package testutil
 
 import (
