@@ -186,7 +186,7 @@ func finalize(ctx context.Context, out, work string, runRows int, log func(strin
 		}
 		inputs = append(inputs, in)
 	}
-	for _, p := range paths {
+	for pi, p := range paths {
 		in := ingest.InputSummary{File: p, Format: "collect-segment"}
 		info, err := readSegment(p, func(payload []byte) error {
 			if err := ctx.Err(); err != nil {
@@ -217,6 +217,13 @@ func finalize(ctx context.Context, out, work string, runRows int, log func(strin
 			}
 			return nil
 		})
+		if errors.Is(err, errNotSegment) && pi == len(paths)-1 {
+			// The newest segment, created when the crash came: its
+			// header is fsynced before its first frame is, so with no
+			// header nothing in it was acknowledged, whatever a power
+			// cut left after the file's creation.
+			info, err = segmentInfo{size: info.size, torn: "no segment header"}, nil
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return fin, ctx.Err()

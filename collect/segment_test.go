@@ -2,6 +2,7 @@ package collect
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -176,4 +177,44 @@ func TestStoreLock(t *testing.T) {
 	st, err = openStore(dir, 1<<20)
 	require.NoError(t, err)
 	require.NoError(t, st.close())
+}
+
+// TestFinalizeNewestSegmentWithoutHeader: a crash right after a new
+// segment's creation leaves it without a header; whatever a power cut
+// adds after that is no acknowledged record, so finalize discards it.
+// An older segment without a header is damage, and an error.
+func TestFinalizeNewestSegmentWithoutHeader(t *testing.T) {
+	tests := []struct {
+		name    string
+		garbled int // the segment whose header is garbage: 1 (older) or 2 (newest)
+		wantErr bool
+	}{
+		{"newest", 2, false},
+		{"older", 1, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			out, work := filepath.Join(root, "ds"), filepath.Join(root, "ds.collect")
+			st, err := openStore(work, 1)
+			require.NoError(t, err)
+			body := encodeRecord(nil, &batch{spans: readSpansSlice(t, testTraces(7, 3, "kept"))})
+			require.NoError(t, st.appendRecords(body))
+			require.NoError(t, st.appendRecords(body))
+			require.NoError(t, st.close())
+			paths, _, err := listSegments(work)
+			require.NoError(t, err)
+			require.Len(t, paths, 2)
+			// Half a frame where the header should be.
+			frame := appendFrame(nil, body)
+			require.NoError(t, os.WriteFile(paths[tc.garbled-1], frame[:len(frame)/2], 0o644))
+			fin, err := finalize(context.Background(), out, work, 1024, func(string, ...any) {})
+			if tc.wantErr {
+				require.ErrorIs(t, err, errNotSegment)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, int64(len(frame)/2), fin.discarded)
+		})
+	}
 }
