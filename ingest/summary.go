@@ -290,7 +290,7 @@ func (st *spanStats) fill(sum *Summary) {
 		sum.notice(k, action, file, st.firstCycle, st.cycles)
 	}
 	sum.notice(noticeDuplicate, "dropped: the first stored wins", file, st.firstDup, st.dups)
-	sum.notice(noticeConflict, "dropped: the first stored wins", file, st.firstConflict, st.conflicts)
+	sum.notice(noticeConflict, actionConflict, file, st.firstConflict, st.conflicts)
 	sum.notice(noticeOrphan, "kept: starts a request without a caller", file, st.firstOrphan, st.orphans)
 	sum.notice(noticeClockSkew, "kept as read", file, st.firstSkew, st.skewed)
 }
