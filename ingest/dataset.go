@@ -113,6 +113,12 @@ func createDataset(out string, runRows int) (*datasetWriter, error) {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
+	// Named for this process, so that a later run removes the directory
+	// if this one is killed before it finishes (cleanStale).
+	if err := writeOwner(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
 	w := &datasetWriter{
 		final:     out,
 		tmp:       tmp,
@@ -161,6 +167,9 @@ func (w *datasetWriter) commit(sum *Summary) error {
 // publish swaps the finished directory in. An existing dataset is moved
 // aside first and removed only after the new one is in place.
 func (w *datasetWriter) publish() error {
+	if err := os.Remove(filepath.Join(w.tmp, ownerFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	old := ""
 	if _, err := os.Stat(w.final); err == nil {
 		old = w.tmp + ".old"

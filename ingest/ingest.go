@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"cascade"
 )
@@ -55,6 +56,10 @@ type Config struct {
 	RejectEmpty bool
 	// Stdin is read for the path "-"; nil means os.Stdin.
 	Stdin io.Reader
+	// Note, when set, is told what Run did outside the data, one sentence
+	// each: a temporary dataset that a run killed before it finished left
+	// beside Out, removed (or a dataset it had moved aside, put back).
+	Note func(string)
 	// Progress, when set, is called as input bytes are read with the
 	// bytes read so far and the total size of the named inputs (0 when
 	// unknown, as for stdin). It is called from the reading goroutine.
@@ -122,6 +127,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		Inferred: map[string]int64{},
 	}
 	defer sum.sortNotices()
+	cleanStale(c.Out, time.Now(), c.Note)
 	w, err := createDataset(c.Out, c.RunRows)
 	if err != nil {
 		return nil, err
