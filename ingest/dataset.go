@@ -68,7 +68,16 @@ type datasetWriter struct {
 	// cluster's once every line is in.
 	templates *drain.Parser
 	hasLogs   bool // a log input was read: write logs.parquet
+	// bigTraces counts, by trace id, the rows of the traces that fill at
+	// least bigTrace rows of a sorted run (summed over the runs), so that
+	// writeSpans holds such a trace in one allocation of its size.
+	bigTraces map[string]int
 }
+
+// bigTrace is the number of rows of one trace in one sorted run from
+// which the trace is counted in datasetWriter.bigTraces, and from which
+// writeSpans shares the strings its rows repeat.
+const bigTrace = 4096
 
 func createDataset(out string, runRows int) (*datasetWriter, error) {
 	if info, err := os.Stat(out); err == nil {
@@ -104,14 +113,38 @@ func createDataset(out string, runRows int) (*datasetWriter, error) {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	return &datasetWriter{
+	// Named for this process, so that a later run removes the directory
+	// if this one is killed before it finishes (cleanStale).
+	if err := writeOwner(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	w := &datasetWriter{
 		final:     out,
 		tmp:       tmp,
 		spans:     newSorter(tmp, "spans", runRows, compareSpans),
 		samples:   newSorter(tmp, "metrics", runRows, compareSamples),
 		logs:      newSorter(tmp, "logs", runRows, compareLogs),
 		templates: drain.New(drain.DefaultConfig()),
-	}, nil
+		bigTraces: map[string]int{},
+	}
+	w.spans.sorted = w.countBigTraces
+	return w, nil
+}
+
+// countBigTraces adds the traces of one sorted run that fill at least
+// bigTrace of its rows to w.bigTraces.
+func (w *datasetWriter) countBigTraces(run []cascade.Span) {
+	for i := 0; i < len(run); {
+		j := i + 1
+		for j < len(run) && run[j].TraceID == run[i].TraceID {
+			j++
+		}
+		if j-i >= bigTrace {
+			w.bigTraces[run[i].TraceID] += j - i
+		}
+		i = j
+	}
 }
 
 func (w *datasetWriter) abort() { os.RemoveAll(w.tmp) }
@@ -134,6 +167,9 @@ func (w *datasetWriter) commit(sum *Summary) error {
 // publish swaps the finished directory in. An existing dataset is moved
 // aside first and removed only after the new one is in place.
 func (w *datasetWriter) publish() error {
+	if err := os.Remove(filepath.Join(w.tmp, ownerFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	old := ""
 	if _, err := os.Stat(w.final); err == nil {
 		old = w.tmp + ".old"
@@ -213,7 +249,15 @@ func (w *datasetWriter) writeSpans(sum *Summary) error {
 		return err
 	}
 	st := newSpanStats()
+	// group holds the rows of one trace, which spanStats.trace needs
+	// whole (parents, repeats, cycles). A trace may be millions of spans:
+	// one counted big is allocated at its size at once rather than grown
+	// (growing holds the old and the new array together), and from
+	// bigTrace rows on, the strings its rows repeat (the trace id, the
+	// service, the operation, ...) are shared, not each row's own copy
+	// as the run files give them.
 	var group []cascade.Span
+	strs := map[string]string{}
 	flush := func() error {
 		if len(group) == 0 {
 			return nil
@@ -226,6 +270,9 @@ func (w *datasetWriter) writeSpans(sum *Summary) error {
 		}
 		clear(group)
 		group = group[:0]
+		if len(strs) > 1<<16 {
+			clear(strs)
+		}
 		return nil
 	}
 	err = w.spans.drain(func(s *cascade.Span) error {
@@ -234,7 +281,20 @@ func (w *datasetWriter) writeSpans(sum *Summary) error {
 				return err
 			}
 		}
+		if len(group) == 0 {
+			if n := w.bigTraces[s.TraceID]; n > cap(group) {
+				group = nil // let the old array go before the new one is made
+				group = make([]cascade.Span, 0, n)
+			}
+		}
 		group = append(group, *s)
+		if n := len(group); n > 1 {
+			r := &group[n-1]
+			r.TraceID = group[0].TraceID
+			if n >= bigTrace {
+				shareStrings(r, strs)
+			}
+		}
 		return nil
 	})
 	if err == nil {
@@ -248,6 +308,27 @@ func (w *datasetWriter) writeSpans(sum *Summary) error {
 	}
 	st.fill(sum)
 	return nil
+}
+
+// shareStrings replaces the strings of r that spans repeat (service,
+// instance, operation, kind, status, peer, error type, messaging fields)
+// with the copy in strs, adding the ones not there yet.
+func shareStrings(r *cascade.Span, strs map[string]string) {
+	share := func(p *string) {
+		if *p == "" {
+			return
+		}
+		if v, ok := strs[*p]; ok {
+			*p = v
+			return
+		}
+		strs[*p] = *p
+	}
+	for _, p := range []*string{&r.Service, &r.Instance, &r.Operation, &r.Peer, &r.ErrorType,
+		&r.MessagingSystem, &r.MessagingOperation, &r.Destination, &r.ConsumerGroup,
+		(*string)(&r.Kind), (*string)(&r.Status)} {
+		share(p)
+	}
 }
 
 func (w *datasetWriter) writeSamples(sum *Summary) error {

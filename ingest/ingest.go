@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"cascade"
 )
@@ -45,8 +47,19 @@ type Config struct {
 	// spilled to disk; default 262144, zero means the default. It bounds
 	// memory: about 400 bytes a span.
 	RunRows int
+	// RejectEmpty fails the run, before anything is written, when an
+	// input was empty (no bytes, or only whitespace) and no input of the
+	// run held a record: an InputError naming the empty inputs, wrapping
+	// ErrNoInput. With data from another input, an empty one is only a
+	// notice ("empty input"). `cascade ingest` sets it; graph and analyze
+	// fail on a capture without spans in their own words.
+	RejectEmpty bool
 	// Stdin is read for the path "-"; nil means os.Stdin.
 	Stdin io.Reader
+	// Note, when set, is told what Run did outside the data, one sentence
+	// each: a temporary dataset that a run killed before it finished left
+	// beside Out, removed (or a dataset it had moved aside, put back).
+	Note func(string)
 	// Progress, when set, is called as input bytes are read with the
 	// bytes read so far and the total size of the named inputs (0 when
 	// unknown, as for stdin). It is called from the reading goroutine.
@@ -114,6 +127,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		Inferred: map[string]int64{},
 	}
 	defer sum.sortNotices()
+	cleanStale(c.Out, time.Now(), c.Note)
 	w, err := createDataset(c.Out, c.RunRows)
 	if err != nil {
 		return nil, err
@@ -160,11 +174,35 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	if len(st.errs) > 0 {
 		return sum, st.joined()
 	}
+	if c.RejectEmpty && len(st.empty) > 0 && !readAny(sum) {
+		return sum, emptyInputs(st.empty)
+	}
 	if err := w.commit(sum); err != nil {
 		return sum, err
 	}
 	ok = true
 	return sum, nil
+}
+
+// readAny reports whether any input gave a record (a span, a sample or
+// a log record), valid or not.
+func readAny(sum *Summary) bool {
+	for _, in := range sum.Inputs {
+		if in.Spans+in.Samples+in.Logs+in.Skipped > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// emptyInputs is the error of a run whose only inputs were empty, naming
+// them.
+func emptyInputs(files []string) error {
+	what := "the input is empty"
+	if len(files) > 1 {
+		what = "the inputs are empty"
+	}
+	return &InputError{File: strings.Join(files, ", "), Err: fmt.Errorf("%s (%s): %w", what, noticeEmpty, ErrNoInput)}
 }
 
 // emptyDirs fails the run for the first directory named on the command
@@ -225,8 +263,10 @@ type runSink struct {
 	// misplaced names what each input of the other kind looks like
 	// (metrics among traces, traces among metrics), by path.
 	misplaced map[string]string
-	done      atomic.Int64
-	total     int64
+	// empty lists the inputs that were empty, in reading order.
+	empty []string
+	done  atomic.Int64
+	total int64
 }
 
 func (r *runSink) span(s *cascade.Span) error {
@@ -254,6 +294,9 @@ func (r *runSink) infer(note string) {
 	r.sum.Inferred[note]++
 	if note == noticeEmpty {
 		r.sum.notice(noticeEmpty, "nothing read", r.file_, "byte 0", 1)
+		if n := len(r.empty); n == 0 || r.empty[n-1] != r.file_ {
+			r.empty = append(r.empty, r.file_)
+		}
 	}
 }
 
@@ -399,7 +442,7 @@ func (r *runSink) file(ctx context.Context, path string, format Format, kind inp
 	if !ok {
 		br = bufio.NewReaderSize(rd, 1<<20)
 	}
-	head, _ := br.Peek(sniffLen)
+	head, peekErr := br.Peek(sniffLen)
 	r.sum.Inputs = append(r.sum.Inputs, InputSummary{File: path})
 	r.in = &r.sum.Inputs[len(r.sum.Inputs)-1]
 	r.file_ = path
@@ -426,6 +469,12 @@ func (r *runSink) file(ctx context.Context, path string, format Format, kind inp
 		}
 	}
 	r.in.Format = format
+	if peekErr == io.EOF && len(bytes.TrimLeft(head, " \t\r\n\ufeff")) == 0 {
+		// Nothing but whitespace: no decoder would read anything, and
+		// not all of them say so (Prometheus text, OTLP logs).
+		r.infer(noticeEmpty)
+		return nil
+	}
 	if kind == logInput {
 		err = r.decodeLogs(path, format, br)
 	} else {

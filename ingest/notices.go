@@ -25,10 +25,15 @@ type Notice struct {
 }
 
 // String formats the notice as the stderr line prints it, without the
-// "cascade: warning: " prefix.
+// "cascade: warning: " prefix. A kind whose words were changed is printed
+// in its new words (noticeWords); Kind keeps the old ones.
 func (n Notice) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d", n.Kind, n.Count)
+	kind := n.Kind
+	if w, ok := noticeWords[kind]; ok {
+		kind = w
+	}
+	fmt.Fprintf(&b, "%s: %d", kind, n.Count)
 	where := n.File
 	if n.Position != "" {
 		if where != "" {
@@ -57,6 +62,20 @@ const (
 	noticeBadYear     = "span time outside the years 2000-2100"
 	noticeDurMismatch = "span duration column disagrees with end - start"
 )
+
+// noticeWords are the words a notice is printed with where they are not
+// its kind: the summary JSON's kind stays what it was, for programs that
+// match it, while the stderr line says it better.
+var noticeWords = map[string]string{
+	// Two spans of one trace and span id that differ are two calls, not
+	// a conflict to settle: one of them is lost.
+	noticeConflict: "duplicate span id with different content (same trace and span id)",
+}
+
+// actionConflict is what is done with a span whose trace and span id a
+// different span stored before it has: stored first is the earlier
+// start, at the same start the one read first.
+const actionConflict = "the later span, a different call, was dropped; the first kept"
 
 // notice adds n records of kind to the summary, keeping the first
 // position met.

@@ -2,8 +2,11 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"testing"
+
+	"cascade"
 
 	"github.com/stretchr/testify/require"
 )
@@ -71,5 +74,50 @@ func TestUnitHint(t *testing.T) {
 	}
 	for _, tc := range tests {
 		require.Equal(t, tc.want, unitHint(tc.t), "t=%d", tc.t)
+	}
+}
+
+// TestNoticeWords checks how each span-id notice reads on stderr and in
+// the summary JSON: two spans of one id that differ are called a
+// duplicate with different content, the later dropped, while the JSON
+// kind stays what programs match (issue 39, item 9).
+func TestNoticeWords(t *testing.T) {
+	const wd = "../cmd/cascade/testdata/warn/"
+	tests := []struct {
+		name   string
+		file   string
+		kind   string // the JSON kind
+		line   string // Notice.String()
+		stored string // the operation of span a1, as stored
+	}{
+		{name: "different content", file: "conflict.jsonl",
+			kind:   "conflicting span id (same trace and span id, different content)",
+			line:   "duplicate span id with different content (same trace and span id): 1, first at ../cmd/cascade/testdata/warn/conflict.jsonl trace 0102030405060708090a0b0c0d0e0f10 span 00000000000000a1 (the later span, a different call, was dropped; the first kept)",
+			stored: "GET /"},
+		{name: "same content", file: "duplicate.jsonl",
+			kind:   "duplicate span id (same content)",
+			line:   "duplicate span id (same content): 1, first at ../cmd/cascade/testdata/warn/duplicate.jsonl trace 0102030405060708090a0b0c0d0e0f10 span 00000000000000a1 (dropped: the first stored wins)",
+			stored: "GET /"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.Traces, c.Out = []string{wd + tc.file}, filepath.Join(t.TempDir(), "ds")
+			sum, err := Run(context.Background(), c)
+			require.NoError(t, err)
+			require.Len(t, sum.Notices, 1)
+			require.Equal(t, tc.line, sum.Notices[0].String())
+			js, err := json.Marshal(sum.Notices[0])
+			require.NoError(t, err)
+			var got map[string]any
+			require.NoError(t, json.Unmarshal(js, &got))
+			require.Equal(t, tc.kind, got["kind"])
+			var ops []string
+			require.NoError(t, ReadSpans(c.Out, func(s *cascade.Span) error {
+				ops = append(ops, s.Operation)
+				return nil
+			}))
+			require.Equal(t, []string{tc.stored}, ops)
+		})
 	}
 }

@@ -24,6 +24,10 @@ type recordPos struct {
 	index  int   // position in its resourceSpans array
 	offset int64 // byte offset of the element in the input
 	line   int   // 1-based line of the element; 0 when the format has no lines
+	// scope and span locate a piece of an element decoded on its own (a
+	// big JSON element's spans, in batches): its first scope and span in
+	// the element, added to the piece's own indices in record paths.
+	scope, span int
 }
 
 // otlpDecoder turns pdata spans into cascade spans. The JSON and proto front
@@ -82,7 +86,7 @@ func (d *otlpDecoder) resourceSpans(rs ptrace.ResourceSpans, pos recordPos) erro
 		spans := scopes.At(j).Spans()
 		for k := range spans.Len() {
 			if err := d.normalize(spans.At(k), service, instance); err != nil {
-				if err := d.invalid(pos, d.spanPath(pos.index, j, k), err); err != nil {
+				if err := d.invalid(pos, d.spanPath(pos.index, pos.scope+j, pos.span+k), err); err != nil {
 					return err
 				}
 				continue

@@ -29,7 +29,7 @@ func decodeOTLPJSON(name string, r io.Reader, s sink, opts *Options) error {
 func decodeOTLPJSONSized(name string, r io.Reader, s sink, chunk, limit int) error {
 	sc := newJSONScanner(r, chunk)
 	sc.limit = limit
-	j := &otlpJSON{d: otlpDecoder{name: name, s: s}, sc: sc}
+	j := &otlpJSON{d: otlpDecoder{name: name, s: s}, sc: sc, streamAt: otlpStreamAt}
 	err := j.run()
 	if err == errStopped {
 		return nil
@@ -67,6 +67,9 @@ type otlpJSON struct {
 	// as a Jaeger line in an OTLP JSONL file, holds nothing read and is
 	// dropped with a warning.
 	found bool
+	// streamAt is the size from which a resourceSpans element's spans are
+	// decoded in batches of about this size rather than whole (see walk).
+	streamAt int
 }
 
 // Wrapping of one resourceSpans element into a document pdata reads.
@@ -233,7 +236,12 @@ func (j *otlpJSON) array() error {
 		pos.index = i
 		sc.keep = sc.pos
 		sc.oversize = false
-		if err := sc.skipValue(); err != nil {
+		streamed, err := j.walk(pos)
+		if ws := (*walkStop)(nil); errors.As(err, &ws) {
+			sc.keep = -1
+			return ws.err
+		}
+		if err != nil {
 			sc.keep = -1
 			if errors.Is(err, errUnexpectedEnd) {
 				// A truncated element: its start says more than the end.
@@ -245,10 +253,11 @@ func (j *otlpJSON) array() error {
 			}
 			return j.syntax(err, j.d.elementPath(i))
 		}
-		var err error
-		if sc.oversize {
+		switch {
+		case streamed:
+		case sc.oversize:
 			err = j.d.invalid(pos, j.d.elementPath(i), errorf(ErrSyntax, "element larger than %s", byteSize(sc.limit)))
-		} else {
+		default:
 			err = j.element(sc.buf[sc.keep:sc.pos], pos)
 		}
 		sc.keep = -1
@@ -451,7 +460,11 @@ func (s *jsonScanner) readString() (string, error) {
 	if s.oversize {
 		return "", &scanError{pos: s.here(), msg: "member name too long"}
 	}
-	raw := s.buf[start:s.pos]
+	return s.unquote(s.buf[start:s.pos])
+}
+
+// unquote returns the value of the JSON string raw, quotes included.
+func (s *jsonScanner) unquote(raw []byte) (string, error) {
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return string(raw[1 : len(raw)-1]), nil
 	}
@@ -540,7 +553,14 @@ func (s *jsonScanner) skipValue() error {
 	if c != '"' && c != '{' && c != '[' {
 		return s.invalidChar(c)
 	}
-	stack := s.stack[:0]
+	return s.skipIn(nil)
+}
+
+// skipIn consumes JSON text up to the close of the brackets in open (from
+// the outermost), or, with none open, one string, object or array. The
+// next byte is not inside a string.
+func (s *jsonScanner) skipIn(open []byte) error {
+	stack := append(s.stack[:0], open...)
 	defer func() { s.stack = stack[:0] }()
 	// The state between buffers: inside a string, and just after its
 	// backslash.

@@ -24,6 +24,10 @@ type sorter[T any] struct {
 	prefix  string
 	buf     []T
 	runs    []string
+	// sorted, when set, sees each run in order once it is sorted (before
+	// it is spilled, or drained from memory): the span sorter counts the
+	// rows of big traces there, so that they can be held without growing.
+	sorted func([]T)
 }
 
 func newSorter[T any](dir, prefix string, runRows int, cmp func(a, b *T) int) *sorter[T] {
@@ -62,6 +66,9 @@ func (s *sorter[T]) sortBuf() {
 		sorted[i] = s.buf[p]
 	}
 	s.buf = sorted
+	if s.sorted != nil {
+		s.sorted(s.buf)
+	}
 }
 
 func (s *sorter[T]) spill() error {

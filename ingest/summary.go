@@ -155,7 +155,6 @@ type spanStats struct {
 	ops                                                         map[[2]string]bool
 	rng                                                         TimeRange
 	index                                                       map[string]int
-	kept                                                        []cascade.Span
 	shared                                                      []cascade.Span // the second spans of shared pairs
 	paired                                                      map[string]bool
 }
@@ -166,23 +165,27 @@ func newSpanStats() *spanStats {
 
 // trace takes all rows of one trace in stored order, drops repeated span
 // ids (the first stored wins), counts anomalies, and returns the rows to
-// store. The returned slice is reused by the next call.
+// store. It works in place: the rows kept are moved to the front of rows
+// and returned as a prefix of it (a trace of a million spans is held
+// once, not copied), so rows must not be read again after the call.
 func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 	clear(st.index)
-	st.kept = st.kept[:0]
 	st.shared = st.shared[:0]
 	clear(st.paired)
+	// rows[:n] are the rows kept so far; rows[n:i] were dropped or moved
+	// forward, and may be overwritten.
+	n := 0
 	for i := range rows {
 		id := rows[i].SpanID
 		if j, dup := st.index[id]; dup {
-			if !st.paired[id] && sharedPair(&st.kept[j], &rows[i]) {
+			if !st.paired[id] && sharedPair(&rows[j], &rows[i]) {
 				// Separated below, once every span of the trace is in:
 				// the server's calls may come after it.
 				st.paired[id] = true
 				st.shared = append(st.shared, rows[i])
 				continue
 			}
-			if st.kept[j].Equal(&rows[i]) {
+			if rows[j].Equal(&rows[i]) {
 				st.dups++
 				if st.firstDup == "" {
 					st.firstDup = spanPos(&rows[i])
@@ -195,14 +198,20 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 			}
 			continue
 		}
-		st.index[id] = len(st.kept)
-		st.kept = append(st.kept, rows[i])
+		st.index[id] = n
+		if n != i {
+			rows[n] = rows[i]
+		}
+		n++
 	}
+	// unshare appends the separated servers at rows[n:], over rows the
+	// loop dropped (each server was one of them).
+	kept := rows[:n]
 	if len(st.shared) > 0 {
-		var n int
-		st.kept, n = unshare(st.kept, st.index, st.shared)
-		st.unshared += int64(n)
-		if d := int64(len(st.shared) - n); d > 0 {
+		var u int
+		kept, u = unshare(kept, st.index, st.shared)
+		st.unshared += int64(u)
+		if d := int64(len(st.shared) - u); d > 0 {
 			st.conflicts += d
 			if st.firstConflict == "" {
 				st.firstConflict = spanPos(&st.shared[0])
@@ -210,16 +219,16 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 		}
 	}
 	st.traces++
-	if n := cutCycles(st.kept, st.index); n > 0 {
+	if n := cutCycles(kept, st.index); n > 0 {
 		st.cycles += int64(n)
 		if st.firstCycle == "" {
-			st.firstCycle = "trace " + st.kept[0].TraceID
+			st.firstCycle = "trace " + kept[0].TraceID
 		}
 	}
-	st.dispatched += int64(markDispatched(st.kept, st.index))
+	st.dispatched += int64(markDispatched(kept, st.index))
 	roots, orphans := 0, 0
-	for i := range st.kept {
-		s := &st.kept[i]
+	for i := range kept {
+		s := &kept[i]
 		st.spans++
 		st.services[s.Service] = true
 		st.ops[[2]string{s.Service, s.Operation}] = true
@@ -246,7 +255,7 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 			}
 			continue
 		}
-		if s.Start < st.kept[p].Start {
+		if s.Start < kept[p].Start {
 			st.skewed++
 			if st.firstSkew == "" {
 				st.firstSkew = spanPos(s)
@@ -261,7 +270,7 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 	if roots == 0 || orphans > 0 {
 		st.truncated++
 	}
-	return st.kept
+	return kept
 }
 
 func (st *spanStats) fill(sum *Summary) {
@@ -281,7 +290,7 @@ func (st *spanStats) fill(sum *Summary) {
 		sum.notice(k, action, file, st.firstCycle, st.cycles)
 	}
 	sum.notice(noticeDuplicate, "dropped: the first stored wins", file, st.firstDup, st.dups)
-	sum.notice(noticeConflict, "dropped: the first stored wins", file, st.firstConflict, st.conflicts)
+	sum.notice(noticeConflict, actionConflict, file, st.firstConflict, st.conflicts)
 	sum.notice(noticeOrphan, "kept: starts a request without a caller", file, st.firstOrphan, st.orphans)
 	sum.notice(noticeClockSkew, "kept as read", file, st.firstSkew, st.skewed)
 }

@@ -112,6 +112,9 @@ span and metric CSV layout (wide, long, and the AIOps KPI files).`,
 			}
 			cfg.Traces = args
 			cfg.Stdin = stdin
+			// An empty file is an error unless another input held data.
+			cfg.RejectEmpty = true
+			cfg.Note = func(s string) { fmt.Fprintf(cmd.ErrOrStderr(), "cascade: note: %s\n", s) }
 			var err error
 			if cfg.Format, err = ingest.ParseFormat(format, ingest.TraceFormats); err != nil {
 				return usageError{err}

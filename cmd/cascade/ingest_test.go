@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -91,4 +92,105 @@ func mustRead(t *testing.T, path string) string {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// TestIngestEmptyInput: an empty input (no bytes, or only whitespace) is
+// an error naming it, exit 3, when no input of the run held data, and
+// leaves what --out held; beside inputs that held data it is a warning
+// naming it (issue 39, item 9).
+func TestIngestEmptyInput(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{
+		"EMPTY": nil,
+		"BLANK": []byte("\ufeff \n\t\r\n"),
+	}
+	paths := map[string]string{}
+	for name, b := range files {
+		paths[name] = filepath.Join(dir, strings.ToLower(name)+".json")
+		require.NoError(t, os.WriteFile(paths[name], b, 0o644))
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	require.NoError(t, zw.Close())
+	paths["GZ"] = filepath.Join(dir, "empty.json.gz")
+	require.NoError(t, os.WriteFile(paths["GZ"], gz.Bytes(), 0o644))
+	mixed := filepath.Join(dir, "mixed")
+	require.NoError(t, os.MkdirAll(mixed, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(mixed, "a-empty.json"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(mixed, "b-trace.json"), []byte(mustRead(t, "testdata/newcomer/trace.json")), 0o644))
+	paths["MIXED"] = mixed
+	const (
+		trace = "testdata/newcomer/trace.json"
+		rate  = "../../testdata/hotrod-baseline/prometheus/request_rate_by_endpoint.json"
+	)
+	tests := []struct {
+		name   string
+		args   []string
+		stdin  string
+		over   bool // --out already holds a dataset, which must stay
+		code   int
+		stderr string
+	}{
+		{name: "an empty file", args: []string{"EMPTY"}, code: exitInvalidData,
+			stderr: "cascade: EMPTY: the input is empty (empty input): nothing to read\n"},
+		{name: "only whitespace after a byte order mark", args: []string{"BLANK"}, code: exitInvalidData,
+			stderr: "cascade: BLANK: the input is empty (empty input): nothing to read\n"},
+		{name: "two empty files", args: []string{"EMPTY", "BLANK"}, code: exitInvalidData,
+			stderr: "cascade: EMPTY, BLANK: the inputs are empty (empty input): nothing to read\n"},
+		{name: "an empty gzip file", args: []string{"GZ"}, code: exitInvalidData,
+			stderr: "cascade: GZ: the input is empty (empty input): nothing to read\n"},
+		{name: "empty stdin", args: []string{"-"}, code: exitInvalidData,
+			stderr: "cascade: -: the input is empty (empty input): nothing to read\n"},
+		{name: "an empty metrics file", args: []string{"--metrics", "EMPTY"}, code: exitInvalidData,
+			stderr: "cascade: EMPTY: the input is empty (empty input): nothing to read\n"},
+		{name: "an empty log file", args: []string{"--logs", "EMPTY"}, code: exitInvalidData,
+			stderr: "cascade: EMPTY: the input is empty (empty input): nothing to read\n"},
+		{name: "an empty file over a dataset", args: []string{"EMPTY"}, over: true, code: exitInvalidData,
+			stderr: "cascade: EMPTY: the input is empty (empty input): nothing to read\n"},
+		{name: "an empty file beside a trace", args: []string{"EMPTY", trace},
+			stderr: "cascade: warning: empty input: 1, first at EMPTY byte 0 (nothing read)\n"},
+		{name: "an empty trace file beside metrics", args: []string{"EMPTY", "--metrics", rate},
+			stderr: "cascade: warning: empty input: 1, first at EMPTY byte 0 (nothing read)\n"},
+		{name: "an empty file in a directory with a trace", args: []string{"MIXED"},
+			stderr: "cascade: warning: empty input: 1, first at MIXED/a-empty.json byte 0 (nothing read)\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "ds")
+			var before []byte
+			if tc.over {
+				code, _, stderr := runCascade(t, "", "ingest", trace, "--out", out)
+				require.Equal(t, exitOK, code, stderr)
+				var err error
+				before, err = os.ReadFile(filepath.Join(out, "spans.parquet"))
+				require.NoError(t, err)
+			}
+			args := []string{"ingest"}
+			for _, a := range tc.args {
+				if p, ok := paths[a]; ok {
+					a = p
+				}
+				args = append(args, a)
+			}
+			code, stdout, stderr := runCascade(t, tc.stdin, append(args, "--out", out)...)
+			want := tc.stderr
+			for name, p := range paths {
+				want = strings.ReplaceAll(want, name, p)
+			}
+			require.Equal(t, tc.code, code, "stderr: %s", stderr)
+			require.Equal(t, want, stderr)
+			if tc.code == exitOK {
+				require.NotEmpty(t, stdout)
+				return
+			}
+			require.Empty(t, stdout)
+			after, err := os.ReadFile(filepath.Join(out, "spans.parquet"))
+			if before == nil {
+				require.ErrorIs(t, err, os.ErrNotExist, "a failed run writes no dataset")
+			} else {
+				require.NoError(t, err)
+				require.Equal(t, before, after, "a failed run leaves the dataset that was there")
+			}
+		})
+	}
 }

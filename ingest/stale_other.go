@@ -1,0 +1,7 @@
+//go:build !unix
+
+package ingest
+
+// processGone cannot tell here: a process is taken as alive, and its
+// directory is left.
+func processGone(pid int) bool { return false }
