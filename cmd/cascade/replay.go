@@ -151,6 +151,14 @@ and the what-if's summaries and the differences with their intervals.`,
 				// The load the traces showed: closed-loop clients or
 				// Poisson arrivals at the entries' rates (nil).
 				traffic = model.ObservedTraffic()
+			} else if traffic != nil {
+				note, err := closedOver(traffic, model.ObservedTraffic())
+				if err != nil {
+					return usageError{err}
+				}
+				if note != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "cascade: note: %s\n", note)
+				}
 			}
 			if traffic, err = arrivalTraffic(traffic, arrivals, surges); err != nil {
 				return usageError{err}
@@ -483,4 +491,31 @@ func header(md bool, line string) string {
 		return strings.ToUpper(line)
 	}
 	return line
+}
+
+// closedOver makes a scenario's or --set's traffic that names clients
+// (users) a change of the model's own closed loop: "traffic.users=10" on
+// a model read as 5 closed-loop clients is 10 clients with the same think
+// time, not an open load that ignores the number. On a model whose load
+// is open, users without kind=closed would have no effect: an error.
+func closedOver(t, observed *cascade.Traffic) (string, error) {
+	closedModel := observed != nil && observed.Kind == cascade.TrafficClosed
+	switch {
+	case t.Kind == "" && t.Users > 0:
+		if !closedModel {
+			return "", fmt.Errorf("traffic.users=%d has no effect on this model's open (Poisson) load: give traffic.kind=closed and traffic.think_ms too, or --arrivals closed:%d,THINK", t.Users, t.Users)
+		}
+		t.Kind = cascade.TrafficClosed
+		if t.ThinkMS == 0 {
+			t.ThinkMS = observed.ThinkMS
+		}
+		return fmt.Sprintf("traffic: %d closed-loop clients instead of the capture's %d, thinking %s ms as they did", t.Users, observed.Users, strconv.FormatFloat(t.ThinkMS, 'f', -1, 64)), nil
+	case t.Kind == cascade.TrafficClosed && t.ThinkMS == 0 && closedModel:
+		t.ThinkMS = observed.ThinkMS
+		if t.Users == 0 {
+			t.Users = observed.Users
+		}
+		return fmt.Sprintf("traffic: closed loop with the capture's think time, %s ms (give traffic.think_ms to change it)", strconv.FormatFloat(t.ThinkMS, 'f', -1, 64)), nil
+	}
+	return "", nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"cascade"
 	"cascade/internal/testutil"
 	"cascade/replay"
 )
@@ -408,4 +409,52 @@ func TestReplayCompareUndefined(t *testing.T) {
 	require.Error(t, err)
 	_, err = replay.Compare(base, []*replay.Result{res(1, 1, 1), res(2, 1, 1), res(4, 1, 1)})
 	require.ErrorContains(t, err, "seed")
+}
+
+// TestTrafficUsersOverClosedLoop: --set traffic.users on a model read as
+// closed-loop clients is that many clients with the capture's think
+// time (issue 39: it was taken as open Poisson load and the number
+// ignored); on an open model it is an error, not a setting with no
+// effect.
+func TestTrafficUsersOverClosedLoop(t *testing.T) {
+	closed := &cascade.Traffic{Kind: cascade.TrafficClosed, Users: 5, ThinkMS: 48}
+	tests := []struct {
+		name     string
+		in       cascade.Traffic
+		observed *cascade.Traffic
+		want     cascade.Traffic
+		note     string
+		err      string
+	}{
+		{"users over a closed model", cascade.Traffic{Users: 10}, closed,
+			cascade.Traffic{Kind: cascade.TrafficClosed, Users: 10, ThinkMS: 48}, "10 closed-loop clients instead of the capture's 5", ""},
+		{"users and think", cascade.Traffic{Users: 10, ThinkMS: 5}, closed,
+			cascade.Traffic{Kind: cascade.TrafficClosed, Users: 10, ThinkMS: 5}, "thinking 5 ms", ""},
+		{"kind closed without think", cascade.Traffic{Kind: cascade.TrafficClosed, Users: 8}, closed,
+			cascade.Traffic{Kind: cascade.TrafficClosed, Users: 8, ThinkMS: 48}, "the capture's think time, 48 ms", ""},
+		{"users over an open model", cascade.Traffic{Users: 10}, nil, cascade.Traffic{Users: 10}, "", "has no effect on this model's open (Poisson) load"},
+		{"a rate is left alone", cascade.Traffic{RatePerSec: 7}, closed, cascade.Traffic{RatePerSec: 7}, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.in
+			note, err := closedOver(&got, tc.observed)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+			if tc.note == "" {
+				require.Empty(t, note)
+			} else {
+				require.Contains(t, note, tc.note)
+			}
+		})
+	}
+	// The command: an open model refuses users alone, exit 2.
+	var out, errb bytes.Buffer
+	code := run([]string{"replay", seed000Model, "--set", "traffic.users=10"}, strings.NewReader(""), &out, &errb)
+	require.Equal(t, exitUsage, code, errb.String())
+	require.Contains(t, errb.String(), "traffic.users=10 has no effect")
 }
