@@ -2,12 +2,9 @@ package collect
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -39,14 +36,7 @@ func TestHotRODFixCoverage(t *testing.T) {
 		t.Skip("replays the HotROD models for about half a minute")
 	}
 	ctx := context.Background()
-	caps := map[string][]cascade.Span{}
-	for _, c := range fixChanges() {
-		path := filepath.Join(fixTestdata, c.name+".otlp.json.gz")
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		caps[c.name] = readCapture(t, path)
-	}
+	caps := keptFixCaptures(t)
 	require.Contains(t, caps, "baseline")
 	bm, err := fixModel(ctx, "baseline", caps["baseline"], nil)
 	require.NoError(t, err)

@@ -370,14 +370,7 @@ func TestHotRODFixPrediction(t *testing.T) {
 		t.Skip("replays the HotROD models for about a minute")
 	}
 	ctx := context.Background()
-	caps := map[string][]cascade.Span{}
-	for _, c := range fixChanges() {
-		path := filepath.Join(fixTestdata, c.name+".otlp.json.gz")
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		caps[c.name] = readCapture(t, path)
-	}
+	caps := keptFixCaptures(t)
 	require.Contains(t, caps, "baseline")
 	require.Contains(t, caps, "both")
 	res, err := predictFixes(ctx, caps)
@@ -392,6 +385,21 @@ func TestHotRODFixPrediction(t *testing.T) {
 // envStrict turns issue 24's cross-change bounds into assertions in the
 // live capture test (the kept captures are always held to them).
 const envStrict = "CASCADE_E2E_HOTROD_STRICT"
+
+// keptFixCaptures reads the kept captures of testdata/hotrod-fix, by
+// change name; a change without a kept capture is left out.
+func keptFixCaptures(t testing.TB) map[string][]cascade.Span {
+	t.Helper()
+	caps := map[string][]cascade.Span{}
+	for _, c := range fixChanges() {
+		path := filepath.Join(fixTestdata, c.name+".otlp.json.gz")
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		caps[c.name] = readCapture(t, path)
+	}
+	return caps
+}
 
 // readCapture ingests an OTLP JSON capture and returns its spans.
 func readCapture(t testing.TB, path string) []cascade.Span {
