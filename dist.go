@@ -3,6 +3,7 @@ package cascade
 import (
 	"fmt"
 	"math"
+	"sort"
 )
 
 // Dist is a distribution of a non-negative quantity (milliseconds for
@@ -190,4 +191,99 @@ type Overload struct {
 func (o Overload) At(rho float64) float64 {
 	p := o.Base + o.Slope*math.Max(0, rho-o.Threshold)
 	return math.Min(1, math.Max(0, p))
+}
+
+// LoadCurve is how a node's calls slow and fail with the work in flight
+// at it, read from the capture where the node has no capacity limit of
+// its own to explain it (a dependency nobody traces that slows with its
+// waiters and rejects past a wait cap: a connection pool, a lock, a
+// disk). A call that arrives at a replica where k other calls are in
+// flight (in service or waiting) takes Slowdown(k) times its drawn
+// service time and fails on its own with probability Fail(k): both are
+// read by linear interpolation between the points and held flat beyond
+// the first and the last, so a replay never goes past what the capture
+// showed (a storm it did not show is not invented).
+//
+// InFlight holds the points in increasing order; Slowdown and Fail, when
+// set, have one value per point. Slowdown is relative to the node's
+// Service (the service time with nothing else in flight); Fail replaces
+// Overload (its base, slope and failure process) for the node.
+type LoadCurve struct {
+	InFlight []float64 `json:"in_flight"`
+	Slowdown []float64 `json:"slowdown,omitempty"`
+	Fail     []float64 `json:"fail,omitempty"`
+	// Requests is how many observed requests each point was read from.
+	Requests []int64 `json:"requests,omitempty"`
+}
+
+// SlowdownAt returns the service-time factor with k other calls in
+// flight: 1 without a slowdown curve.
+func (c *LoadCurve) SlowdownAt(k float64) float64 {
+	if c == nil || len(c.Slowdown) == 0 {
+		return 1
+	}
+	return interpolate(c.InFlight, c.Slowdown, k)
+}
+
+// FailAt returns the own failure probability with k other calls in
+// flight, and whether the curve has one.
+func (c *LoadCurve) FailAt(k float64) (float64, bool) {
+	if c == nil || len(c.Fail) == 0 {
+		return 0, false
+	}
+	return math.Min(1, math.Max(0, interpolate(c.InFlight, c.Fail, k))), true
+}
+
+// interpolate is the piecewise-linear function through (xs, ys) at x,
+// flat beyond the ends. xs is increasing and as long as ys.
+func interpolate(xs, ys []float64, x float64) float64 {
+	n := len(xs)
+	if x <= xs[0] {
+		return ys[0]
+	}
+	if x >= xs[n-1] {
+		return ys[n-1]
+	}
+	i := sort.SearchFloat64s(xs, x) // xs[i-1] < x <= xs[i]
+	f := (x - xs[i-1]) / (xs[i] - xs[i-1])
+	return ys[i-1] + f*(ys[i]-ys[i-1])
+}
+
+// Validate checks the curve's shape: points in increasing order, one
+// value each, factors positive and probabilities in [0, 1].
+func (c *LoadCurve) Validate(path string) error {
+	if len(c.InFlight) == 0 {
+		return fmt.Errorf("%s.in_flight: no points", path)
+	}
+	for i, x := range c.InFlight {
+		if !(x >= 0) || math.IsInf(x, 0) {
+			return fmt.Errorf("%s.in_flight[%d]: %g, want a finite count >= 0", path, i, x)
+		}
+		if i > 0 && !(x > c.InFlight[i-1]) {
+			return fmt.Errorf("%s.in_flight[%d]: %g after %g, want increasing", path, i, x, c.InFlight[i-1])
+		}
+	}
+	if len(c.Slowdown) == 0 && len(c.Fail) == 0 {
+		return fmt.Errorf("%s: neither slowdown nor fail", path)
+	}
+	if len(c.Slowdown) > 0 && len(c.Slowdown) != len(c.InFlight) {
+		return fmt.Errorf("%s.slowdown: %d values for %d points", path, len(c.Slowdown), len(c.InFlight))
+	}
+	for i, v := range c.Slowdown {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s.slowdown[%d]: %g, want a finite factor > 0", path, i, v)
+		}
+	}
+	if len(c.Fail) > 0 && len(c.Fail) != len(c.InFlight) {
+		return fmt.Errorf("%s.fail: %d values for %d points", path, len(c.Fail), len(c.InFlight))
+	}
+	for i, v := range c.Fail {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("%s.fail[%d]: %g is outside [0, 1]", path, i, v)
+		}
+	}
+	if len(c.Requests) > 0 && len(c.Requests) != len(c.InFlight) {
+		return fmt.Errorf("%s.requests: %d values for %d points", path, len(c.Requests), len(c.InFlight))
+	}
+	return nil
 }

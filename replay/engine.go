@@ -128,8 +128,14 @@ type node struct {
 	failR    stream
 	lbR      stream
 	over     cascade.Overload
-	brk      breaker
-	mq       int32 // index in Engine.mqs of a queue node, else -1
+	// curve is the node's load curve (cascade.LoadCurve), nil when none:
+	// a call that starts with k others in flight at its replica takes
+	// curve.SlowdownAt(k) times its service time and, when the curve has
+	// failures, fails with curve.FailAt(k) instead of over.
+	curve     *cascade.LoadCurve
+	curveFail bool
+	brk       breaker
+	mq        int32 // index in Engine.mqs of a queue node, else -1
 }
 
 // Load balancers.

@@ -85,6 +85,9 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 		e.drop(j, jb, n)
 		return
 	}
+	// Others in flight at the replica as this call starts (it has left
+	// the queue and holds no slot yet), for a load curve.
+	others := float64(rp.busy + rp.qlen)
 	rp.busy++
 	// busyAdd(n, 1), by hand: it is too big for the inliner.
 	if nm := &n.nm; e.now < nm.wEnd {
@@ -99,7 +102,12 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 	jb.state = jsRunning
 	jb.start = e.now
 	if n.overOn {
-		jb.failed = e.overloaded(n)
+		if n.curveFail {
+			p, _ := n.curve.FailAt(others)
+			jb.failed = n.failR.Float64() < p
+		} else {
+			jb.failed = e.overloaded(n)
+		}
 	}
 	e.m.starts++
 	var d int64 // ticks
@@ -114,6 +122,8 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 		}
 		n.svcK = k + 1
 		d = n.svcBuf[k]
+	} else if n.curve != nil {
+		d = n.svcTicks(n.svc.draw(n.svcR.Rand) * n.curve.SlowdownAt(others))
 	} else if n.svc.kind == sExpMean {
 		d = n.svcTicks(n.svcR.Rand.ExpFloat64() * n.svc.a)
 	} else {
