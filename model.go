@@ -218,7 +218,7 @@ type Node struct {
 	// Overload is the load-dependent failure curve b + k·max(0, ρ − θ).
 	Overload Overload `json:"overload"`
 	// LoadCurve, when set, is how the node's calls slow and fail with the
-	// calls in flight at its replica, read from the capture (see
+	// rate of calls arriving at its replica, read from the capture (see
 	// LoadCurve); its Fail replaces Overload.
 	LoadCurve *LoadCurve `json:"load_curve,omitempty"`
 	// LoadBalancer picks a replica per call: round-robin (default),

@@ -118,7 +118,7 @@ func TestValidateQueues(t *testing.T) {
 }
 
 func TestLoadCurve(t *testing.T) {
-	c := &LoadCurve{InFlight: []float64{1, 3, 7}, Slowdown: []float64{1, 2, 4}, Fail: []float64{0, 0.1, 0.5}}
+	c := &LoadCurve{WindowMS: 1000, RatePerSec: []float64{1, 3, 7}, Slowdown: []float64{1, 2, 4}, Fail: []float64{0, 0.1, 0.5}}
 	tests := []struct {
 		k, slow, fail float64
 	}{
@@ -137,7 +137,7 @@ func TestLoadCurve(t *testing.T) {
 	}
 	var none *LoadCurve
 	require.Equal(t, 1.0, none.SlowdownAt(3))
-	_, ok := (&LoadCurve{InFlight: []float64{0}, Slowdown: []float64{2}}).FailAt(3)
+	_, ok := (&LoadCurve{WindowMS: 1000, RatePerSec: []float64{0}, Slowdown: []float64{2}}).FailAt(3)
 	require.False(t, ok)
 }
 
@@ -147,14 +147,15 @@ func TestLoadCurveValidate(t *testing.T) {
 		c    LoadCurve
 		want string // "" valid
 	}{
-		{"ok", LoadCurve{InFlight: []float64{0, 2}, Fail: []float64{0, 0.2}}, ""},
-		{"no points", LoadCurve{}, "no points"},
-		{"not increasing", LoadCurve{InFlight: []float64{2, 2}, Fail: []float64{0, 0}}, "want increasing"},
-		{"nothing", LoadCurve{InFlight: []float64{0}}, "neither slowdown nor fail"},
-		{"short", LoadCurve{InFlight: []float64{0, 1}, Slowdown: []float64{1}}, "1 values for 2 points"},
-		{"zero factor", LoadCurve{InFlight: []float64{0}, Slowdown: []float64{0}}, "want a finite factor > 0"},
-		{"probability", LoadCurve{InFlight: []float64{0}, Fail: []float64{1.5}}, "outside [0, 1]"},
-		{"negative count", LoadCurve{InFlight: []float64{-1}, Fail: []float64{0}}, "want a finite count >= 0"},
+		{"ok", LoadCurve{WindowMS: 1000, RatePerSec: []float64{0, 2}, Fail: []float64{0, 0.2}}, ""},
+		{"no window", LoadCurve{RatePerSec: []float64{0}, Fail: []float64{0}}, "window_ms"},
+		{"no points", LoadCurve{WindowMS: 1000}, "rate_per_sec: no points"},
+		{"not increasing", LoadCurve{WindowMS: 1000, RatePerSec: []float64{2, 2}, Fail: []float64{0, 0}}, "want increasing"},
+		{"nothing", LoadCurve{WindowMS: 1000, RatePerSec: []float64{0}}, "neither slowdown nor fail"},
+		{"short", LoadCurve{WindowMS: 1000, RatePerSec: []float64{0, 1}, Slowdown: []float64{1}}, "1 values for 2 points"},
+		{"zero factor", LoadCurve{WindowMS: 1000, RatePerSec: []float64{0}, Slowdown: []float64{0}}, "want a finite factor > 0"},
+		{"probability", LoadCurve{WindowMS: 1000, RatePerSec: []float64{0}, Fail: []float64{1.5}}, "outside [0, 1]"},
+		{"negative count", LoadCurve{WindowMS: 1000, RatePerSec: []float64{-1}, Fail: []float64{0}}, "want a finite rate >= 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -60,6 +60,8 @@ func (e *Engine) build() error {
 			// (start), with the service time drawn there.
 			n.curve = c
 			_, n.curveFail = c.FailAt(0)
+			n.ctau = c.WindowMS * e.perMS
+			n.cper = 1000 / c.WindowMS / float64(mn.Replicas)
 			n.overOn, n.svcBatched = true, false
 		}
 		n.deadline = mn.DeadlinePropagation

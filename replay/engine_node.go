@@ -85,9 +85,10 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 		e.drop(j, jb, n)
 		return
 	}
-	// Others in flight at the replica as this call starts (it has left
-	// the queue and holds no slot yet), for a load curve.
-	others := float64(rp.busy + rp.qlen)
+	var load float64 // calls starting per second per replica, for a load curve
+	if n.curve != nil {
+		load = e.curveLoad(n)
+	}
 	rp.busy++
 	// busyAdd(n, 1), by hand: it is too big for the inliner.
 	if nm := &n.nm; e.now < nm.wEnd {
@@ -103,7 +104,7 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 	jb.start = e.now
 	if n.overOn {
 		if n.curveFail {
-			p, _ := n.curve.FailAt(others)
+			p, _ := n.curve.FailAt(load)
 			jb.failed = n.failR.Float64() < p
 		} else {
 			jb.failed = e.overloaded(n)
@@ -123,7 +124,7 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 		n.svcK = k + 1
 		d = n.svcBuf[k]
 	} else if n.curve != nil {
-		d = n.svcTicks(n.svc.draw(n.svcR.Rand) * n.curve.SlowdownAt(others))
+		d = n.svcTicks(n.svc.draw(n.svcR.Rand) * n.curve.SlowdownAt(load))
 	} else if n.svc.kind == sExpMean {
 		d = n.svcTicks(n.svcR.Rand.ExpFloat64() * n.svc.a)
 	} else {
