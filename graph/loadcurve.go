@@ -19,7 +19,9 @@ import (
 // them at the capture's mix of loads.
 //
 // The load a request met is the rate of the node's requests per replica
-// in the window its start falls in (Config.Window), scaled by the
+// over the window before the one its start falls in (Config.Window; a
+// failure retried at once raises its own window's rate, so that window
+// would read the failures' retries as their cause), scaled by the
 // traces' sampling (a sampled capture holds 1 in scale of the requests;
 // the broker's counters tell, readSampling). It is the arrival rate and
 // not the requests in flight: a node slower for any reason (a bad
@@ -97,14 +99,20 @@ func loadCurve(seq []seqReq, excl []float64, scale float64, replicas int, window
 	for i := range seq {
 		starts[max(0, int((seq[i].start-start)/window))]++
 	}
+	// The load of window w is the rate over window w−1 (the first
+	// window's, its own): a failure retried at once adds to the rate of
+	// its own window, and would read as load it did not meet.
 	load := make([]float64, nw)
 	rep := float64(max(1, replicas))
-	for w := range load {
+	rateOf := func(w int) float64 {
 		width := float64(window)
 		if w == nw-1 {
 			width = float64(max(last-(start+int64(w)*window), window/10))
 		}
-		load[w] = scale * starts[w] / (width / 1e9) / rep
+		return scale * starts[w] / (width / 1e9) / rep
+	}
+	for w := range load {
+		load[w] = rateOf(max(0, w-1))
 	}
 	// Requests by load (their window's), a window's requests together.
 	type req struct {
