@@ -30,7 +30,7 @@ import (
 
 const (
 	envNotifyLoad    = "CASCADE_E2E_NOTIFY_LOAD"
-	envNotifyLoadSet = "CASCADE_E2E_NOTIFY_LOAD_SET" // dev, held or all (default)
+	envNotifyLoadSet = "CASCADE_E2E_NOTIFY_LOAD_SET" // dev, held, a setting's name, or all (default)
 	// envNotifyLoadDir names a directory of kept runs (the live test's
 	// CASCADE_E2E_NOTIFY_OUT/notify-load) that TestNotifyLoadPredict
 	// predicts again, offline.
@@ -79,7 +79,7 @@ func TestE2ENotifyLoad(t *testing.T) {
 	out = filepath.Join(out, "notify-load")
 	cascadeBinary(t)
 	for _, s := range notifyLoadSettings {
-		if set != "" && set != "all" && set != s.set {
+		if !inSet(s, set) {
 			continue
 		}
 		runs := append([]string{""}, s.changes...)
@@ -126,7 +126,7 @@ func predictLoad(t *testing.T, w io.Writer, dir, set string) error {
 	fmt.Fprintln(w, "| setting | run | flow success meas / pred (gap) | without the load curve (gap) | flow p50 ms meas / pred (err) | flow p99 ms meas / pred (err) | overloaded meas / pred (seeds) | within targets |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, s := range notifyLoadSettings {
-		if set != "" && set != "all" && set != s.set {
+		if !inSet(s, set) {
 			continue
 		}
 		bdir := filepath.Join(dir, s.name, "before")
@@ -214,4 +214,10 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "**no**"
+}
+
+// inSet says whether setting s is in set: dev, held, its name, or all
+// ("" too).
+func inSet(s notifyLoadSetting, set string) bool {
+	return set == "" || set == "all" || set == s.set || set == s.name
 }
