@@ -212,6 +212,14 @@ type Node struct {
 	// wait that ends in an error), and a retry chain's latency depends on
 	// which. Absent, a failing call draws from Service like any other.
 	FailService *Dist `json:"fail_service_ms,omitempty"`
+	// WaitSlowdown, when positive, makes a call's service time grow by
+	// this share for every call waiting for a slot at its replica as its
+	// work starts: contention, as a database slows with the connections
+	// queued on it, so that a saturated pool serves fewer calls a second
+	// the longer its queue. 0 means none. Read from a hidden pool's
+	// capture (graph: its completions per second while saturated,
+	// against its waiters).
+	WaitSlowdown float64 `json:"wait_slowdown,omitempty"`
 	// Tiers are the observed exclusive-time quantiles, kept so fit can
 	// switch tiers; Service is what replay draws from.
 	Tiers *Tiers `json:"tiers,omitempty"`

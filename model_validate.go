@@ -65,6 +65,9 @@ func (m *Model) Validate() error {
 		if g := n.Overload.Gaps; g != nil {
 			add(g.Validate(p + ".overload.failure_gaps"))
 		}
+		if !(n.WaitSlowdown >= 0) || math.IsInf(n.WaitSlowdown, 0) {
+			add(fmt.Errorf("%s.wait_slowdown: %g, want a finite share >= 0", p, n.WaitSlowdown))
+		}
 		if c := n.LoadCurve; c != nil {
 			add(c.Validate(p + ".load_curve"))
 		}

@@ -487,6 +487,10 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 		obs.CapacitySource = CapacityPool
 		obs.CapacityProven = true
 		prov["concurrency"] = cascade.Inferred
+		if pool.slow > 0 {
+			node.WaitSlowdown = pool.slow
+			prov["wait_slowdown"] = cascade.Inferred
+		}
 		if pool.deadline > 0 {
 			// Its requests give up waiting at a deadline and their work
 			// ends with them: replay makes those failures from the

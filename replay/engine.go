@@ -136,6 +136,9 @@ type node struct {
 	// is an exponential average of the starts over the curve's window:
 	// crate is the starts' sum, each weighted by exp(−age/ctau) (ticks),
 	// as of tick clast.
+	// wslow is Node.WaitSlowdown: a call's service time × (1 + wslow ×
+	// the live calls queued at its replica as it starts).
+	wslow     float64
 	curve     *cascade.LoadCurve
 	curveFail bool
 	crate     float64
@@ -160,6 +163,10 @@ type replica struct {
 	qhead int32 // FIFO of queued jobs through job.qnext
 	qtail int32
 	qlen  int32
+	// qdead counts the queued jobs of a node with deadline propagation
+	// whose caller gave up: they wait for nobody, and leave the queue
+	// unserved when they reach it (start), so they are not waiters.
+	qdead int32
 }
 
 // svcBatch is the number of service times a node draws ahead.

@@ -55,6 +55,10 @@ func (e *Engine) build() error {
 		case "p2c":
 			n.lb = lbP2C
 		}
+		if mn.WaitSlowdown > 0 {
+			// The generic path (start) draws the service time there.
+			n.wslow, n.svcBatched = mn.WaitSlowdown, false
+		}
 		if c := mn.LoadCurve; c != nil {
 			// Every call reads the load at its start: the generic path
 			// (start), with the service time drawn there.
@@ -226,7 +230,7 @@ func (e *Engine) build() error {
 func (e *Engine) setLean(on bool) {
 	for i := range e.routes {
 		r := &e.routes[i]
-		r.lean = on && r.plain && r.edge >= 0 && !e.kids && !r.callee.overOn
+		r.lean = on && r.plain && r.edge >= 0 && !e.kids && !r.callee.overOn && r.callee.wslow == 0
 		r.leaf = r.lean && len(r.callee.stages) == 0
 		r.done = evJobDone
 		if r.leaf {

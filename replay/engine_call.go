@@ -252,7 +252,7 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 		e.enqueue(j, jb, n)
 		return
 	}
-	if jb.abandoned || n.overOn || n.svc.kind != sExpMean {
+	if jb.abandoned || n.overOn || n.svc.kind != sExpMean || n.wslow > 0 {
 		e.start(j, jb, rp)
 		return
 	}

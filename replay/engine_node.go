@@ -67,6 +67,9 @@ func (e *Engine) enqueue(j int32, jb *job, n *node) {
 	}
 	rp.qtail = j
 	rp.qlen++
+	if jb.abandoned && n.deadline {
+		rp.qdead++
+	}
 	e.queuedAdd(n, 1)
 	if q := int(rp.qlen); q > n.nm.queueMaxRep {
 		n.nm.queueMaxRep = q
@@ -123,8 +126,12 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 		}
 		n.svcK = k + 1
 		d = n.svcBuf[k]
-	} else if n.curve != nil {
-		d = n.svcTicks(n.svc.draw(n.svcR.Rand) * n.curve.SlowdownAt(load))
+	} else if n.curve != nil || n.wslow > 0 {
+		f := n.curve.SlowdownAt(load)
+		if n.wslow > 0 {
+			f *= 1 + n.wslow*float64(max(0, rp.qlen-rp.qdead))
+		}
+		d = n.svcTicks(n.svc.draw(n.svcR.Rand) * f)
 	} else if n.svc.kind == sExpMean {
 		d = n.svcTicks(n.svcR.Rand.ExpFloat64() * n.svc.a)
 	} else {
@@ -200,6 +207,9 @@ func (e *Engine) drain(n *node, r int32) {
 			rp.qtail = -1
 		}
 		rp.qlen--
+		if jb.abandoned && n.deadline {
+			rp.qdead--
+		}
 		e.queuedAdd(n, -1)
 		e.start(j, jb, rp)
 	}

@@ -802,3 +802,57 @@ func TestLoadCurve(t *testing.T) {
 		})
 	}
 }
+
+func TestWaitSlowdown(t *testing.T) {
+	// A pool of 2 slots of 10 ms (200/s) at 150/s holds, unless its
+	// calls slow with the queue: at 0.2 a call per waiter, 3 waiters
+	// make 16 ms (125/s), the queue grows, and the pool collapses.
+	tests := []struct {
+		name       string
+		slow, rate float64
+		overloaded bool
+		p50Max     float64 // ms, of the pool's calls
+	}{
+		{"no contention", 0, 150, false, 40},
+		{"contention, light load", 0.2, 50, false, 12},
+		{"contention past the knee", 0.2, 150, true, math.Inf(1)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := mnode("db", 1, 2, cascade.Const(10))
+			n.WaitSlowdown = tc.slow
+			r := replayT(t, mmodel("db", tc.rate, []cascade.Node{n}), withDuration(30*time.Second))
+			require.Equal(t, tc.overloaded, r.Overloaded, "overloaded")
+			db, _ := nodeOf(r, "db")
+			require.Less(t, db.LatencyP50MS, tc.p50Max)
+		})
+	}
+}
+
+func TestWaitSlowdownLeavesAbandonedOut(t *testing.T) {
+	// Callers give up after 60 ms and the pool drops their queued work
+	// (deadline propagation): those calls wait for nobody and are not
+	// waiters. The count of them (replica.qdead) must rise and fall with
+	// the queue: never more than it, nothing left once it is empty.
+	e := medge("api", "db")
+	e.TimeoutMS = 60
+	db := mnode("db", 1, 2, cascade.Const(10))
+	db.DeadlinePropagation = true
+	db.WaitSlowdown = 0.05
+	m := mmodel("api", 300, []cascade.Node{mnode("api", 1, 0, cascade.Const(0)), db}, e)
+	cfg := DefaultConfig()
+	cfg.Duration = 10 * time.Second
+	en, err := NewEngine(m, cfg)
+	require.NoError(t, err)
+	r := en.Run(1)
+	require.Positive(t, r.Counts.Cancelled, "queued work dropped")
+	for i := range en.nodes {
+		for _, rp := range en.nodes[i].reps {
+			require.GreaterOrEqual(t, rp.qdead, int32(0), en.nodes[i].name)
+			require.LessOrEqual(t, rp.qdead, rp.qlen, en.nodes[i].name)
+			if rp.qlen == 0 {
+				require.Zero(t, rp.qdead, en.nodes[i].name)
+			}
+		}
+	}
+}
