@@ -212,6 +212,11 @@ type Node struct {
 	// wait that ends in an error), and a retry chain's latency depends on
 	// which. Absent, a failing call draws from Service like any other.
 	FailService *Dist `json:"fail_service_ms,omitempty"`
+	// WaitCapMS, when positive, refuses a call still waiting for a slot
+	// this long after it arrived (a pool's acquire timeout: HikariCP's
+	// connectionTimeout, a semaphore tried with a timeout): it fails on
+	// its own then, and its caller hears at once. 0 means none.
+	WaitCapMS float64 `json:"wait_cap_ms,omitempty"`
 	// WaitSlowdown, when positive, makes a call's service time grow by
 	// this share for every call waiting for a slot at its replica as its
 	// work starts: contention, as a database slows with the connections

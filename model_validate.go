@@ -65,6 +65,9 @@ func (m *Model) Validate() error {
 		if g := n.Overload.Gaps; g != nil {
 			add(g.Validate(p + ".overload.failure_gaps"))
 		}
+		if !(n.WaitCapMS >= 0) || math.IsInf(n.WaitCapMS, 0) {
+			add(fmt.Errorf("%s.wait_cap_ms: %g, want a finite time >= 0", p, n.WaitCapMS))
+		}
 		if !(n.WaitSlowdown >= 0) || math.IsInf(n.WaitSlowdown, 0) {
 			add(fmt.Errorf("%s.wait_slowdown: %g, want a finite share >= 0", p, n.WaitSlowdown))
 		}

@@ -491,7 +491,18 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 			node.WaitSlowdown = pool.slow
 			prov["wait_slowdown"] = cascade.Inferred
 		}
-		if pool.deadline > 0 {
+		if pool.deadline > 0 && pool.capped {
+			// Its requests are refused when they waited that long for a
+			// slot (an acquire timeout): replay refuses them at the cap,
+			// so those failures leave its own failure rate.
+			node.WaitCapMS = roundMS(nsToMS(float64(pool.deadline)))
+			prov["wait_cap_ms"] = cascade.Inferred
+			node.Overload.Base = ownRate(max(0, n.own-pool.deadlineFails), n.requests)
+			prov["overload.base"] = cascade.Inferred
+			node.Overload.Gaps = nil
+			delete(prov, "overload.failure_gaps")
+		}
+		if pool.deadline > 0 && !pool.capped {
 			// Its requests give up waiting at a deadline and their work
 			// ends with them: replay makes those failures from the
 			// waits (a timeout on the edges into it, poolDeadlines), so

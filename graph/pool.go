@@ -59,8 +59,11 @@ type poolFit struct {
 	deadline      int64
 	deadlineFails int64
 	// slow is the service time's growth per waiter (waitSlowdown), 0
-	// when the capture shows none.
-	slow float64
+	// when the capture shows none; capped says the deadline is a wait
+	// cap of the pool's (a call refused when it waited that long) rather
+	// than a deadline on the whole request.
+	slow   float64
+	capped bool
 }
 
 // A deadline: at least poolMinDeadline own failures of requests that
@@ -248,7 +251,7 @@ func hiddenPool(seq []seqReq) (poolFit, bool) {
 		}
 	}
 	best.deadline, best.deadlineFails = deadlineOf(failed)
-	best.slow = waitSlowdown(rs, best)
+	best.slow, best.capped = waitSlowdown(rs, best)
 	return best, true
 }
 
@@ -265,6 +268,13 @@ func hiddenPool(seq []seqReq) (poolFit, bool) {
 // the log-ratio of the medians over 10%, squared and summed, and a share
 // is kept only when it beats none by waitMinGain. A pool whose calls do
 // not slow keeps 0 (its replay at 0 already matches).
+//
+// Where the failures show a deadline, the same replays say what it is: a
+// deadline on the whole request (the callers give up, the work is
+// dropped: a handler's own timeout), or a cap on the wait for a slot
+// (the pool refuses, and a call that got a slot runs to its end: an
+// acquire timeout). Both are tried at every share; capped says the cap
+// won.
 var waitGrid = []float64{0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 2, 3}
 
 const (
@@ -274,11 +284,11 @@ const (
 	waitMedianS  = 0.1  // the medians' log-ratio's scale
 )
 
-// waitSlowdown returns the pool's wait slowdown (see waitGrid), rs its
-// requests sorted by start.
-func waitSlowdown(rs []seqReq, p poolFit) float64 {
+// waitSlowdown returns the pool's wait slowdown (see waitGrid) and
+// whether its deadline is a wait cap, rs its requests sorted by start.
+func waitSlowdown(rs []seqReq, p poolFit) (float64, bool) {
 	if len(p.unqueued) < minShape || len(rs) < poolMinRequests {
-		return 0
+		return 0, false
 	}
 	svc := make([]float64, len(p.unqueued))
 	for i, d := range p.unqueued {
@@ -297,7 +307,7 @@ func waitSlowdown(rs []seqReq, p poolFit) float64 {
 		}
 	}
 	if len(okMS) < minShape {
-		return 0
+		return 0, false
 	}
 	slices.Sort(okMS)
 	wantOK := 1 - float64(own)/float64(len(rs))
@@ -308,16 +318,20 @@ func waitSlowdown(rs []seqReq, p poolFit) float64 {
 		base = ownRate(own, int64(len(rs)))
 	}
 	deadline := roundMS(nsToMS(float64(p.deadline)))
-	loss := func(s float64) (float64, bool) {
+	loss := func(s float64, capped bool) (float64, bool) {
+		pool := cascade.Node{Name: "pool", Replicas: 1, Concurrency: p.slots, Service: cascade.Dist{Kind: cascade.DistEmpirical, Points: drawPoints(svc)},
+			WaitSlowdown: s, Overload: cascade.Overload{Base: base, Threshold: 1}}
+		edge := cascade.Edge{From: "caller", To: "pool", FanOut: cascade.Const(1), Propagation: 1}
+		if capped {
+			pool.WaitCapMS = deadline
+		} else {
+			pool.DeadlinePropagation, edge.TimeoutMS = deadline > 0, deadline
+		}
 		m := &cascade.Model{
 			Version: cascade.ModelVersion,
 			Entries: []cascade.Entry{{Node: "caller", Share: 1}},
-			Nodes: []cascade.Node{
-				{Name: "caller", Replicas: 1, Service: cascade.Const(0)},
-				{Name: "pool", Replicas: 1, Concurrency: p.slots, Service: cascade.Dist{Kind: cascade.DistEmpirical, Points: drawPoints(svc)},
-					WaitSlowdown: s, DeadlinePropagation: deadline > 0, Overload: cascade.Overload{Base: base, Threshold: 1}},
-			},
-			Edges: []cascade.Edge{{From: "caller", To: "pool", FanOut: cascade.Const(1), Propagation: 1, TimeoutMS: deadline}},
+			Nodes:   []cascade.Node{{Name: "caller", Replicas: 1, Service: cascade.Const(0)}, pool},
+			Edges:   []cascade.Edge{edge},
 		}
 		cfg := replay.DefaultConfig()
 		cfg.Seed, cfg.Seeds, cfg.Parallel = 1, waitSeeds, 1
@@ -338,20 +352,29 @@ func waitSlowdown(rs []seqReq, p poolFit) float64 {
 		a, b := (ok-wantOK)/waitSuccessS, math.Log(p50/wantP50)/waitMedianS
 		return a*a + b*b, true
 	}
-	none, ok := loss(0)
+	none, ok := loss(0, false)
 	if !ok {
-		return 0
+		return 0, false
 	}
-	best, bestLoss := 0.0, none
-	for _, s := range waitGrid[1:] {
-		if l, ok := loss(s); ok && l < bestLoss {
-			best, bestLoss = s, l
+	best, capped, bestLoss := 0.0, false, none
+	modes := []bool{false}
+	if deadline > 0 {
+		modes = append(modes, true)
+	}
+	for _, c := range modes {
+		for _, s := range waitGrid {
+			if s == 0 && !c {
+				continue // none, above
+			}
+			if l, ok := loss(s, c); ok && l < bestLoss {
+				best, capped, bestLoss = s, c, l
+			}
 		}
 	}
 	if none-bestLoss < waitMinGain {
-		return 0
+		return 0, false
 	}
-	return best
+	return best, capped
 }
 
 // deadlineOf returns the common duration of failed requests that

@@ -136,6 +136,8 @@ type node struct {
 	// is an exponential average of the starts over the curve's window:
 	// crate is the starts' sum, each weighted by exp(−age/ctau) (ticks),
 	// as of tick clast.
+	// wcap is Node.WaitCapMS in ticks; 0 none.
+	wcap int64
 	// wslow is Node.WaitSlowdown: a call's service time × (1 + wslow ×
 	// the live calls queued at its replica as it starts).
 	wslow     float64
@@ -355,6 +357,7 @@ type job struct {
 	abandoned bool
 	childFail bool
 	low       bool // a call of a low-priority request
+	refused   bool // refused at its node's wait cap while queued: leaves unserved
 
 	lk        *link  // the caller's link record (valid while linkSeq matches)
 	rt        *route // the route it came by

@@ -55,6 +55,9 @@ func (e *Engine) build() error {
 		case "p2c":
 			n.lb = lbP2C
 		}
+		if mn.WaitCapMS > 0 {
+			n.wcap = max(1, int64(math.Round(mn.WaitCapMS*e.perMS)))
+		}
 		if mn.WaitSlowdown > 0 {
 			// The generic path (start) draws the service time there.
 			n.wslow, n.svcBatched = mn.WaitSlowdown, false

@@ -70,6 +70,9 @@ func (e *Engine) enqueue(j int32, jb *job, n *node) {
 	if jb.abandoned && n.deadline {
 		rp.qdead++
 	}
+	if n.wcap > 0 {
+		e.q.push(e.now+n.wcap, evWaitCap, j, jb.gen)
+	}
 	e.queuedAdd(n, 1)
 	if q := int(rp.qlen); q > n.nm.queueMaxRep {
 		n.nm.queueMaxRep = q
@@ -207,10 +210,40 @@ func (e *Engine) drain(n *node, r int32) {
 			rp.qtail = -1
 		}
 		rp.qlen--
-		if jb.abandoned && n.deadline {
+		if jb.refused || (jb.abandoned && n.deadline) {
 			rp.qdead--
 		}
 		e.queuedAdd(n, -1)
+		if jb.refused {
+			e.freeJob(j, jb) // its caller heard at the cap
+			continue
+		}
 		e.start(j, jb, rp)
+	}
+}
+
+// onWaitCap refuses job j (generation gen) if it still waits for a slot
+// when its node's wait cap is over: a failure of the node's own, which
+// its caller hears at once. The job stays in the queue, not a waiter any
+// more (qdead), and leaves it unserved when it reaches its head (drain).
+func (e *Engine) onWaitCap(j int32, gen uint32) {
+	jb := e.jobs.at(j)
+	if jb.gen != gen || jb.state != jsQueued || jb.refused {
+		return
+	}
+	n := jb.nd
+	jb.refused = true
+	if !(jb.abandoned && n.deadline) {
+		n.reps[jb.rep].qdead++
+	}
+	e.m.rejectedQueue++
+	e.nodeReject(n)
+	lk, seq := jb.lk, jb.linkSeq
+	if lk.live && lk.seq == seq && lk.waiting {
+		at := e.now
+		if r := jb.rt; r.netOn {
+			at += r.netTicks(e.perMS)
+		}
+		e.q.push(at, evRespFail, jb.link, seq)
 	}
 }

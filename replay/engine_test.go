@@ -856,3 +856,33 @@ func TestWaitSlowdownLeavesAbandonedOut(t *testing.T) {
 		}
 	}
 }
+
+func TestWaitCap(t *testing.T) {
+	// One slot of 10 ms (100/s) at 150/s: without a cap the queue grows
+	// for good; with a cap of 50 ms the calls that waited that long are
+	// refused then, the queue stays short and the slot serves its 100/s.
+	tests := []struct {
+		name       string
+		capMS      float64
+		success    float64
+		overloaded bool
+	}{
+		{"no cap", 0, 0, true},
+		{"cap 50 ms", 50, 0.66, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := mnode("db", 1, 1, cascade.Const(10))
+			n.WaitCapMS = tc.capMS
+			r := replayT(t, mmodel("db", 150, []cascade.Node{n}), withDuration(30*time.Second))
+			require.Equal(t, tc.overloaded, r.Overloaded)
+			if tc.capMS > 0 {
+				require.InDelta(t, tc.success, r.SuccessRate, 0.03)
+				require.Positive(t, r.Counts.RejectedQueue)
+				db, _ := nodeOf(r, "db")
+				// A refused call's time is its cap: none is slower.
+				require.LessOrEqual(t, db.LatencyP99MS, tc.capMS+10+1)
+			}
+		})
+	}
+}
