@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"cascade/incident"
+	"cascade/internal/numfmt"
 	"cascade/rank"
 )
 
@@ -40,12 +41,11 @@ func Rank(w io.Writer, d *RankDocument, f Format) error {
 // objectiveValue formats an objective difference with its unit.
 func objectiveValue(o rank.Objective, x float64, sign bool) string {
 	f := func(v float64, prec int) string {
-		s := strconv.FormatFloat(v, 'f', prec, 64)
-		if sign && v >= 0 {
+		// A difference that rounds to zero has no sign: "0.00", not
+		// "-0.00" or "+0.00".
+		s := numfmt.NoNegZero(strconv.FormatFloat(v, 'f', prec, 64))
+		if sign && v > 0 && strings.Trim(s, "0.") != "" {
 			s = "+" + s
-		}
-		if s == "-0" || s == "+-0" {
-			s = "0"
 		}
 		return s
 	}

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"cascade"
+	"cascade/internal/numfmt"
 	"cascade/replay"
 )
 
@@ -455,9 +456,11 @@ func signedNumber(x float64, u unit, scale float64) string {
 	}
 }
 
-// signed puts a + before a number that has no sign.
+// signed puts a + before a number that has no sign; one that reads as
+// zero has none ("0.00", not "-0.00" or "+0.00").
 func signed(s string) string {
-	if strings.HasPrefix(s, "-") {
+	s = numfmt.NoNegZero(s)
+	if strings.HasPrefix(s, "-") || strings.Trim(s, "0.,") == "" {
 		return s
 	}
 	return "+" + s
