@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"cascade/incident"
+	"cascade/internal/numfmt"
 	"cascade/rank"
 )
 
@@ -202,8 +203,8 @@ func loadText(rep *rank.Report) string {
 	if offered <= 0 {
 		return ""
 	}
-	s := fmt.Sprintf("the system runs at %s/s offered against a capacity knee of %s/s (%.0f%% of it)",
-		g4(offered), g4(c.KneePerSec), 100*offered/c.KneePerSec)
+	s := fmt.Sprintf("the system runs at %s/s offered in the baseline replay, against a capacity knee of %s/s (%.0f%% of it)",
+		numfmt.Brief(offered), numfmt.Brief(c.KneePerSec), 100*offered/c.KneePerSec)
 	if t := rep.Regimes[0].Traffic; t != nil && t.Kind == cascade.TrafficClosed {
 		s += "; its clients wait for their answers (a closed loop), so their load stays at what is served, while the knee is of open arrivals"
 	}
@@ -350,7 +351,7 @@ func incidentHead(inc *incident.Incident) *kvBlock {
 // table, and names the others in a line each: in range, or not judged
 // (grouped by the note saying why).
 func incidentNodes(w io.Writer, inc *incident.Incident, width int) {
-	t := &textTable{head: []string{"NODE", "LEFT RANGE AT", "METRIC", "NORMAL", "THEN", "Z", "EXPLAINED BY"}}
+	t := &textTable{head: []string{"NODE", "LEFT RANGE AT", headWhat, headNormal, headThen, headZ, "EXPLAINED BY"}}
 	var (
 		inRange []string
 		notes   []string
