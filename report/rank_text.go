@@ -341,10 +341,28 @@ func incidentHead(inc *incident.Incident) *kvBlock {
 	if len(inc.Origins) > 0 && inc.Confidence > 0 {
 		b.add("confidence", "%s", shortConfidence(inc))
 	}
-	for _, e := range originEvidence(inc) {
-		b.add("evidence", "%s", e)
+	// The terminal gives the first origin's first evidence whole and
+	// names the rest; --wide and report.md give each (the origin's line
+	// already says what its fault, replayed, reproduced).
+	if n := firstOrigin(inc); n != nil && len(n.Evidence) > 0 {
+		b.add("evidence", "%s", evidenceText(&n.Evidence[0]))
+		if more := n.Evidence[1:]; len(more) > 0 {
+			words := make([]string, len(more))
+			for i := range more {
+				words[i] = metricWords(more[i].Metric)
+			}
+			b.add("", "and %s out of range too: %s (--wide gives each)", plural(len(more), "more metric"), strings.Join(words, ", "))
+		}
 	}
 	return &b
+}
+
+// firstOrigin is the first origin's node, or nil.
+func firstOrigin(inc *incident.Incident) *incident.NodeChange {
+	if len(inc.Origins) == 0 {
+		return nil
+	}
+	return nodeOf(inc, inc.Origins[0])
 }
 
 // incidentNodes writes the nodes that left their normal range as a

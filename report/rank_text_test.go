@@ -184,7 +184,7 @@ func TestAnswerAlsoAndLoad(t *testing.T) {
 	require.NoError(t, RankText(&b, &RankDocument{Rank: a.Rank}, TextOptions{Width: 100}))
 	out := b.String()
 	require.Regexp(t, `(?m)^also +p50 1\d{3} → 8\d{2} ms \(-6\d\d ms`, out)
-	require.Regexp(t, `(?m)^load +the system runs at 3\.\d+/s offered against a capacity knee of`, out)
+	require.Regexp(t, `(?m)^load +the system runs at 3\.\d+/s offered in the baseline replay, against a capacity knee of`, out)
 	require.Contains(t, out, "a closed loop")
 }
 
