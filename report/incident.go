@@ -31,7 +31,7 @@ func changeText(n *incident.NodeChange) (at, metric, normal, then, z string) {
 
 // Column heads of the changed nodes' table, the same in every output.
 const (
-	headWhat   = "WHAT LEFT ITS RANGE"
+	headWhat   = "WHAT CHANGED"
 	headNormal = "NORMAL"
 	headThen   = "FIRST WINDOW OUT"
 	headZ      = "SPREADS OUT"
@@ -361,7 +361,7 @@ func incidentMarkdown(w io.Writer, inc *incident.Incident) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "| Node | Left its range at | What left its range | Normal | First window out | Spreads out | Explained by |")
+	fmt.Fprintln(w, "| Node | Left its range at | What changed | Normal | First window out | Spreads out | Explained by |")
 	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---|")
 	for i := range inc.Nodes {
 		n := &inc.Nodes[i]

@@ -337,7 +337,17 @@ func incidentHead(inc *incident.Incident) *kvBlock {
 	var b kvBlock
 	b.add("INCIDENT", "%s .. %s, windows of %s", clock(inc.StartNS), clock(inc.EndNS)[11:], msText(inc.WindowMS))
 	b.add("normal range", "%s", inc.Baseline)
-	b.add("origin", "%s", originText(inc))
+	if len(inc.Origins) == 0 {
+		b.add("origin", "%s", originText(inc))
+	}
+	// One origin a line: each carries its score and replay in words.
+	for i, o := range inc.Origins {
+		key := ""
+		if i == 0 {
+			key = "origin"
+		}
+		b.add(key, "%d. %s%s", i+1, o, originNote(nodeOf(inc, o)))
+	}
 	if len(inc.Origins) > 0 && inc.Confidence > 0 {
 		b.add("confidence", "%s", shortConfidence(inc))
 	}

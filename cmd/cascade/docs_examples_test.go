@@ -49,7 +49,6 @@ var docSkips = map[string]string{
 	".ci/fuzz":                                          "fuzzes for minutes (CI's step)",
 	"--metrics servicegraph.prom":                       "the reader's series (graph/testdata/connectors-hotrod.prom.gz is such a file: the graph tests read it)",
 	"cascade collect --out ds --finalize":               "folds what a crashed collect left in ds: there is none here (TestCollectAddsAndFinalizes makes one)",
-	"cascade rank --incident testdata/":                 "incident and ranking replays: a minute on two cores (TestRankIncident runs them)",
 	"cascade fit /tmp/hotrod --model model.json --grid": "a grid search of minutes",
 }
 
@@ -57,10 +56,7 @@ var docSkips = map[string]string{
 // for more than a few seconds on two busy cores.
 var docLong = []string{
 	"cascade fit testdata/hotrod-baseline/traces-otlp.json.gz --window 30s",
-	"cascade rank model.json",
-	"cascade rank testdata/replay/seed000.json",
 	"cascade analyze testdata/nezha-onlineboutique/trace",
-	"--seeds 10",
 	// The README's main command runs in the default run; this is it
 	// again, into another directory.
 	"--out hotrod-report",
