@@ -493,7 +493,7 @@ func round3(x float64) float64 { return numfmt.Round3(x) }
 // it reads apart from the knee beside it: the highest swept load before
 // the capacity knee, the entry's share of it when there are several.
 func kneeNote(ev *Evidence, share float64) string {
-	s := fmt.Sprintf("the highest swept load below the capacity knee, %s/s", num(ev.KneePerSec))
+	s := "the highest swept load, at which goodput still kept up (the knee lies beyond the sweep)"
 	if ev.CapacityKneePerSec > 0 {
 		s = fmt.Sprintf("the highest swept load below the capacity knee of %s/s", num(ev.CapacityKneePerSec))
 	}

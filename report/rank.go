@@ -316,7 +316,7 @@ func rowLine(rep *rank.Report, r *rank.Row, sep string) string {
 func capacityTable(w io.Writer, c *rank.CapacityCurve) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
-	p("CAPACITY\tPoisson sweep of %s/s × %s … %s, seeds %s", g4(c.BaseRatePerSec),
+	p("CAPACITY\tPoisson sweep of %s/s × %s … %s, seeds %s", rateText(c.BaseRatePerSec),
 		g4(c.Points[0].Factor), g4(c.Points[len(c.Points)-1].Factor), seedRange(c.Seeds))
 	p("knee\t%s", c.Knee)
 	p("collapse\t%s", c.Collapse)
@@ -382,3 +382,8 @@ func replayLine(rep *rank.Report) string {
 	}
 	return fmt.Sprintf("%s simulated per run, tick %s", msText(rep.DurationMS), msText(rep.TickMS))
 }
+
+// rateText formats a rate per second as rank names it in its traffic
+// ("observed rates (Poisson 1.62/s)"), so that one rate reads the same
+// wherever it is printed: three significant digits.
+func rateText(x float64) string { return numfmt.Brief(numfmt.Round3(x)) }

@@ -292,7 +292,7 @@ func baselineList(rep *rank.Report) *textTable {
 // points are in the wide table.
 func capacityBlock(c *rank.CapacityCurve) *kvBlock {
 	var b kvBlock
-	b.add("CAPACITY", "Poisson sweep of %s/s × %s … %s, seeds %s", g4(c.BaseRatePerSec),
+	b.add("CAPACITY", "Poisson sweep of %s/s × %s … %s, seeds %s", rateText(c.BaseRatePerSec),
 		g4(c.Points[0].Factor), g4(c.Points[len(c.Points)-1].Factor), seedRange(c.Seeds))
 	b.add("knee", "%s", c.Knee)
 	b.add("collapse", "%s", c.Collapse)

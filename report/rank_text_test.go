@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"cascade/internal/numfmt"
 	"cascade/internal/testutil"
 	"cascade/rank"
 )
@@ -232,6 +233,26 @@ func TestNoJargon(t *testing.T) {
 			require.Contains(t, outs["markdown"], "median over")
 			require.Contains(t, outs["markdown"], "first window out at")
 			require.Contains(t, outs["markdown"], "the first origin holds 74% of the top two origins' scores")
+		}
+	}
+}
+
+// TestOneRateOneFigure: the capacity sweep's base rate reads as the
+// traffic's name gives it ("observed rates (Poisson 1.62/s)", not 1.619
+// in one place and 1.62 in the other; issue 39 item 4).
+func TestOneRateOneFigure(t *testing.T) {
+	for _, name := range []string{"hotrod", "boutique"} {
+		a := fixture(t, name)
+		c := a.Rank.Capacity
+		require.NotNil(t, c, name)
+		var b strings.Builder
+		require.NoError(t, RankText(&b, &RankDocument{Rank: a.Rank}, TextOptions{Width: 100}))
+		want := fmt.Sprintf("Poisson sweep of %s/s", numfmt.Brief(numfmt.Round3(c.BaseRatePerSec)))
+		require.Contains(t, b.String(), want, name)
+		for _, r := range a.Rank.Regimes {
+			if strings.HasPrefix(r.Name, "observed rates (Poisson ") {
+				require.Contains(t, r.Name, strings.TrimPrefix(want, "Poisson sweep of "), name)
+			}
 		}
 	}
 }
