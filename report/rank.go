@@ -354,16 +354,11 @@ func recoveryList(rs []float64) string {
 
 func pctOf(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) + "%" }
 
-// g4 formats with up to four significant digits.
-func g4(x float64) string {
-	if x == 0 {
-		return "0"
-	}
-	if math.Abs(x) >= 1e4 {
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(x, 'g', 4, 64)
-}
+// g4 formats a figure as rank and incident write theirs (numfmt.Brief):
+// three significant digits below 100, whole numbers above, so that one
+// figure reads the same in every part of a report (issue 39: 1.619/s in
+// one place, 1.62/s in another).
+func g4(x float64) string { return numfmt.NoNegZero(numfmt.Brief(x)) }
 
 // msText formats milliseconds as "850 ms" or "1.5 s".
 func msText(x float64) string {
