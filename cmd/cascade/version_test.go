@@ -25,7 +25,7 @@ func TestVersion(t *testing.T) {
 	}
 	const rev = "539aa64c3a1f5e2b9d0c7a6e4f3b2a1908d7c6b5"
 	tests := []struct {
-		name string
+		name   string
 		info   *debug.BuildInfo
 		ok     bool
 		linked string
