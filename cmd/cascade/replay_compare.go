@@ -326,11 +326,13 @@ func nodeTable(w io.Writer, md bool, r *replayRun) error {
 		fmt.Fprintln(w)
 	}
 	tw := newTable(w, md, tabwriter.AlignRight)
-	fmt.Fprintln(tw, header(md, "node\tcalls\tfailures\trejected\tutil\tqueue mean\tqueue max\tp50 ms\tp99 ms\tinfected\t"))
+	// "saturated or failing" is the replay's infected, in the words of
+	// docs/glossary.md: from when, and for how long in all.
+	fmt.Fprintln(tw, header(md, "node\tcalls\tfailures\trejected\tutil\tqueue mean\tqueue max\tp50 ms\tp99 ms\tsaturated or failing\t"))
 	for _, n := range res.Nodes {
 		inf := "-"
 		if n.Infected {
-			inf = fmt.Sprintf("%.1f s for %.1f s", n.InfectedAtMS/1000, n.InfectedForMS/1000)
+			inf = fmt.Sprintf("from %.1f s, %.1f s in all", n.InfectedAtMS/1000, n.InfectedForMS/1000)
 		}
 		p50, p99 := "-", "-"
 		if n.Calls > 0 {
