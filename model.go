@@ -217,6 +217,10 @@ type Node struct {
 	Tiers *Tiers `json:"tiers,omitempty"`
 	// Overload is the load-dependent failure curve b + k·max(0, ρ − θ).
 	Overload Overload `json:"overload"`
+	// LoadCurve, when set, is how the node's calls slow and fail with the
+	// rate of calls arriving at its replica, read from the capture (see
+	// LoadCurve); its Fail replaces Overload.
+	LoadCurve *LoadCurve `json:"load_curve,omitempty"`
 	// LoadBalancer picks a replica per call: round-robin (default),
 	// random, least-loaded or p2c (power of two choices).
 	LoadBalancer string `json:"load_balancer,omitempty"`

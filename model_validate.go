@@ -65,6 +65,9 @@ func (m *Model) Validate() error {
 		if g := n.Overload.Gaps; g != nil {
 			add(g.Validate(p + ".overload.failure_gaps"))
 		}
+		if c := n.LoadCurve; c != nil {
+			add(c.Validate(p + ".load_curve"))
+		}
 		if b := n.Breaker; b != nil && (b.Window < 1 || b.ErrorRate <= 0 || b.ErrorRate > 1 || b.OpenMS <= 0) {
 			add(fmt.Errorf("%s.breaker: needs window >= 1, error_rate in (0, 1] and open_ms > 0", p))
 		}

@@ -91,7 +91,10 @@ type notifyFigures struct {
 	Peak                 map[string]float64 // peak ready messages, by task
 	Alarm                bool               // the broker's memory alarm went off (predicted: in any seed)
 	Alarms               int                // seeds whose replay set the alarm off
-	Seeds                int
+	// Overloaded counts the seeds whose replay was overloaded (its
+	// backlog grew and outlived the drain).
+	Overloaded int
+	Seeds      int
 }
 
 func measuredFigures(m notifyMeasured) notifyFigures {
@@ -300,6 +303,9 @@ func notifyReplay(ctx context.Context, m *cascade.Model, scen *cascade.Scenario,
 		}
 		if alarm {
 			f.Alarms++
+		}
+		if o.Overloaded {
+			f.Overloaded++
 		}
 	}
 	f.Alarm = f.Alarms > 0

@@ -57,11 +57,11 @@ type poolFit struct {
 }
 
 // A deadline: at least poolMinDeadline own failures of requests that
-// waited, poolDeadlineShare of them within poolDeadlineWidth of their
-// median duration.
+// waited, poolDeadlineShare of them within poolDeadlineWidth of one
+// duration (the densest such band, the earliest of equals).
 const (
 	poolMinDeadline   = 5
-	poolDeadlineShare = 0.8
+	poolDeadlineShare = 0.5
 	poolDeadlineWidth = 0.03
 )
 
@@ -204,22 +204,43 @@ func hiddenPool(seq []seqReq) (poolFit, bool) {
 }
 
 // deadlineOf returns the common duration of failed requests that
-// waited (their deadline, ns) and how many failed at it; 0, 0 when they
-// show none.
+// waited (their deadline, ns) and how many failed at it or later: a
+// pool's acquire timeout, or the handler's own deadline, ends them there,
+// and a request that failed later still (a slot found just before the
+// cap, then a deadline of the handler's) waited past the cap too. 0, 0
+// when they show none.
+//
+// The deadline is the middle of the densest band of durations within
+// ±poolDeadlineWidth, which must hold poolDeadlineShare of the failures:
+// a pool with an acquire timeout under its handler's deadline shows two
+// bands, and the first, where the waits are cut, is the one replay must
+// make.
 func deadlineOf(failed []int64) (int64, int64) {
 	if len(failed) < poolMinDeadline {
 		return 0, 0
 	}
 	slices.Sort(failed)
-	med := failed[len(failed)/2]
-	var at int64
-	for _, d := range failed {
-		if float64(absInt64(d-med)) <= poolDeadlineWidth*float64(med) {
-			at++
+	best, bestN := 0, 0
+	j := 0
+	for i := range failed {
+		// failed[i:j] are within the band that starts at failed[i].
+		hi := float64(failed[i]) * (1 + 2*poolDeadlineWidth)
+		for j < len(failed) && float64(failed[j]) <= hi {
+			j++
+		}
+		if j-i > bestN {
+			best, bestN = i, j-i
 		}
 	}
-	if float64(at) < poolDeadlineShare*float64(len(failed)) {
+	if float64(bestN) < poolDeadlineShare*float64(len(failed)) {
 		return 0, 0
+	}
+	med := failed[best+bestN/2]
+	var at int64
+	for _, d := range failed {
+		if float64(d) >= (1-poolDeadlineWidth)*float64(med) {
+			at++
+		}
 	}
 	return med, at
 }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 
 	"cascade"
 )
@@ -128,8 +129,21 @@ type node struct {
 	failR    stream
 	lbR      stream
 	over     cascade.Overload
-	brk      breaker
-	mq       int32 // index in Engine.mqs of a queue node, else -1
+	// curve is the node's load curve (cascade.LoadCurve), nil when none:
+	// a call that starts while calls start at r per second per replica
+	// takes curve.SlowdownAt(r) times its service time and, when the
+	// curve has failures, fails with curve.FailAt(r) instead of over. r
+	// is an exponential average of the starts over the curve's window:
+	// crate is the starts' sum, each weighted by exp(−age/ctau) (ticks),
+	// as of tick clast.
+	curve     *cascade.LoadCurve
+	curveFail bool
+	crate     float64
+	ctau      float64
+	cper      float64 // crate to starts per second per replica
+	clast     int64
+	brk       breaker
+	mq        int32 // index in Engine.mqs of a queue node, else -1
 }
 
 // Load balancers.
@@ -444,4 +458,13 @@ func NewEngine(m *cascade.Model, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// curveLoad is the rate (per second, per replica) at which calls have
+// been starting at n, a node with a load curve, before this one; it
+// counts this one for the next.
+func (e *Engine) curveLoad(n *node) float64 {
+	x := n.crate * math.Exp(-float64(e.now-n.clast)/n.ctau)
+	n.crate, n.clast = x+1, e.now
+	return x * n.cper
 }

@@ -55,6 +55,15 @@ func (e *Engine) build() error {
 		case "p2c":
 			n.lb = lbP2C
 		}
+		if c := mn.LoadCurve; c != nil {
+			// Every call reads the load at its start: the generic path
+			// (start), with the service time drawn there.
+			n.curve = c
+			_, n.curveFail = c.FailAt(0)
+			n.ctau = c.WindowMS * e.perMS
+			n.cper = 1000 / c.WindowMS / float64(mn.Replicas)
+			n.overOn, n.svcBatched = true, false
+		}
 		n.deadline = mn.DeadlinePropagation
 		if b := mn.Breaker; b != nil {
 			n.brkOn = true

@@ -85,6 +85,10 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 		e.drop(j, jb, n)
 		return
 	}
+	var load float64 // calls starting per second per replica, for a load curve
+	if n.curve != nil {
+		load = e.curveLoad(n)
+	}
 	rp.busy++
 	// busyAdd(n, 1), by hand: it is too big for the inliner.
 	if nm := &n.nm; e.now < nm.wEnd {
@@ -99,7 +103,12 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 	jb.state = jsRunning
 	jb.start = e.now
 	if n.overOn {
-		jb.failed = e.overloaded(n)
+		if n.curveFail {
+			p, _ := n.curve.FailAt(load)
+			jb.failed = n.failR.Float64() < p
+		} else {
+			jb.failed = e.overloaded(n)
+		}
 	}
 	e.m.starts++
 	var d int64 // ticks
@@ -114,6 +123,8 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 		}
 		n.svcK = k + 1
 		d = n.svcBuf[k]
+	} else if n.curve != nil {
+		d = n.svcTicks(n.svc.draw(n.svcR.Rand) * n.curve.SlowdownAt(load))
 	} else if n.svc.kind == sExpMean {
 		d = n.svcTicks(n.svcR.Rand.ExpFloat64() * n.svc.a)
 	} else {

@@ -772,3 +772,33 @@ func TestCollapseNeedsARun(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadCurve(t *testing.T) {
+	// An unbounded node of 10 ms whose calls slow and fail with the rate
+	// of calls arriving (cascade.LoadCurve): ×1 and no failure at 10/s,
+	// ×3 and half failing from 100/s on, flat beyond.
+	curve := &cascade.LoadCurve{WindowMS: 1000, RatePerSec: []float64{10, 100}, Slowdown: []float64{1, 3}, Fail: []float64{0, 0.5}}
+	tests := []struct {
+		name       string
+		curve      *cascade.LoadCurve
+		rate       float64
+		success    float64
+		p50, delta float64 // ms
+	}{
+		{"light", curve, 10, 1, 10, 0.5},
+		{"between", curve, 55, 0.75, 20, 2},
+		{"heavy", curve, 200, 0.5, 30, 1},
+		{"heavy without a curve", nil, 200, 1, 10, 0.5},
+		{"slowdown only", &cascade.LoadCurve{WindowMS: 1000, RatePerSec: []float64{10, 100}, Slowdown: []float64{1, 3}}, 200, 1, 30, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := mnode("db", 1, 0, cascade.Const(10))
+			n.LoadCurve = tc.curve
+			r := replayT(t, mmodel("db", tc.rate, []cascade.Node{n}), withDuration(100*time.Second))
+			require.InDelta(t, tc.success, r.SuccessRate, 0.03)
+			db, _ := nodeOf(r, "db")
+			require.InDelta(t, tc.p50, db.LatencyP50MS, tc.delta)
+		})
+	}
+}

@@ -46,6 +46,8 @@ type Config struct {
 	Prefetch   int           // prefetch (unacked deliveries) per consumer; each is handled concurrently
 	DBSlots    int           // rights' database slots
 	DBQuery    time.Duration // rights' query time (fixed): capacity = DBSlots / DBQuery
+	DBSlow     float64       // a query's time grows by this share per query waiting as it starts
+	DBWaitCap  time.Duration // a query that waited this long for a slot is refused; 0 none
 	Timeout    time.Duration // rights' and points' handler deadline
 	Out        string        // measured figures, JSON
 	LogFile    string        // after: where the gateway writes the log task locally
@@ -75,6 +77,8 @@ func main() {
 	flag.IntVar(&c.Prefetch, "prefetch", 5, "prefetch per consumer")
 	flag.IntVar(&c.DBSlots, "db-slots", 4, "rights' database slots")
 	flag.DurationVar(&c.DBQuery, "db-query", 40*time.Millisecond, "rights' query time (fixed; capacity = slots / query time)")
+	flag.Float64Var(&c.DBSlow, "db-slow", 0, "rights' query time grows by this share per query waiting for a slot as it starts (contention)")
+	flag.DurationVar(&c.DBWaitCap, "db-wait-cap", 0, "a query that waited this long for a slot is refused at once (a pool's acquire timeout); 0 none")
 	flag.DurationVar(&c.Timeout, "timeout", 120*time.Millisecond, "rights' and points' handler deadline")
 	flag.StringVar(&c.Out, "out", "measured.json", "file of the measured figures")
 	flag.StringVar(&c.LogFile, "log-file", os.DevNull, "after: the gateway's local log file")
