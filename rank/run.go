@@ -437,7 +437,7 @@ func evidence(m *cascade.Model, bres [][]*replay.Result, curve *CapacityCurve, l
 		}
 	}
 	if curve != nil {
-		ev.KneePerSec = curve.SafePerSec
+		ev.KneePerSec, ev.CapacityKneePerSec = curve.SafePerSec, curve.KneePerSec
 	}
 	if len(low) > 0 {
 		clear(ev.RatePerSec)
