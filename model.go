@@ -367,6 +367,11 @@ type Queue struct {
 	// DelayMS is how long a failed message waits in the delay queue
 	// before it is delivered again (its TTL), for Redelivery delay.
 	DelayMS float64 `json:"delay_ms,omitempty"`
+	// ImmediateRedeliveries, with Redelivery delay, requeues the first
+	// this many failed deliveries of a message at once and sends the
+	// later ones through the delay queue: "one immediate retry, then a
+	// delay queue" is 1. 0 means every retry goes through the delay.
+	ImmediateRedeliveries int `json:"immediate_redeliveries,omitempty"`
 	// MaxDeliveries bounds the deliveries of one message, the first one
 	// included (a quorum queue's delivery-limit, a consumer that counts
 	// x-death); past it the message is dead-lettered. 0 means unlimited.

@@ -176,6 +176,9 @@ func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 1) }
 
 func validateQueue(p string, q *Queue) error {
 	var errs []error
+	if q.ImmediateRedeliveries < 0 {
+		errs = append(errs, fmt.Errorf("%s.immediate_redeliveries: %d is negative", p, q.ImmediateRedeliveries))
+	}
 	if q.Consumers < 1 {
 		errs = append(errs, fmt.Errorf("%s.consumers: %d, want at least 1", p, q.Consumers))
 	}

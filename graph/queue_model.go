@@ -111,6 +111,10 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 			// Through a delay queue: back after its TTL (delayTTLs).
 			cq.Redelivery, cq.DelayMS = cascade.RedeliverDelay, max(redeliveryTailMS, roundMS(q.ttlMS))
 			prov["redelivery"], prov["delay_ms"] = cascade.Observed, cascade.Inferred
+			if m := q.immediateFirst(); m > 0 {
+				cq.ImmediateRedeliveries = m
+				prov["immediate_redeliveries"] = cascade.Observed
+			}
 		case q.republished > 0:
 			// Ack + republish: back at the tail, after the time from the
 			// failure to the republish (none when it came first).

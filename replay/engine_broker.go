@@ -50,6 +50,9 @@ type mqueue struct {
 	dlq       int32 // the dead-letter queue's index in Engine.mqs; -1 drops
 	overflow  uint8
 	redeliver uint8
+	// immediate is Queue.ImmediateRedeliveries: with rdDelay, a message's
+	// first immediate failed deliveries are requeued at once.
+	immediate int32
 	delay     int64   // ticks
 	bytes     float64 // per message held
 	outs      []int32 // out-edges: deliveries
@@ -200,6 +203,7 @@ func (e *Engine) buildBrokers(index map[string]int32) {
 			q.redeliver = rdNone
 		}
 		q.delay = max(1, e.ticks(mq.DelayMS))
+		q.immediate = int32(min(mq.ImmediateRedeliveries, math.MaxInt32))
 		q.bytes = mq.MessageBytes
 		q.dlq = -1
 		if d, ok := index[mq.DeadLetter]; ok && mq.DeadLetter != "" {

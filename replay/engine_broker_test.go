@@ -138,17 +138,23 @@ func TestQueueRedeliveryTimes(t *testing.T) {
 	// 70% of flows take one delivery (10 ms), 91% at most two and 97.3%
 	// at most three, so the p50 is one delivery and the p95 three, with
 	// two redelivery waits: none for requeue (a tick each), 500 ms each
-	// for a delay queue.
+	// for a delay queue, one of each for one immediate retry before the
+	// delay queue.
 	tests := []struct {
+		name       string
 		redelivery string
+		immediate  int
 		p95        float64
 	}{
-		{cascade.RedeliverRequeue, 30.2},
-		{cascade.RedeliverDelay, 1030},
+		{"requeue", cascade.RedeliverRequeue, 0, 30.2},
+		{"delay", cascade.RedeliverDelay, 0, 1030},
+		// One retry at once, then the delay queue: the third delivery
+		// waited a tick, then 500 ms.
+		{"one immediate, then delay", cascade.RedeliverDelay, 1, 530.1},
 	}
 	for _, tc := range tests {
-		t.Run(tc.redelivery, func(t *testing.T) {
-			q := cascade.Queue{Consumers: 50, Prefetch: 1, Redelivery: tc.redelivery, DelayMS: 500}
+		t.Run(tc.name, func(t *testing.T) {
+			q := cascade.Queue{Consumers: 50, Prefetch: 1, Redelivery: tc.redelivery, DelayMS: 500, ImmediateRedeliveries: tc.immediate}
 			r := replayT(t, qmodel(20, cascade.Const(10), q, failing(0.3)), withDuration(100*time.Second), withDrain(5*time.Second))
 			require.InDelta(t, 10, r.FlowP50MS, 0.2)
 			require.InDelta(t, tc.p95, r.FlowP95MS, 0.5)
