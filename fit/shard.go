@@ -1,12 +1,10 @@
 package fit
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -293,7 +291,7 @@ func (p *Partial) Encode() ([]byte, error) {
 // names.
 func DecodePartial(data []byte) (*Partial, error) {
 	var w partialWire
-	if err := decodeStrict(data, &w); err != nil {
+	if err := replay.DecodeStrict(data, &w); err != nil {
 		return nil, err
 	}
 	if w.Format != replay.PartialFormat {
@@ -315,7 +313,7 @@ func DecodePartial(data []byte) (*Partial, error) {
 	}
 	var ow obsWire
 	ow.Observations = &Observations{}
-	if err := decodeStrict(w.Observations, &ow); err != nil {
+	if err := replay.DecodeStrict(w.Observations, &ow); err != nil {
 		return nil, fmt.Errorf("observations: %w", err)
 	}
 	if len(ow.Arrivals) != len(ow.Windows) {
@@ -342,28 +340,6 @@ func DecodePartial(data []byte) (*Partial, error) {
 		p.Points = append(p.Points, pt)
 	}
 	return p, nil
-}
-
-// decodeStrict decodes one JSON document into v, rejecting unknown
-// fields and trailing data; a syntax error says its byte offset.
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil && dec.More() {
-		err = fmt.Errorf("byte %d: data after the document", dec.InputOffset())
-	}
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return fmt.Errorf("byte %d: the document ends early (a file cut short?)", len(data))
-	case errors.As(err, &se):
-		return fmt.Errorf("byte %d: %w", se.Offset, err)
-	case errors.As(err, &te):
-		return fmt.Errorf("byte %d: %w", te.Offset, err)
-	}
-	return err
 }
 
 // exact is a float64 whose JSON form round-trips exactly, NaN and the

@@ -128,6 +128,15 @@ var ErrNoEntries = errors.New("the model's entries have no rate to sweep")
 // under the normal traffic and a surge, scores each against the baseline
 // with paired 95% intervals, and tries the best compatible set together.
 func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
+	if cfg.Shard.Sharded() {
+		return nil, fmt.Errorf("shard %s: RunShard runs a shard's part, Merge joins them", cfg.Shard)
+	}
+	return runRank(ctx, m, cfg, nil)
+}
+
+// runRank is Run, with the candidates' replays sharded when sh is not
+// nil (see sharding).
+func runRank(ctx context.Context, m *cascade.Model, cfg Config, sh *sharding) (*Report, error) {
 	if cfg.Objective == "" {
 		cfg.Objective = ObjectiveGoodput
 	}
@@ -205,6 +214,7 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 
 	// Every candidate's model, then all their replays at once.
 	var jobs []job
+	var jobCand, jobRegime []int
 	first := make([]int, len(cands))
 	applyErr := make([]error, len(cands))
 	for i := range cands {
@@ -221,9 +231,10 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 		}
 		for r := range regimes {
 			jobs = append(jobs, job{model: cm, traffic: regimes[r].Traffic, drain: drain})
+			jobCand, jobRegime = append(jobCand, i), append(jobRegime, r)
 		}
 	}
-	res, errs, err := rn.run(ctx, jobs)
+	res, errs, err := sh.run(ctx, rn, jobs, jobCand, jobRegime, len(cands))
 	if err != nil {
 		return nil, err
 	}

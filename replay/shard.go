@@ -1,10 +1,13 @@
 package replay
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,4 +197,44 @@ func CheckPartials(hs []PartialHeader, files []string) ([]int, error) {
 		return nil, fmt.Errorf("%w: %w", ErrPartials, errors.Join(errs...))
 	}
 	return slices.Clip(by), nil
+}
+
+// DecodeStrict decodes one JSON document into v, rejecting unknown
+// fields and trailing data, as partial results are read; an error says
+// its byte offset.
+func DecodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = fmt.Errorf("byte %d: data after the document", dec.InputOffset())
+	}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return fmt.Errorf("byte %d: the document ends early (a file cut short?)", len(data))
+	case errors.As(err, &se):
+		return fmt.Errorf("byte %d: %w", se.Offset, err)
+	case errors.As(err, &te):
+		return fmt.Errorf("byte %d: %w", te.Offset, err)
+	}
+	return err
+}
+
+// PeekPartial reads the header of a partial result, whatever its kind,
+// so that a caller can hand the file to its stage's decoder.
+func PeekPartial(data []byte) (PartialHeader, error) {
+	var h PartialHeader
+	if err := json.Unmarshal(data, &h); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return h, fmt.Errorf("byte %d: %w", se.Offset, err)
+		}
+		return h, err
+	}
+	if h.Format != PartialFormat {
+		return h, fmt.Errorf("format %q, want %q (not a partial result)", h.Format, PartialFormat)
+	}
+	return h, nil
 }

@@ -1,0 +1,108 @@
+package rank_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"cascade"
+	"cascade/rank"
+	"cascade/replay"
+)
+
+// shardConfig is a small ranking of the example model: derived
+// candidates and a scenario of the user's, both regimes, the capacity
+// sweep.
+func shardConfig() rank.Config {
+	cfg := rank.DefaultConfig()
+	cfg.Seeds, cfg.Duration, cfg.CapacityPoints, cfg.CapacitySeeds = 2, 5*time.Second, 3, 2
+	cfg.Scenarios = []*cascade.Scenario{
+		{Name: "pool×2", Nodes: map[string]json.RawMessage{"db": json.RawMessage(`{"concurrency": 8}`)}},
+	}
+	return cfg
+}
+
+// TestMergeIsRun holds the sharding contract: the partials of N shards,
+// written to their files and read back, merge into the report Run
+// gives, byte for byte, at any N.
+func TestMergeIsRun(t *testing.T) {
+	m, cfg := exampleModel(), shardConfig()
+	rep, err := rank.Run(context.Background(), m, cfg)
+	require.NoError(t, err)
+	want, err := json.Marshal(rep)
+	require.NoError(t, err)
+	require.Greater(t, len(rep.Rows), 4, "enough candidates to share out")
+	for _, n := range []int{1, 2, 4} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			var parts []*rank.Partial
+			for i := n - 1; i >= 0; i-- { // any order
+				c := cfg
+				c.Shard = replay.Shard{Index: i, Count: n}
+				p, err := rank.RunShard(context.Background(), exampleModel(), c)
+				require.NoError(t, err)
+				b, err := p.Encode()
+				require.NoError(t, err)
+				p, err = rank.DecodePartial(b)
+				require.NoError(t, err)
+				p.File = fmt.Sprintf("rank-%d.json", i)
+				parts = append(parts, p)
+			}
+			got, err := rank.Merge(context.Background(), parts, rank.MergeOptions{})
+			require.NoError(t, err)
+			b, err := json.Marshal(got)
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(b), "seed %d", cfg.Seed)
+		})
+	}
+}
+
+// TestMergeErrors: partials that do not make one whole are refused, with
+// the file named.
+func TestMergeErrors(t *testing.T) {
+	cfg := shardConfig()
+	cfg.Capacity, cfg.SurgeFactor = false, 0
+	shard := func(c rank.Config, i, n int) *rank.Partial {
+		c.Shard = replay.Shard{Index: i, Count: n}
+		p, err := rank.RunShard(context.Background(), exampleModel(), c)
+		require.NoError(t, err)
+		p.File = fmt.Sprintf("rank-%d-of-%d.json", i, n)
+		return p
+	}
+	other := cfg
+	other.Seeds = 3
+	tests := []struct {
+		name  string
+		parts func() []*rank.Partial
+		want  string
+	}{
+		{"missing", func() []*rank.Partial { return []*rank.Partial{shard(cfg, 1, 2)} },
+			"shard 0/2 missing: 1 partials given, 2 expected"},
+		{"other config", func() []*rank.Partial { return []*rank.Partial{shard(cfg, 0, 2), shard(other, 1, 2)} },
+			"rank-1-of-2.json: config sha256:"},
+		{"candidate of another shard", func() []*rank.Partial {
+			a, b := shard(cfg, 0, 2), shard(cfg, 1, 2)
+			b.Jobs = append(b.Jobs, a.Jobs[0])
+			return []*rank.Partial{a, b}
+		}, "rank-1-of-2.json: candidate 0 under regime 0 is not shard 1/2's"},
+		{"candidate missing", func() []*rank.Partial {
+			a, b := shard(cfg, 0, 2), shard(cfg, 1, 2)
+			a.Jobs = a.Jobs[1:]
+			return []*rank.Partial{a, b}
+		}, "rank-0-of-2.json: the replays of candidate 0 under regime 0 (shard 0/2's) missing"},
+		{"a fit's partial", func() []*rank.Partial {
+			a, b := shard(cfg, 0, 2), shard(cfg, 1, 2)
+			a.Kind, b.Kind = "fit", "fit"
+			return []*rank.Partial{a, b}
+		}, "rank-0-of-2.json: a fit partial, not a ranking's"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := rank.Merge(context.Background(), tc.parts(), rank.MergeOptions{})
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
