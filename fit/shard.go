@@ -93,12 +93,12 @@ func (sh *sharding) batch(ctx context.Context, s *searcher, todo []int) error {
 	given := make([]map[int]PointLoss, n)
 	for p, part := range sh.parts {
 		if part.Units != len(todo) {
-			return fmt.Errorf("%s: %d grid points in the sharded batch, this merge plans %d (written by another version of cascade?)", part.File, part.Units, len(todo))
+			return fmt.Errorf("%w: %s: %d grid points in the sharded batch, this merge plans %d (written by another version of cascade?)", replay.ErrPartials, part.File, part.Units, len(todo))
 		}
 		given[p] = make(map[int]PointLoss, len(part.Points))
 		for _, pt := range part.Points {
 			if len(pt.Loss) != len(s.ev.windows) || pt.Lat != nil && len(pt.Lat) != len(s.ev.windows) {
-				return fmt.Errorf("%s: point %d has %d losses for %d windows", part.File, pt.Index, len(pt.Loss), len(s.ev.windows))
+				return fmt.Errorf("%w: %s: point %d has %d losses for %d windows", replay.ErrPartials, part.File, pt.Index, len(pt.Loss), len(s.ev.windows))
 			}
 			given[p][pt.Index] = pt
 		}
@@ -107,7 +107,7 @@ func (sh *sharding) batch(ctx context.Context, s *searcher, todo []int) error {
 		p := k % n
 		pt, ok := given[p][i]
 		if !ok {
-			return fmt.Errorf("%s: grid point %d (shard %d/%d's) missing", sh.parts[p].File, i, p, n)
+			return fmt.Errorf("%w: %s: grid point %d (shard %d/%d's) missing", replay.ErrPartials, sh.parts[p].File, i, p, n)
 		}
 		delete(given[p], i)
 		s.cache[i] = pt.Loss
@@ -117,7 +117,7 @@ func (sh *sharding) batch(ctx context.Context, s *searcher, todo []int) error {
 	}
 	for p, rest := range given {
 		for i := range rest {
-			return fmt.Errorf("%s: grid point %d is not shard %d/%d's", sh.parts[p].File, i, p, n)
+			return fmt.Errorf("%w: %s: grid point %d is not shard %d/%d's", replay.ErrPartials, sh.parts[p].File, i, p, n)
 		}
 	}
 	s.planned += int64(len(todo))
@@ -184,7 +184,7 @@ func Merge(ctx context.Context, parts []*Partial, opt MergeOptions) (*Result, er
 		return nil, err
 	}
 	if k := hs[0].Kind; k != PartialKind {
-		return nil, fmt.Errorf("%s: a %s partial, not a fit's", files[0], k)
+		return nil, fmt.Errorf("%w: %s: a %s partial, not a fit's", replay.ErrPartials, files[0], k)
 	}
 	sh := &sharding{}
 	for _, i := range order {

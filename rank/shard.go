@@ -36,6 +36,18 @@ type Partial struct {
 	File string
 }
 
+// Candidates counts the candidates the partial holds replays of (a
+// candidate whose scenario does not apply has none).
+func (p *Partial) Candidates() int {
+	n := 0
+	for i, j := range p.Jobs {
+		if i == 0 || j.Candidate != p.Jobs[i-1].Candidate {
+			n++
+		}
+	}
+	return n
+}
+
 // JobResult is one candidate's replays under one regime, a result per
 // seed, or the error that stopped them.
 type JobResult struct {
@@ -104,7 +116,7 @@ func (sh *sharding) run(ctx context.Context, rn *runner, jobs []job, cand, reg [
 	given := make([]map[[2]int]JobResult, count)
 	for p, part := range sh.parts {
 		if part.Units != n {
-			return nil, nil, fmt.Errorf("%s: %d candidates, this merge derives %d (written by another version of cascade?)", part.File, part.Units, n)
+			return nil, nil, fmt.Errorf("%w: %s: %d candidates, this merge derives %d (written by another version of cascade?)", replay.ErrPartials, part.File, part.Units, n)
 		}
 		given[p] = map[[2]int]JobResult{}
 		for _, jr := range part.Jobs {
@@ -118,7 +130,7 @@ func (sh *sharding) run(ctx context.Context, rn *runner, jobs []job, cand, reg [
 		k := [2]int{cand[i], reg[i]}
 		jr, ok := given[p][k]
 		if !ok {
-			return nil, nil, fmt.Errorf("%s: the replays of candidate %d under regime %d (shard %d/%d's) missing", sh.parts[p].File, cand[i], reg[i], p, count)
+			return nil, nil, fmt.Errorf("%w: %s: the replays of candidate %d under regime %d (shard %d/%d's) missing", replay.ErrPartials, sh.parts[p].File, cand[i], reg[i], p, count)
 		}
 		delete(given[p], k)
 		if jr.Error != "" {
@@ -126,13 +138,13 @@ func (sh *sharding) run(ctx context.Context, rn *runner, jobs []job, cand, reg [
 			continue
 		}
 		if want := len(rn.seeds(&jobs[i])); len(jr.Results) != want {
-			return nil, nil, fmt.Errorf("%s: candidate %d under regime %d has %d results for %d seeds", sh.parts[p].File, cand[i], reg[i], len(jr.Results), want)
+			return nil, nil, fmt.Errorf("%w: %s: candidate %d under regime %d has %d results for %d seeds", replay.ErrPartials, sh.parts[p].File, cand[i], reg[i], len(jr.Results), want)
 		}
 		res[i] = jr.Results
 	}
 	for p, rest := range given {
 		for k := range rest {
-			return nil, nil, fmt.Errorf("%s: candidate %d under regime %d is not shard %d/%d's", sh.parts[p].File, k[0], k[1], p, count)
+			return nil, nil, fmt.Errorf("%w: %s: candidate %d under regime %d is not shard %d/%d's", replay.ErrPartials, sh.parts[p].File, k[0], k[1], p, count)
 		}
 	}
 	return res, errs, nil
@@ -197,7 +209,7 @@ func Merge(ctx context.Context, parts []*Partial, opt MergeOptions) (*Report, er
 		return nil, err
 	}
 	if k := hs[0].Kind; k != PartialKind {
-		return nil, fmt.Errorf("%s: a %s partial, not a ranking's", files[0], k)
+		return nil, fmt.Errorf("%w: %s: a %s partial, not a ranking's", replay.ErrPartials, files[0], k)
 	}
 	sh := &sharding{}
 	for _, i := range order {
