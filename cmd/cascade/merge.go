@@ -214,6 +214,11 @@ func writePartial(w io.Writer, path string, h replay.PartialHeader, what string,
 	if err != nil {
 		return err
 	}
+	// The shards of one run share a directory; the first to finish makes
+	// it.
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write partial result: %w", err)
+	}
 	if err := writeFileAtomic(path, b); err != nil {
 		return fmt.Errorf("write partial result: %w", err)
 	}
