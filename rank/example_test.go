@@ -62,7 +62,8 @@ func ExampleRun() {
 	// 0 db: an empty patch: no measurable effect
 }
 
-// ExampleMerge ranks the example's candidates in two shards, as two
+// ExampleMerge ranks the example's candidates (9, under two traffics, 4
+// seeds each: 72 replays) in two shards, as two
 // machines would (each writing its partial result to a file the merge
 // reads), and merges them into the report Run gives.
 func ExampleMerge() {
@@ -83,7 +84,7 @@ func ExampleMerge() {
 		if p, err = rank.DecodePartial(data); err != nil {
 			panic(err)
 		}
-		fmt.Printf("shard %s: %d of %d candidates\n", p.Shard, p.Candidates(), p.Units)
+		fmt.Printf("shard %s: %d of %d replays\n", p.Shard, len(p.Replays), p.Units)
 		parts = append(parts, p)
 	}
 	merged, err := rank.Merge(context.Background(), parts, rank.MergeOptions{})
@@ -99,8 +100,8 @@ func ExampleMerge() {
 	fmt.Println("best:", merged.Rows[0].Candidate.Description)
 	fmt.Println("the same bytes as Run:", string(a) == string(b))
 	// Output:
-	// shard 0/2: 5 of 9 candidates
-	// shard 1/2: 4 of 9 candidates
+	// shard 0/2: 36 of 72 replays
+	// shard 1/2: 36 of 72 replays
 	// best: db (bottleneck, 75% busy): 4→8 slots (pool 4→8; a second replica is the same capacity)
 	// the same bytes as Run: true
 }

@@ -234,7 +234,7 @@ func runRank(ctx context.Context, m *cascade.Model, cfg Config, sh *sharding) (*
 			jobCand, jobRegime = append(jobCand, i), append(jobRegime, r)
 		}
 	}
-	res, errs, err := sh.run(ctx, rn, jobs, jobCand, jobRegime, len(cands))
+	res, errs, err := sh.run(ctx, rn, jobs, jobCand, jobRegime)
 	if err != nil {
 		return nil, err
 	}

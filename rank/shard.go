@@ -1,10 +1,12 @@
 package rank
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"cascade"
 	"cascade/replay"
@@ -15,8 +17,8 @@ const PartialKind = "rank"
 
 // Partial is one shard's part of a ranking (RunShard), and what Merge
 // joins. It holds the ranking's inputs (the model and the config), so
-// that a merge needs nothing but the partials, and the replays of the
-// shard's candidates. docs/shard.md describes the file (Encode,
+// that a merge needs nothing but the partials, and the shard's replays of
+// the candidates. docs/shard.md describes the file (Encode,
 // DecodePartial).
 type Partial struct {
 	replay.PartialHeader
@@ -28,33 +30,27 @@ type Partial struct {
 	Config Config
 	// Model is the model ranked.
 	Model *cascade.Model
-	// Jobs are the shard's candidates' replays, one per candidate and
-	// regime, in candidate then regime order.
-	Jobs []JobResult
+	// Replays are the shard's replays, in unit order (candidate, regime,
+	// seed).
+	Replays []Replay
 	// File names the file the partial was read from, for the errors of
 	// Merge; set by the caller that read it.
 	File string
 }
 
-// Candidates counts the candidates the partial holds replays of (a
-// candidate whose scenario does not apply has none).
-func (p *Partial) Candidates() int {
-	n := 0
-	for i, j := range p.Jobs {
-		if i == 0 || j.Candidate != p.Jobs[i-1].Candidate {
-			n++
-		}
-	}
-	return n
-}
-
-// JobResult is one candidate's replays under one regime, a result per
-// seed, or the error that stopped them.
-type JobResult struct {
-	Candidate int              `json:"candidate"`
-	Regime    int              `json:"regime"`
-	Results   []*replay.Result `json:"results,omitempty"`
-	Error     string           `json:"error,omitempty"`
+// Replay is one work unit of a sharded ranking: one candidate replayed
+// under one regime with one seed, its result or the error that stopped
+// it.
+type Replay struct {
+	// Candidate is the candidate's position in the order Run derives
+	// them (the user's scenarios last); Regime 0 is the normal traffic,
+	// 1 the surge.
+	Candidate int `json:"candidate"`
+	Regime    int `json:"regime"`
+	// Seed is the replay's seed.
+	Seed   uint64         `json:"seed"`
+	Result *replay.Result `json:"result,omitempty"`
+	Error  string         `json:"error,omitempty"`
 }
 
 // MergeOptions are a merge's settings that do not change its result.
@@ -70,90 +66,147 @@ type MergeOptions struct {
 // errShardDone unwinds a sharded run once its part is replayed.
 var errShardDone = errors.New("rank: shard done")
 
-// sharding splits the candidates' replays: candidate c (in the order
-// Run derives them, the user's scenarios last) is shard c mod N's, with
-// every regime and seed of it. A shard replays its candidates and stops;
-// a merge takes every candidate's replays from the partials (parts, by
-// shard index) and goes on to score, rank and try the best set.
+// sharding splits the candidates' replays. Its work units are the
+// replays of every candidate (in the order Run derives them, the user's
+// scenarios last) under every regime with every seed, numbered in that
+// order; unit u is shard u mod N's. A shard replays its units and stops;
+// a merge takes every unit from the partials (parts, by shard index),
+// puts each candidate's results back together, and goes on to score,
+// rank and try the best set.
 type sharding struct {
-	shard replay.Shard
-	jobs  []JobResult
-	units int
-	parts []*Partial
+	shard   replay.Shard
+	replays []Replay
+	units   int
+	parts   []*Partial
 }
 
-// run replays jobs (job i is candidate cand[i]'s, under regime reg[i])
-// of the n candidates: all of them unsharded, a shard's part, or none,
-// taking them from the partials.
-func (sh *sharding) run(ctx context.Context, rn *runner, jobs []job, cand, reg []int, n int) ([][]*replay.Result, []error, error) {
+// run replays jobs (job i is candidate cand[i]'s, under regime reg[i]):
+// all of them unsharded, a shard's units, or none, taking them from the
+// partials.
+func (sh *sharding) run(ctx context.Context, rn *runner, jobs []job, cand, reg []int) ([][]*replay.Result, []error, error) {
 	if sh == nil {
 		return rn.run(ctx, jobs)
 	}
-	sh.units = n
+	// Unit numbers: job i's seed k is unit first[i]+k.
+	first := make([]int, len(jobs))
+	seeds := make([][]uint64, len(jobs))
+	maxSeeds := 0
+	for i := range jobs {
+		first[i] = sh.units
+		seeds[i] = rn.seeds(&jobs[i])
+		sh.units += len(seeds[i])
+		maxSeeds = max(maxSeeds, len(seeds[i]))
+	}
 	if sh.parts == nil {
-		var own []job
+		return nil, nil, sh.replay(ctx, rn, jobs, cand, reg, first, seeds, maxSeeds)
+	}
+	return sh.take(jobs, cand, reg, first, seeds)
+}
+
+// replay runs a shard's units: for each seed position, the jobs whose
+// unit at that position is the shard's, on a runner whose first seed is
+// that seed (a job's seed k replays alike on any engine: replay.Engine.Run
+// resets it).
+func (sh *sharding) replay(ctx context.Context, rn *runner, jobs []job, cand, reg, first []int, seeds [][]uint64, maxSeeds int) error {
+	owned := 0
+	for u := range sh.units {
+		if sh.shard.Owns(u) {
+			owned++
+		}
+	}
+	rn.plan(owned)
+	for k := range maxSeeds {
+		var batch []job
 		var at []int
 		for i := range jobs {
-			if sh.shard.Owns(cand[i]) {
-				own = append(own, jobs[i])
-				at = append(at, i)
+			if k < len(seeds[i]) && sh.shard.Owns(first[i]+k) {
+				j := jobs[i]
+				j.seeds = 1
+				batch, at = append(batch, j), append(at, i)
 			}
 		}
-		res, errs, err := rn.run(ctx, own)
+		if len(batch) == 0 {
+			continue
+		}
+		cfg := rn.cfg
+		cfg.Seed = seeds[at[0]][k]
+		cfg.Progress = nil
+		res, errs, err := newRunner(cfg).run(ctx, batch)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		for k, i := range at {
-			jr := JobResult{Candidate: cand[i], Regime: reg[i], Results: res[k]}
-			if errs[k] != nil {
-				jr.Error = errs[k].Error()
+		for b, i := range at {
+			r := Replay{Candidate: cand[i], Regime: reg[i], Seed: seeds[i][k]}
+			if errs[b] != nil {
+				r.Error = errs[b].Error()
+			} else {
+				r.Result = res[b][0]
 			}
-			sh.jobs = append(sh.jobs, jr)
+			sh.replays = append(sh.replays, r)
+			rn.tick()
 		}
-		return nil, nil, errShardDone
 	}
+	slices.SortFunc(sh.replays, func(a, b Replay) int {
+		return cmp.Or(cmp.Compare(a.Candidate, b.Candidate), cmp.Compare(a.Regime, b.Regime), cmp.Compare(a.Seed, b.Seed))
+	})
+	return errShardDone
+}
+
+// take puts every job's results together from the partials' units: a
+// job's error is that of its first seed to fail, as when it replays in
+// one piece (it stops there).
+func (sh *sharding) take(jobs []job, cand, reg, first []int, seeds [][]uint64) ([][]*replay.Result, []error, error) {
 	count := len(sh.parts)
-	given := make([]map[[2]int]JobResult, count)
+	type key struct {
+		cand, reg int
+		seed      uint64
+	}
+	given := make([]map[key]Replay, count)
 	for p, part := range sh.parts {
-		if part.Units != n {
-			return nil, nil, fmt.Errorf("%w: %s: %d candidates, this merge derives %d (written by another version of cascade?)", replay.ErrPartials, part.File, part.Units, n)
+		if part.Units != sh.units {
+			return nil, nil, fmt.Errorf("%w: %s: %d replays to share out, this merge plans %d (written by another version of cascade?)", replay.ErrPartials, part.File, part.Units, sh.units)
 		}
-		given[p] = map[[2]int]JobResult{}
-		for _, jr := range part.Jobs {
-			given[p][[2]int{jr.Candidate, jr.Regime}] = jr
+		given[p] = map[key]Replay{}
+		for _, r := range part.Replays {
+			given[p][key{r.Candidate, r.Regime, r.Seed}] = r
 		}
 	}
 	res := make([][]*replay.Result, len(jobs))
 	errs := make([]error, len(jobs))
 	for i := range jobs {
-		p := cand[i] % count
-		k := [2]int{cand[i], reg[i]}
-		jr, ok := given[p][k]
-		if !ok {
-			return nil, nil, fmt.Errorf("%w: %s: the replays of candidate %d under regime %d (shard %d/%d's) missing", replay.ErrPartials, sh.parts[p].File, cand[i], reg[i], p, count)
+		res[i] = make([]*replay.Result, len(seeds[i]))
+		for k, s := range seeds[i] {
+			p := (first[i] + k) % count
+			kk := key{cand[i], reg[i], s}
+			r, ok := given[p][kk]
+			if !ok {
+				return nil, nil, fmt.Errorf("%w: %s: the replay of candidate %d under regime %d with seed %d (shard %d/%d's) missing", replay.ErrPartials, sh.parts[p].File, cand[i], reg[i], s, p, count)
+			}
+			delete(given[p], kk)
+			switch {
+			case errs[i] != nil:
+			case r.Error != "":
+				errs[i], res[i] = errors.New(r.Error), nil
+			case r.Result == nil:
+				return nil, nil, fmt.Errorf("%w: %s: the replay of candidate %d under regime %d with seed %d has neither a result nor an error", replay.ErrPartials, sh.parts[p].File, cand[i], reg[i], s)
+			default:
+				res[i][k] = r.Result
+			}
 		}
-		delete(given[p], k)
-		if jr.Error != "" {
-			errs[i] = errors.New(jr.Error)
-			continue
-		}
-		if want := len(rn.seeds(&jobs[i])); len(jr.Results) != want {
-			return nil, nil, fmt.Errorf("%w: %s: candidate %d under regime %d has %d results for %d seeds", replay.ErrPartials, sh.parts[p].File, cand[i], reg[i], len(jr.Results), want)
-		}
-		res[i] = jr.Results
 	}
 	for p, rest := range given {
 		for k := range rest {
-			return nil, nil, fmt.Errorf("%w: %s: candidate %d under regime %d is not shard %d/%d's", replay.ErrPartials, sh.parts[p].File, k[0], k[1], p, count)
+			return nil, nil, fmt.Errorf("%w: %s: the replay of candidate %d under regime %d with seed %d is not shard %d/%d's", replay.ErrPartials, sh.parts[p].File, k.cand, k.reg, k.seed, p, count)
 		}
 	}
 	return res, errs, nil
 }
 
 // RunShard replays shard cfg.Shard's part of the ranking Run would run
-// with the same inputs: the candidates whose position, in the order Run
-// derives them, is the shard's index modulo the shard count, under every
-// regime and seed. The tick check, the baseline and the capacity sweep,
+// with the same inputs: of the candidates' replays, numbered candidate by
+// candidate (in the order Run derives them), regime by regime and seed by
+// seed, those whose number is the shard's index modulo the shard count.
+// The tick check, the baseline and the capacity sweep,
 // which the candidates are derived from, run in every shard. Merge joins
 // the partials of every shard into the very report Run returns, byte for
 // byte, at any shard count.
@@ -183,7 +236,7 @@ func RunShard(ctx context.Context, m *cascade.Model, cfg Config) (*Partial, erro
 		}
 		return nil, err
 	}
-	p.Units, p.Jobs = sh.units, sh.jobs
+	p.Units, p.Replays = sh.units, sh.replays
 	return p, nil
 }
 
@@ -192,7 +245,7 @@ func RunShard(ctx context.Context, m *cascade.Model, cfg Config) (*Partial, erro
 // encoded, as Run's on the same inputs. It checks that the partials
 // belong together (replay.CheckPartials: same inputs, config, unit and
 // shard counts, every shard once) and that each holds exactly its
-// shard's candidates, and names the file where one does not. The merge
+// shard's replays, and names the file where one does not. The merge
 // replays the tick check, the baseline and the capacity sweep again (the
 // candidates are derived from them) and the best set, and no candidate.
 func Merge(ctx context.Context, parts []*Partial, opt MergeOptions) (*Report, error) {
@@ -231,10 +284,10 @@ func partialConfig(cfg Config) Config {
 // partialWire is a Partial as its file holds it.
 type partialWire struct {
 	replay.PartialHeader
-	Source string          `json:"source,omitempty"`
-	Config Config          `json:"config"`
-	Model  json.RawMessage `json:"model"`
-	Jobs   []JobResult     `json:"jobs"`
+	Source  string          `json:"source,omitempty"`
+	Config  Config          `json:"config"`
+	Model   json.RawMessage `json:"model"`
+	Replays []Replay        `json:"replays"`
 }
 
 // Encode returns the partial as its file holds it: one JSON document
@@ -244,7 +297,7 @@ func (p *Partial) Encode() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode model: %w", err)
 	}
-	b, err := json.Marshal(partialWire{PartialHeader: p.PartialHeader, Source: p.Source, Config: p.Config, Model: mb, Jobs: p.Jobs})
+	b, err := json.Marshal(partialWire{PartialHeader: p.PartialHeader, Source: p.Source, Config: p.Config, Model: mb, Replays: p.Replays})
 	if err != nil {
 		return nil, fmt.Errorf("encode partial: %w", err)
 	}
@@ -275,5 +328,5 @@ func DecodePartial(data []byte) (*Partial, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	return &Partial{PartialHeader: w.PartialHeader, Source: w.Source, Config: w.Config, Model: m, Jobs: w.Jobs}, nil
+	return &Partial{PartialHeader: w.PartialHeader, Source: w.Source, Config: w.Config, Model: m, Replays: w.Replays}, nil
 }

@@ -83,16 +83,21 @@ func TestMergeErrors(t *testing.T) {
 			"shard 0/2 missing: 1 partials given, 2 expected"},
 		{"other config", func() []*rank.Partial { return []*rank.Partial{shard(cfg, 0, 2), shard(other, 1, 2)} },
 			"rank-1-of-2.json: config sha256:"},
-		{"candidate of another shard", func() []*rank.Partial {
+		{"replay of another shard", func() []*rank.Partial {
 			a, b := shard(cfg, 0, 2), shard(cfg, 1, 2)
-			b.Jobs = append(b.Jobs, a.Jobs[0])
+			b.Replays = append(b.Replays, a.Replays[0])
 			return []*rank.Partial{a, b}
-		}, "rank-1-of-2.json: candidate 0 under regime 0 is not shard 1/2's"},
-		{"candidate missing", func() []*rank.Partial {
+		}, "rank-1-of-2.json: the replay of candidate 0 under regime 0 with seed 1 is not shard 1/2's"},
+		{"replay missing", func() []*rank.Partial {
 			a, b := shard(cfg, 0, 2), shard(cfg, 1, 2)
-			a.Jobs = a.Jobs[1:]
+			b.Replays = b.Replays[1:]
 			return []*rank.Partial{a, b}
-		}, "rank-0-of-2.json: the replays of candidate 0 under regime 0 (shard 0/2's) missing"},
+		}, "rank-1-of-2.json: the replay of candidate 0 under regime 0 with seed 2 (shard 1/2's) missing"},
+		{"neither result nor error", func() []*rank.Partial {
+			a, b := shard(cfg, 0, 2), shard(cfg, 1, 2)
+			a.Replays[0].Result = nil
+			return []*rank.Partial{a, b}
+		}, "rank-0-of-2.json: the replay of candidate 0 under regime 0 with seed 1 has neither a result nor an error"},
 		{"a fit's partial", func() []*rank.Partial {
 			a, b := shard(cfg, 0, 2), shard(cfg, 1, 2)
 			a.Kind, b.Kind = "fit", "fit"

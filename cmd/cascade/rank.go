@@ -90,11 +90,12 @@ change, its effect, verdict, cost and why), then every change ranked and
 short sections, fitting the terminal ($COLUMNS; 100 columns when not a
 terminal); --wide prints the full tables instead.
 
-Across machines (--shard INDEX/COUNT, README "At scale"): each shard
-replays the candidates whose position, in the order they are derived (the
---scenario files last), is INDEX modulo COUNT, under every traffic and
-seed, and writes a partial result to --out; the tick check, baseline and
-capacity sweep the candidates come from run in every shard. cascade merge
+Across machines (--shard INDEX/COUNT, README "At scale"): the candidates'
+replays are numbered candidate by candidate (in the order they are
+derived, the --scenario files last), traffic by traffic and seed by seed;
+each shard replays those whose number is INDEX modulo COUNT and writes a
+partial result to --out. The tick check, baseline and capacity sweep the
+candidates come from run in every shard. cascade merge
 joins the COUNT partials into the report this command prints unsharded,
 byte for byte.`,
 		Example: `  # rank remediations for the HotROD model under its observed load
@@ -215,7 +216,7 @@ byte for byte.`,
 						return err
 					}
 					p.Source = doc.Model
-					return writePartial(cmd.OutOrStdout(), out, p.PartialHeader, fmt.Sprintf("%d of %d candidates replayed", p.Candidates(), p.Units), p.Encode)
+					return writePartial(cmd.OutOrStdout(), out, p.PartialHeader, fmt.Sprintf("%d of %d replays (candidate × traffic × seed)", len(p.Replays), p.Units), p.Encode)
 				}
 				if doc.Rank, err = rank.Run(cmd.Context(), model, cfg); err != nil {
 					return err
@@ -236,7 +237,7 @@ byte for byte.`,
 	f.IntVar(&cfg.Seeds, rankFlagSeeds, cfg.Seeds, "seeds per candidate and traffic (at least 2)")
 	f.StringVar(&objective, rankFlagObjective, string(cfg.Objective), "what to rank by: success, goodput, p99, amplification, spread or composite")
 	f.StringVarP(&output, rankFlagOutput, "o", "table", "output format: table, json or markdown")
-	f.StringVar(&shard, rankFlagShard, "", "replay only shard INDEX of COUNT (as 0/4) of the candidates and write a partial result to --out, for cascade merge")
+	f.StringVar(&shard, rankFlagShard, "", "replay only shard INDEX of COUNT (as 0/4) of the candidates' replays and write a partial result to --out, for cascade merge")
 	f.StringVar(&out, rankFlagOut, "", "with --shard, the file of the shard's partial result")
 	f.BoolVar(&wide, rankFlagWide, false, "with --output table, print the full tables, however wide, instead of the answer and compact sections")
 	f.DurationVar(&cfg.Duration, rankFlagDuration, cfg.Duration, "time over which each replay's root requests arrive (default: the capture's length, at least 1m0s)")
