@@ -17,16 +17,18 @@ import (
 const PartialKind = "fit"
 
 // Partial is one shard's part of a fit (RunShard), and what Merge joins.
-// It holds the fit's inputs (the model, the observations and the
-// config), so that a merge needs nothing but the partials, and the
-// losses of the grid points the shard replayed. docs/shard.md describes
+// It holds the fit's config, the hash of its inputs, and the losses of
+// the grid points the shard replayed; shard 0's file holds the inputs too
+// (the model and the observations), so that a merge needs nothing but the
+// partials. docs/shard.md describes
 // the file (Encode, DecodePartial).
 type Partial struct {
 	replay.PartialHeader
 	// Config is the fit's config, with the defaults filled in and no
 	// parallelism, progress or shard.
 	Config Config
-	// Model is the model fitted, Observations what it is fitted to.
+	// Model is the model fitted, Observations what it is fitted to; nil
+	// in a partial of a shard other than 0 read from its file.
 	Model        *cascade.Model
 	Observations *Observations
 	// Points are the grid points the shard replayed, by index.
@@ -191,6 +193,9 @@ func Merge(ctx context.Context, parts []*Partial, opt MergeOptions) (*Result, er
 		sh.parts = append(sh.parts, parts[i])
 	}
 	p0 := sh.parts[0]
+	if p0.Model == nil || p0.Observations == nil {
+		return nil, fmt.Errorf("%w: %s: shard 0's partial carries no model or observations", replay.ErrPartials, p0.File)
+	}
 	cfg := p0.Config
 	cfg.Parallel, cfg.Progress = opt.Parallel, opt.Progress
 	return runFit(ctx, cfg, p0.Model, p0.Observations, sh)
@@ -245,8 +250,8 @@ func encodeInputs(m *cascade.Model, obs *Observations) ([]byte, []byte, error) {
 type partialWire struct {
 	replay.PartialHeader
 	Config       Config          `json:"config"`
-	Model        json.RawMessage `json:"model"`
-	Observations json.RawMessage `json:"observations"`
+	Model        json.RawMessage `json:"model,omitempty"`
+	Observations json.RawMessage `json:"observations,omitempty"`
 	Points       []pointWire     `json:"points"`
 }
 
@@ -259,11 +264,15 @@ type pointWire struct {
 // Encode returns the partial as its file holds it: one JSON document
 // with a trailing newline.
 func (p *Partial) Encode() ([]byte, error) {
-	mb, ob, err := encodeInputs(p.Model, p.Observations)
-	if err != nil {
-		return nil, err
+	w := partialWire{PartialHeader: p.PartialHeader, Config: p.Config}
+	if p.Shard.Index == 0 {
+		// Shard 0 carries the inputs for the merge; the others their
+		// hash alone.
+		var err error
+		if w.Model, w.Observations, err = encodeInputs(p.Model, p.Observations); err != nil {
+			return nil, err
+		}
 	}
-	w := partialWire{PartialHeader: p.PartialHeader, Config: p.Config, Model: mb, Observations: ob}
 	for _, pt := range p.Points {
 		pw := pointWire{Index: pt.Index, Loss: exacts(pt.Loss)}
 		for _, win := range pt.Lat {
@@ -303,27 +312,10 @@ func DecodePartial(data []byte) (*Partial, error) {
 	if w.Kind != PartialKind {
 		return nil, fmt.Errorf("a %s partial, not a fit's", w.Kind)
 	}
-	if replay.Hash(w.Model, w.Observations) != w.InputsHash {
-		return nil, errors.New("the model and observations it holds do not match its inputs hash (the file was changed)")
-	}
 	p := &Partial{PartialHeader: w.PartialHeader, Config: w.Config}
-	var err error
-	if p.Model, err = cascade.DecodeModel(w.Model); err != nil {
-		return nil, fmt.Errorf("model: %w", err)
+	if err := p.decodeInputs(w.Model, w.Observations); err != nil {
+		return nil, err
 	}
-	var ow obsWire
-	ow.Observations = &Observations{}
-	if err := replay.DecodeStrict(w.Observations, &ow); err != nil {
-		return nil, fmt.Errorf("observations: %w", err)
-	}
-	if len(ow.Arrivals) != len(ow.Windows) {
-		return nil, fmt.Errorf("observations: %d windows, arrivals for %d", len(ow.Windows), len(ow.Arrivals))
-	}
-	for i := range ow.Windows {
-		ow.Windows[i].Arrivals = ow.Arrivals[i]
-	}
-	ow.Observations.Calls = ow.Calls
-	p.Observations = ow.Observations
 	for _, pw := range w.Points {
 		pt := PointLoss{Index: pw.Index, Loss: floats(pw.Loss)}
 		for _, win := range pw.Lat {
@@ -340,6 +332,40 @@ func DecodePartial(data []byte) (*Partial, error) {
 		p.Points = append(p.Points, pt)
 	}
 	return p, nil
+}
+
+// decodeInputs reads the model and observations a partial carries:
+// shard 0's, which must carry them and match the inputs hash; the other
+// shards carry none.
+func (p *Partial) decodeInputs(model, obs json.RawMessage) error {
+	switch {
+	case p.Shard.Index != 0 && (model != nil || obs != nil):
+		return fmt.Errorf("shard %s carries inputs: only shard 0's partial does", p.Shard)
+	case p.Shard.Index != 0:
+		return nil
+	case model == nil || obs == nil:
+		return errors.New("shard 0's partial carries no model or observations (the merge reads them from it)")
+	case replay.Hash(model, obs) != p.InputsHash:
+		return errors.New("the model and observations it holds do not match its inputs hash (the file was changed)")
+	}
+	var err error
+	if p.Model, err = cascade.DecodeModel(model); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	var ow obsWire
+	ow.Observations = &Observations{}
+	if err := replay.DecodeStrict(obs, &ow); err != nil {
+		return fmt.Errorf("observations: %w", err)
+	}
+	if len(ow.Arrivals) != len(ow.Windows) {
+		return fmt.Errorf("observations: %d windows, arrivals for %d", len(ow.Windows), len(ow.Arrivals))
+	}
+	for i := range ow.Windows {
+		ow.Windows[i].Arrivals = ow.Arrivals[i]
+	}
+	ow.Observations.Calls = ow.Calls
+	p.Observations = ow.Observations
+	return nil
 }
 
 // exact is a float64 whose JSON form round-trips exactly, NaN and the

@@ -135,3 +135,33 @@ func TestDecodePartialErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPartialInputs: shard 0's file carries the inputs and the others
+// their hash alone; a file that breaks that is refused.
+func TestPartialInputs(t *testing.T) {
+	m, obs := chainFit(t)
+	cfg := fit.DefaultConfig()
+	cfg.Grid = "p=0.1|0.5"
+	file := func(i int) []byte {
+		c := cfg
+		c.Shard = replay.Shard{Index: i, Count: 2}
+		p, err := fit.RunShard(context.Background(), c, m, obs)
+		require.NoError(t, err)
+		b, err := p.Encode()
+		require.NoError(t, err)
+		return b
+	}
+	zero, one := file(0), file(1)
+	require.Contains(t, string(zero), `"observations":`)
+	require.NotContains(t, string(one), `"observations":`)
+	p, err := fit.DecodePartial(one)
+	require.NoError(t, err)
+	require.Nil(t, p.Model)
+	as := func(b []byte, from, to string) []byte {
+		return bytes.Replace(b, []byte(from), []byte(to), 1)
+	}
+	_, err = fit.DecodePartial(as(one, `"shard":{"index":1`, `"shard":{"index":0`))
+	require.ErrorContains(t, err, "shard 0's partial carries no model or observations")
+	_, err = fit.DecodePartial(as(zero, `"shard":{"index":0`, `"shard":{"index":1`))
+	require.ErrorContains(t, err, "shard 1/2 carries inputs: only shard 0's partial does")
+}

@@ -16,9 +16,9 @@ import (
 const PartialKind = "rank"
 
 // Partial is one shard's part of a ranking (RunShard), and what Merge
-// joins. It holds the ranking's inputs (the model and the config), so
-// that a merge needs nothing but the partials, and the shard's replays of
-// the candidates. docs/shard.md describes the file (Encode,
+// joins. It holds the ranking's config, the hash of its model, and the
+// shard's replays of the candidates; shard 0's file holds the model too,
+// so that a merge needs nothing but the partials. docs/shard.md describes the file (Encode,
 // DecodePartial).
 type Partial struct {
 	replay.PartialHeader
@@ -28,7 +28,8 @@ type Partial struct {
 	// Config is the ranking's config, without parallelism, progress or
 	// shard.
 	Config Config
-	// Model is the model ranked.
+	// Model is the model ranked; nil in a partial of a shard other than 0
+	// read from its file.
 	Model *cascade.Model
 	// Replays are the shard's replays, in unit order (candidate, regime,
 	// seed).
@@ -269,6 +270,9 @@ func Merge(ctx context.Context, parts []*Partial, opt MergeOptions) (*Report, er
 		sh.parts = append(sh.parts, parts[i])
 	}
 	p0 := sh.parts[0]
+	if p0.Model == nil {
+		return nil, fmt.Errorf("%w: %s: shard 0's partial carries no model", replay.ErrPartials, p0.File)
+	}
 	cfg := p0.Config
 	cfg.Parallel, cfg.Progress = opt.Parallel, opt.Progress
 	return runRank(ctx, p0.Model, cfg, sh)
@@ -286,18 +290,23 @@ type partialWire struct {
 	replay.PartialHeader
 	Source  string          `json:"source,omitempty"`
 	Config  Config          `json:"config"`
-	Model   json.RawMessage `json:"model"`
+	Model   json.RawMessage `json:"model,omitempty"`
 	Replays []Replay        `json:"replays"`
 }
 
 // Encode returns the partial as its file holds it: one JSON document
 // with a trailing newline.
 func (p *Partial) Encode() ([]byte, error) {
-	mb, err := json.Marshal(p.Model)
-	if err != nil {
-		return nil, fmt.Errorf("encode model: %w", err)
+	w := partialWire{PartialHeader: p.PartialHeader, Source: p.Source, Config: p.Config, Replays: p.Replays}
+	if p.Shard.Index == 0 {
+		// Shard 0 carries the model for the merge; the others its hash
+		// alone.
+		var err error
+		if w.Model, err = json.Marshal(p.Model); err != nil {
+			return nil, fmt.Errorf("encode model: %w", err)
+		}
 	}
-	b, err := json.Marshal(partialWire{PartialHeader: p.PartialHeader, Source: p.Source, Config: p.Config, Model: mb, Replays: p.Replays})
+	b, err := json.Marshal(w)
 	if err != nil {
 		return nil, fmt.Errorf("encode partial: %w", err)
 	}
@@ -321,12 +330,20 @@ func DecodePartial(data []byte) (*Partial, error) {
 	if w.Kind != PartialKind {
 		return nil, fmt.Errorf("a %s partial, not a ranking's", w.Kind)
 	}
-	if replay.Hash(w.Model) != w.InputsHash {
+	p := &Partial{PartialHeader: w.PartialHeader, Source: w.Source, Config: w.Config, Replays: w.Replays}
+	switch {
+	case p.Shard.Index != 0 && w.Model != nil:
+		return nil, fmt.Errorf("shard %s carries a model: only shard 0's partial does", p.Shard)
+	case p.Shard.Index != 0:
+		return p, nil
+	case w.Model == nil:
+		return nil, errors.New("shard 0's partial carries no model (the merge reads it from it)")
+	case replay.Hash(w.Model) != w.InputsHash:
 		return nil, errors.New("the model it holds does not match its inputs hash (the file was changed)")
 	}
-	m, err := cascade.DecodeModel(w.Model)
-	if err != nil {
+	var err error
+	if p.Model, err = cascade.DecodeModel(w.Model); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	return &Partial{PartialHeader: w.PartialHeader, Source: w.Source, Config: w.Config, Model: m, Replays: w.Replays}, nil
+	return p, nil
 }

@@ -1,6 +1,7 @@
 package rank_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -110,4 +111,30 @@ func TestMergeErrors(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// TestPartialModel: shard 0's file carries the model and the others its
+// hash alone; a file that breaks that is refused.
+func TestPartialModel(t *testing.T) {
+	cfg := shardConfig()
+	cfg.Capacity, cfg.SurgeFactor, cfg.Derive = false, 0, false
+	file := func(i int) []byte {
+		c := cfg
+		c.Shard = replay.Shard{Index: i, Count: 2}
+		p, err := rank.RunShard(context.Background(), exampleModel(), c)
+		require.NoError(t, err)
+		b, err := p.Encode()
+		require.NoError(t, err)
+		return b
+	}
+	zero, one := file(0), file(1)
+	require.Contains(t, string(zero), `"model":`)
+	require.NotContains(t, string(one), `"model":`)
+	as := func(b []byte, from, to string) []byte {
+		return bytes.Replace(b, []byte(from), []byte(to), 1)
+	}
+	_, err := rank.DecodePartial(as(one, `"shard":{"index":1`, `"shard":{"index":0`))
+	require.ErrorContains(t, err, "shard 0's partial carries no model")
+	_, err = rank.DecodePartial(as(zero, `"shard":{"index":0`, `"shard":{"index":1`))
+	require.ErrorContains(t, err, "shard 1/2 carries a model: only shard 0's partial does")
 }
