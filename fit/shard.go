@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -20,8 +21,7 @@ const PartialKind = "fit"
 // It holds the fit's config, the hash of its inputs, and the losses of
 // the grid points the shard replayed; shard 0's file holds the inputs too
 // (the model and the observations), so that a merge needs nothing but the
-// partials. docs/shard.md describes
-// the file (Encode, DecodePartial).
+// partials. docs/shard.md describes the file (Encode, DecodePartial).
 type Partial struct {
 	replay.PartialHeader
 	// Config is the fit's config, with the defaults filled in and no
@@ -118,7 +118,8 @@ func (sh *sharding) batch(ctx context.Context, s *searcher, todo []int) error {
 		}
 	}
 	for p, rest := range given {
-		for i := range rest {
+		if len(rest) > 0 {
+			i := slices.Min(slices.Collect(maps.Keys(rest)))
 			return fmt.Errorf("%w: %s: grid point %d is not shard %d/%d's", replay.ErrPartials, sh.parts[p].File, i, p, n)
 		}
 	}

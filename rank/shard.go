@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"cascade"
@@ -18,8 +19,8 @@ const PartialKind = "rank"
 // Partial is one shard's part of a ranking (RunShard), and what Merge
 // joins. It holds the ranking's config, the hash of its model, and the
 // shard's replays of the candidates; shard 0's file holds the model too,
-// so that a merge needs nothing but the partials. docs/shard.md describes the file (Encode,
-// DecodePartial).
+// so that a merge needs nothing but the partials. docs/shard.md
+// describes the file (Encode, DecodePartial).
 type Partial struct {
 	replay.PartialHeader
 	// Source names the model as the caller read it (a file name), for
@@ -196,7 +197,10 @@ func (sh *sharding) take(jobs []job, cand, reg, first []int, seeds [][]uint64) (
 		}
 	}
 	for p, rest := range given {
-		for k := range rest {
+		if len(rest) > 0 {
+			k := slices.MinFunc(slices.Collect(maps.Keys(rest)), func(a, b key) int {
+				return cmp.Or(cmp.Compare(a.cand, b.cand), cmp.Compare(a.reg, b.reg), cmp.Compare(a.seed, b.seed))
+			})
 			return nil, nil, fmt.Errorf("%w: %s: the replay of candidate %d under regime %d with seed %d is not shard %d/%d's", replay.ErrPartials, sh.parts[p].File, k.cand, k.reg, k.seed, p, count)
 		}
 	}
