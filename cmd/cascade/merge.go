@@ -78,60 +78,12 @@ changed, partials that do not belong together); 1 any other failure.`,
 			}
 			switch kind {
 			case fit.PartialKind:
-				if err := checkOutput(output, "table", "json"); err != nil {
-					return err
-				}
-				if err := checkOut(mergeFlagOut, out, outFile); err != nil {
-					return err
-				}
-				parts := make([]*fit.Partial, len(files))
-				for i := range files {
-					if parts[i], err = fit.DecodePartial(data[i]); err != nil {
-						return inputError{fmt.Errorf("%s: %w", files[i], err)}
-					}
-					parts[i].File = files[i]
-				}
-				res, err := fit.Merge(cmd.Context(), parts, fit.MergeOptions{Parallel: parallel, Progress: progress(cmd.ErrOrStderr(), "merge", "points")})
-				if err != nil {
-					return mergeError(err)
-				}
-				if out != "" {
-					b, err := cascade.EncodeModel(res.Model)
-					if err != nil {
-						return err
-					}
-					if err := writeFileAtomic(out, b); err != nil {
-						return fmt.Errorf("write calibrated model: %w", err)
-					}
-				}
-				if output == "json" {
-					return writeJSON(cmd.OutOrStdout(), res.Report)
-				}
-				return fit.WriteTable(cmd.OutOrStdout(), res.Report)
+				return mergeFit(cmd, files, data, out, output, parallel)
 			case rank.PartialKind:
-				if err := checkOutput(output, "table", "json", "markdown"); err != nil {
-					return err
-				}
 				if out != "" {
 					return usageError{fmt.Errorf("--%s: a ranking writes no file; its report is on stdout", mergeFlagOut)}
 				}
-				parts := make([]*rank.Partial, len(files))
-				for i := range files {
-					if parts[i], err = rank.DecodePartial(data[i]); err != nil {
-						return inputError{fmt.Errorf("%s: %w", files[i], err)}
-					}
-					parts[i].File = files[i]
-				}
-				rep, err := rank.Merge(cmd.Context(), parts, rank.MergeOptions{Parallel: parallel, Progress: progress(cmd.ErrOrStderr(), "merge", "replays")})
-				if err != nil {
-					return mergeError(err)
-				}
-				printThin(cmd.ErrOrStderr(), rep)
-				doc := &report.RankDocument{Model: parts[0].Source, Rank: rep}
-				if output == "table" {
-					return report.RankText(cmd.OutOrStdout(), doc, report.TextOptions{Width: outputWidth(cmd.OutOrStdout()), Wide: wide})
-				}
-				return report.Rank(cmd.OutOrStdout(), doc, report.Format(output))
+				return mergeRank(cmd, files, data, output, wide, parallel)
 			}
 			return inputError{fmt.Errorf("%s: a partial result of %q, which this cascade does not merge (fit or rank)", files[0], kind)}
 		},
@@ -146,6 +98,72 @@ changed, partials that do not belong together); 1 any other failure.`,
 		return []string{"json"}, cobra.ShellCompDirectiveFilterFileExt
 	}
 	return cmd
+}
+
+// mergeFit merges a fit's partials (data, read from files): the report
+// on stdout, the calibrated model to out.
+func mergeFit(cmd *cobra.Command, files []string, data [][]byte, out, output string, parallel int) error {
+	if err := checkOutput(output, "table", "json"); err != nil {
+		return err
+	}
+	if err := checkOut(mergeFlagOut, out, outFile); err != nil {
+		return err
+	}
+	parts := make([]*fit.Partial, len(files))
+	for i := range files {
+		var err error
+		if parts[i], err = fit.DecodePartial(data[i]); err != nil {
+			return inputError{fmt.Errorf("%s: %w", files[i], err)}
+		}
+		parts[i].File = files[i]
+	}
+	res, err := fit.Merge(cmd.Context(), parts, fit.MergeOptions{Parallel: parallel, Progress: progress(cmd.ErrOrStderr(), "merge", "points")})
+	if err != nil {
+		return mergeError(err)
+	}
+	if out != "" {
+		b, err := cascade.EncodeModel(res.Model)
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(out, b); err != nil {
+			return fmt.Errorf("write calibrated model: %w", err)
+		}
+	}
+	if output == "json" {
+		return writeJSON(cmd.OutOrStdout(), res.Report)
+	}
+	return fit.WriteTable(cmd.OutOrStdout(), res.Report)
+}
+
+// mergeRank merges a ranking's partials (data, read from files): the
+// report on stdout, as cascade rank prints it.
+func mergeRank(cmd *cobra.Command, files []string, data [][]byte, output string, wide bool, parallel int) error {
+	if err := checkOutput(output, "table", "json", "markdown"); err != nil {
+		return err
+	}
+	parts := make([]*rank.Partial, len(files))
+	var source string
+	for i := range files {
+		var err error
+		if parts[i], err = rank.DecodePartial(data[i]); err != nil {
+			return inputError{fmt.Errorf("%s: %w", files[i], err)}
+		}
+		parts[i].File = files[i]
+		if parts[i].Shard.Index == 0 {
+			source = parts[i].Source // the model's name as shard 0 read it
+		}
+	}
+	rep, err := rank.Merge(cmd.Context(), parts, rank.MergeOptions{Parallel: parallel, Progress: progress(cmd.ErrOrStderr(), "merge", "replays")})
+	if err != nil {
+		return mergeError(err)
+	}
+	printThin(cmd.ErrOrStderr(), rep)
+	doc := &report.RankDocument{Model: source, Rank: rep}
+	if output == "table" {
+		return report.RankText(cmd.OutOrStdout(), doc, report.TextOptions{Width: outputWidth(cmd.OutOrStdout()), Wide: wide})
+	}
+	return report.Rank(cmd.OutOrStdout(), doc, report.Format(output))
 }
 
 // partialFiles expands the arguments of merge: a directory is its *.json
