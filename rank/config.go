@@ -142,9 +142,9 @@ type Config struct {
 	// traffic.
 	Scenarios []*cascade.Scenario
 	// Shard, when set (Count > 0), makes the ranking one shard of
-	// several: RunShard replays the shard's candidates and Merge joins
-	// the parts (see RunShard). Default zero: the whole ranking. Run
-	// rejects it.
+	// several: RunShard replays the shard's share of the candidates'
+	// replays and Merge joins the parts (see RunShard). Default zero: the
+	// whole ranking. Run rejects it.
 	Shard replay.Shard `json:"-"`
 	// Progress, when set, is called after each replay with the replays
 	// done and planned so far; calls are serialised.
