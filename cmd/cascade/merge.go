@@ -40,8 +40,9 @@ file in it) and prints what the command prints unsharded: the fit's report
 (and with --out its calibrated model), or the ranking. The output is the
 unsharded command's, byte for byte, at any shard count.
 
-Each partial holds its command's inputs (the model, the fit's observations)
-and config, so merge needs nothing else. It checks that the partials belong
+Shard 0's partial holds the command's inputs (the model, the fit's
+observations), and every partial the config and the inputs' hash, so
+merge needs nothing else. It checks that the partials belong
 together and names the file where one does not: the same format version,
 command, inputs, config and shard count, every shard present exactly once,
 each holding exactly its shard's work. The rest of the command, whose
