@@ -166,12 +166,12 @@ func runRank(ctx context.Context, m *cascade.Model, cfg Config, sh *sharding) (*
 	}
 	var tickNote string
 	if cfg.TickCheck {
-		if cfg.Tick, tickNote, err = refineTick(ctx, cfg, base, regimes[0]); err != nil {
+		if cfg.Tick, tickNote, err = sh.refineTick(ctx, cfg, base, regimes[0]); err != nil {
 			return nil, fmt.Errorf("tick check: %w", err)
 		}
 	}
 	rn := newRunner(cfg)
-	bres, err := runOne(ctx, rn, base, regimes)
+	bres, err := sh.baseline(ctx, rn, base, regimes)
 	if err != nil {
 		return nil, fmt.Errorf("baseline: %w", err)
 	}
@@ -198,7 +198,7 @@ func runRank(ctx context.Context, m *cascade.Model, cfg Config, sh *sharding) (*
 	}
 	var low []*replay.Result
 	if cfg.Capacity && totalRate(base, cfg) > 0 {
-		if rep.Capacity, low, err = capacity(ctx, rn, base, cfg); err != nil {
+		if rep.Capacity, low, err = sh.capacity(ctx, rn, base, cfg); err != nil {
 			return nil, err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"cascade"
 	"cascade/replay"
@@ -29,9 +30,11 @@ type Partial struct {
 	// Config is the ranking's config, without parallelism, progress or
 	// shard.
 	Config Config
-	// Model is the model ranked; nil in a partial of a shard other than 0
-	// read from its file.
-	Model *cascade.Model
+	// Model is the model ranked, and Prefix what the ranking replayed
+	// before the candidates; both nil in a partial of a shard other than
+	// 0 read from its file.
+	Model  *cascade.Model
+	Prefix *Prefix
 	// Replays are the shard's replays, in unit order (candidate, regime,
 	// seed).
 	Replays []Replay
@@ -55,11 +58,28 @@ type Replay struct {
 	Error  string         `json:"error,omitempty"`
 }
 
+// Prefix is what a ranking replays before its candidates, which are
+// derived from it: the tick the tick check chose, the baseline's replays
+// and the capacity sweep. Every shard replays it; shard 0's partial
+// carries it, so that the merge does not.
+type Prefix struct {
+	// Tick and TickNote are the tick check's (Config.TickCheck); Ticked
+	// says it ran.
+	Ticked   bool          `json:"ticked,omitempty"`
+	Tick     time.Duration `json:"tick_ns,omitempty"`
+	TickNote string        `json:"tick_note,omitempty"`
+	// Baseline are the baseline's replays, per regime and seed.
+	Baseline [][]*replay.Result `json:"baseline"`
+	// Capacity is the capacity curve and Low the replays of its lowest
+	// load; nil when the ranking does not sweep.
+	Capacity *CapacityCurve   `json:"capacity,omitempty"`
+	Low      []*replay.Result `json:"low,omitempty"`
+}
+
 // MergeOptions are a merge's settings that do not change its result.
 type MergeOptions struct {
 	// Parallel bounds the replays run at once (those the merge runs
-	// itself: the tick check, the baseline, the capacity sweep and the
-	// best set); 0 means GOMAXPROCS.
+	// itself: the best set's); 0 means GOMAXPROCS.
 	Parallel int
 	// Progress is Config.Progress.
 	Progress func(done, total int64)
@@ -80,6 +100,63 @@ type sharding struct {
 	replays []Replay
 	units   int
 	parts   []*Partial
+	// prefix is what the shard replayed before its units, or in a merge
+	// what shard 0's partial carries.
+	prefix *Prefix
+}
+
+// refineTick is the ranking's tick check, taken from shard 0's partial
+// in a merge.
+func (sh *sharding) refineTick(ctx context.Context, cfg Config, m *cascade.Model, normal Regime) (time.Duration, string, error) {
+	if sh != nil && sh.parts != nil {
+		if !sh.prefix.Ticked {
+			return 0, "", fmt.Errorf("%w: %s: shard 0's partial carries no tick check", replay.ErrPartials, sh.parts[0].File)
+		}
+		return sh.prefix.Tick, sh.prefix.TickNote, nil
+	}
+	tick, note, err := refineTick(ctx, cfg, m, normal)
+	if sh != nil {
+		sh.prefix.Ticked, sh.prefix.Tick, sh.prefix.TickNote = true, tick, note
+	}
+	return tick, note, err
+}
+
+// baseline replays the baseline, or takes it from shard 0's partial in a
+// merge.
+func (sh *sharding) baseline(ctx context.Context, rn *runner, m *cascade.Model, regimes []Regime) ([][]*replay.Result, error) {
+	if sh != nil && sh.parts != nil {
+		b := sh.prefix.Baseline
+		if len(b) != len(regimes) {
+			return nil, fmt.Errorf("%w: %s: shard 0's partial carries a baseline of %d regimes, not %d", replay.ErrPartials, sh.parts[0].File, len(b), len(regimes))
+		}
+		for r := range b {
+			if len(b[r]) != len(rn.seeds(&job{})) || slices.Contains(b[r], nil) {
+				return nil, fmt.Errorf("%w: %s: shard 0's partial carries a baseline of %d seeds, not %d", replay.ErrPartials, sh.parts[0].File, len(b[r]), len(rn.seeds(&job{})))
+			}
+		}
+		return b, nil
+	}
+	res, err := runOne(ctx, rn, m, regimes)
+	if sh != nil {
+		sh.prefix.Baseline = res
+	}
+	return res, err
+}
+
+// capacity sweeps the load, or takes the sweep from shard 0's partial in
+// a merge.
+func (sh *sharding) capacity(ctx context.Context, rn *runner, m *cascade.Model, cfg Config) (*CapacityCurve, []*replay.Result, error) {
+	if sh != nil && sh.parts != nil {
+		if sh.prefix.Capacity == nil {
+			return nil, nil, fmt.Errorf("%w: %s: shard 0's partial carries no capacity sweep", replay.ErrPartials, sh.parts[0].File)
+		}
+		return sh.prefix.Capacity, sh.prefix.Low, nil
+	}
+	c, low, err := capacity(ctx, rn, m, cfg)
+	if sh != nil {
+		sh.prefix.Capacity, sh.prefix.Low = c, low
+	}
+	return c, low, err
 }
 
 // run replays jobs (job i is candidate cand[i]'s, under regime reg[i]):
@@ -211,10 +288,10 @@ func (sh *sharding) take(jobs []job, cand, reg, first []int, seeds [][]uint64) (
 // with the same inputs: of the candidates' replays, numbered candidate by
 // candidate (in the order Run derives them), regime by regime and seed by
 // seed, those whose number is the shard's index modulo the shard count.
-// The tick check, the baseline and the capacity sweep,
-// which the candidates are derived from, run in every shard. Merge joins
-// the partials of every shard into the very report Run returns, byte for
-// byte, at any shard count.
+// The tick check, the baseline and the capacity sweep, which the
+// candidates are derived from, run in every shard, and shard 0's partial
+// carries them (Prefix). Merge joins the partials of every shard into the
+// very report Run returns, byte for byte, at any shard count.
 func RunShard(ctx context.Context, m *cascade.Model, cfg Config) (*Partial, error) {
 	if !cfg.Shard.Sharded() {
 		return nil, fmt.Errorf("shard: %w", replay.ErrBadShard)
@@ -233,7 +310,7 @@ func RunShard(ctx context.Context, m *cascade.Model, cfg Config) (*Partial, erro
 	}
 	p.InputsHash, p.ConfigHash = replay.Hash(mb), replay.Hash(cb)
 	p.Model = m
-	sh := &sharding{shard: cfg.Shard}
+	sh := &sharding{shard: cfg.Shard, prefix: &Prefix{}}
 	cfg.Shard = replay.Shard{}
 	if _, err := runRank(ctx, m, cfg, sh); !errors.Is(err, errShardDone) {
 		if err == nil {
@@ -241,7 +318,7 @@ func RunShard(ctx context.Context, m *cascade.Model, cfg Config) (*Partial, erro
 		}
 		return nil, err
 	}
-	p.Units, p.Replays = sh.units, sh.replays
+	p.Units, p.Replays, p.Prefix = sh.units, sh.replays, sh.prefix
 	return p, nil
 }
 
@@ -251,8 +328,9 @@ func RunShard(ctx context.Context, m *cascade.Model, cfg Config) (*Partial, erro
 // belong together (replay.CheckPartials: same inputs, config, unit and
 // shard counts, every shard once) and that each holds exactly its
 // shard's replays, and names the file where one does not. The merge
-// replays the tick check, the baseline and the capacity sweep again (the
-// candidates are derived from them) and the best set, and no candidate.
+// takes the tick check, the baseline and the capacity sweep from shard
+// 0's partial and the candidates' replays from all of them; of its own
+// it replays only the best set.
 func Merge(ctx context.Context, parts []*Partial, opt MergeOptions) (*Report, error) {
 	hs := make([]replay.PartialHeader, len(parts))
 	files := make([]string, len(parts))
@@ -274,9 +352,10 @@ func Merge(ctx context.Context, parts []*Partial, opt MergeOptions) (*Report, er
 		sh.parts = append(sh.parts, parts[i])
 	}
 	p0 := sh.parts[0]
-	if p0.Model == nil {
-		return nil, fmt.Errorf("%w: %s: shard 0's partial carries no model", replay.ErrPartials, p0.File)
+	if p0.Model == nil || p0.Prefix == nil {
+		return nil, fmt.Errorf("%w: %s: shard 0's partial carries no model or prefix", replay.ErrPartials, p0.File)
 	}
+	sh.prefix = p0.Prefix
 	cfg := p0.Config
 	cfg.Parallel, cfg.Progress = opt.Parallel, opt.Progress
 	return runRank(ctx, p0.Model, cfg, sh)
@@ -295,6 +374,7 @@ type partialWire struct {
 	Source  string          `json:"source,omitempty"`
 	Config  Config          `json:"config"`
 	Model   json.RawMessage `json:"model,omitempty"`
+	Prefix  *Prefix         `json:"prefix,omitempty"`
 	Replays []Replay        `json:"replays"`
 }
 
@@ -309,6 +389,7 @@ func (p *Partial) Encode() ([]byte, error) {
 		if w.Model, err = json.Marshal(p.Model); err != nil {
 			return nil, fmt.Errorf("encode model: %w", err)
 		}
+		w.Prefix = p.Prefix
 	}
 	b, err := json.Marshal(w)
 	if err != nil {
@@ -334,14 +415,14 @@ func DecodePartial(data []byte) (*Partial, error) {
 	if w.Kind != PartialKind {
 		return nil, fmt.Errorf("a %s partial, not a ranking's", w.Kind)
 	}
-	p := &Partial{PartialHeader: w.PartialHeader, Source: w.Source, Config: w.Config, Replays: w.Replays}
+	p := &Partial{PartialHeader: w.PartialHeader, Source: w.Source, Config: w.Config, Replays: w.Replays, Prefix: w.Prefix}
 	switch {
-	case p.Shard.Index != 0 && w.Model != nil:
-		return nil, fmt.Errorf("shard %s carries a model: only shard 0's partial does", p.Shard)
+	case p.Shard.Index != 0 && (w.Model != nil || w.Prefix != nil):
+		return nil, fmt.Errorf("shard %s carries a model or prefix: only shard 0's partial does", p.Shard)
 	case p.Shard.Index != 0:
 		return p, nil
-	case w.Model == nil:
-		return nil, errors.New("shard 0's partial carries no model (the merge reads it from it)")
+	case w.Model == nil || w.Prefix == nil:
+		return nil, errors.New("shard 0's partial carries no model or prefix (the merge reads them from it)")
 	case replay.Hash(w.Model) != w.InputsHash:
 		return nil, errors.New("the model it holds does not match its inputs hash (the file was changed)")
 	}

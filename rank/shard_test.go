@@ -134,7 +134,7 @@ func TestPartialModel(t *testing.T) {
 		return bytes.Replace(b, []byte(from), []byte(to), 1)
 	}
 	_, err := rank.DecodePartial(as(one, `"shard":{"index":1`, `"shard":{"index":0`))
-	require.ErrorContains(t, err, "shard 0's partial carries no model")
+	require.ErrorContains(t, err, "shard 0's partial carries no model or prefix")
 	_, err = rank.DecodePartial(as(zero, `"shard":{"index":0`, `"shard":{"index":1`))
-	require.ErrorContains(t, err, "shard 1/2 carries a model: only shard 0's partial does")
+	require.ErrorContains(t, err, "shard 1/2 carries a model or prefix: only shard 0's partial does")
 }

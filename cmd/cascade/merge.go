@@ -48,8 +48,8 @@ command, inputs, config and shard count, every shard present exactly once,
 each holding exactly its shard's work. The rest of the command, whose
 replays depend on the shards' results, runs here: for fit, the refinement
 and the refit (with p or r flat), the back-tests and the calibrated model's
-windows; for rank, the tick check, baseline and capacity sweep again, then
-the scoring, ranking and best set.
+windows; for rank, the scoring, the ranking and the best set (the tick
+check, baseline and capacity sweep come from shard 0's partial).
 
 The partial format is described in docs/shard.md. Exit codes: 0 merged;
 2 usage (no partial given, a bad flag, an --out rank does not write); 3

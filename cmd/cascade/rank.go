@@ -95,8 +95,8 @@ replays are numbered candidate by candidate (in the order they are
 derived, the --scenario files last), traffic by traffic and seed by seed;
 each shard replays those whose number is INDEX modulo COUNT and writes a
 partial result to --out. The tick check, baseline and capacity sweep the
-candidates come from run in every shard. cascade merge
-joins the COUNT partials into the report this command prints unsharded,
+candidates come from run in every shard (shard 0's partial carries them).
+cascade merge joins the COUNT partials into the report this command prints unsharded,
 byte for byte.`,
 		Example: `  # rank remediations for the HotROD model under its observed load
   # (5 closed-loop clients, read from the traces into model.load)
