@@ -88,7 +88,7 @@ group=""
 # refuses past a wait cap (issue 37; docs/validation.md, "A dependency
 # that slows and refuses under load"): its before, two changes run live,
 # each predicted from before's model. About 5 minutes.
-CASCADE_E2E_NOTIFY_LOAD=1 CASCADE_E2E_NOTIFY_LOAD_SET=f setsid go test ./collect -run '^TestE2ENotifyLoad$' -count=1 -v -timeout 30m &
+CASCADE_E2E_NOTIFY_LOAD=1 CASCADE_E2E_NOTIFY_LOAD_SET=h setsid go test ./collect -run '^TestE2ENotifyLoad$' -count=1 -v -timeout 30m &
 group=$!
 wait "$group"
 group=""

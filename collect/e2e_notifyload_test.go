@@ -55,10 +55,14 @@ var notifyLoadSettings = []notifyLoadSetting{
 	// waitSlowdown) was developed on all four, so they are dev now.
 	{"c", "dev", []string{"-db-slots=3", "-db-query=30ms", "-db-slow=0.4", "-db-wait-cap=120ms", "-rate=24"}, []string{"retries=0", "rate=18"}},
 	{"d", "dev", []string{"-db-slots=2", "-db-query=25ms", "-db-slow=0.25", "-db-wait-cap=200ms", "-rate=20"}, []string{"retry-via=delay", "rate=28"}},
-	// Held out of the second round: run once, after its constants were
+	// Held out of the second round, then dev for the third (a cap and a
+	// deadline told apart by the successes, both where both show).
+	{"e", "dev", []string{"-db-slots=3", "-db-query=20ms", "-db-slow=0.3", "-db-wait-cap=80ms", "-rate=26"}, []string{"retries=1", "rate=20"}},
+	{"f", "dev", []string{"-db-slots=5", "-db-query=50ms", "-db-slow=0.2", "-db-wait-cap=150ms", "-rate=21"}, []string{"retry-via=delay", "db-slots=8"}},
+	// Held out of the third round: run once, after its constants were
 	// frozen.
-	{"e", "held", []string{"-db-slots=3", "-db-query=20ms", "-db-slow=0.3", "-db-wait-cap=80ms", "-rate=26"}, []string{"retries=1", "rate=20"}},
-	{"f", "held", []string{"-db-slots=5", "-db-query=50ms", "-db-slow=0.2", "-db-wait-cap=150ms", "-rate=21"}, []string{"retry-via=delay", "db-slots=8"}},
+	{"g", "held", []string{"-db-slots=4", "-db-query=25ms", "-db-slow=0.35", "-db-wait-cap=90ms", "-rate=30"}, []string{"retries=1", "db-slots=6"}},
+	{"h", "held", []string{"-db-slots=3", "-db-query=35ms", "-db-slow=0.15", "-db-wait-cap=300ms", "-rate=19"}, []string{"retry-via=delay", "rate=14"}},
 }
 
 // notifyLoadSeed is every run's seed: a change runs the same arrivals as

@@ -501,6 +501,15 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 			prov["overload.base"] = cascade.Inferred
 			node.Overload.Gaps = nil
 			delete(prov, "overload.failure_gaps")
+			if pool.total > 0 {
+				// And past the cap, a deadline on the whole request.
+				node.DeadlinePropagation = true
+				prov["deadline_propagation"] = cascade.Inferred
+				if b.poolDeadline == nil {
+					b.poolDeadline = map[string]float64{}
+				}
+				b.poolDeadline[n.name] = roundMS(nsToMS(float64(pool.total)))
+			}
 		}
 		if pool.deadline > 0 && !pool.capped {
 			// Its requests give up waiting at a deadline and their work

@@ -64,6 +64,10 @@ type poolFit struct {
 	// than a deadline on the whole request.
 	slow   float64
 	capped bool
+	// total is, with a wait cap, the deadline on the whole request past
+	// it (a handler's own timeout, ns) when the failures show a second
+	// band there that no success passed; 0 none.
+	total int64
 }
 
 // A deadline: at least poolMinDeadline own failures of requests that
@@ -251,7 +255,13 @@ func hiddenPool(seq []seqReq) (poolFit, bool) {
 		}
 	}
 	best.deadline, best.deadlineFails = deadlineOf(failed)
+	if best.deadline > 0 {
+		best.total = totalDeadline(failed, rs, best.deadline)
+	}
 	best.slow, best.capped = waitSlowdown(rs, best)
+	if !best.capped {
+		best.total = 0
+	}
 	return best, true
 }
 
@@ -269,20 +279,55 @@ func hiddenPool(seq []seqReq) (poolFit, bool) {
 // is kept only when it beats none by waitMinGain. A pool whose calls do
 // not slow keeps 0 (its replay at 0 already matches).
 //
-// Where the failures show a deadline, the same replays say what it is: a
-// deadline on the whole request (the callers give up, the work is
-// dropped: a handler's own timeout), or a cap on the wait for a slot
-// (the pool refuses, and a call that got a slot runs to its end: an
-// acquire timeout). Both are tried at every share; capped says the cap
-// won.
+// Where the failures show a deadline, the successful requests say what
+// it is: a deadline on the whole request (the callers give up, the work
+// is dropped: a handler's own timeout) lets none succeed past it, a cap
+// on the wait for a slot (the pool refuses, and a call that got a slot
+// runs to its end: an acquire timeout) lets those that got a slot just
+// before it run on. capped is set when capSuccessShare of the successes
+// or more took longer than the deadline's band. (The replays cannot
+// tell: a cap with more contention and a deadline with less can match
+// the same success and median, as a held-out run of the chain showed.)
 var waitGrid = []float64{0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 2, 3}
 
 const (
 	waitSeeds    = 2
 	waitMinGain  = 1
 	waitSuccessS = 0.02 // the success gap's scale
+	// capSuccessShare is the share of successes past the deadline's
+	// band that makes it a wait cap.
+	capSuccessShare = 0.02
 	waitMedianS  = 0.1  // the medians' log-ratio's scale
 )
+
+// totalDeadline returns, for a pool whose first band of failures is at
+// capNS (its wait cap), a second band past it that no success passed: a
+// deadline on the whole request (ns), or 0.
+func totalDeadline(failed []int64, rs []seqReq, capNS int64) int64 {
+	var past []int64
+	for _, d := range failed {
+		if float64(d) > float64(capNS)*(1+2*poolDeadlineWidth) {
+			past = append(past, d)
+		}
+	}
+	d, _ := deadlineOf(past)
+	if d <= 0 {
+		return 0
+	}
+	ok, over := 0, 0
+	for i := range rs {
+		if !rs[i].own {
+			ok++
+			if float64(rs[i].end-rs[i].start) > float64(d)*(1+poolDeadlineWidth) {
+				over++
+			}
+		}
+	}
+	if float64(over) >= capSuccessShare*float64(max(1, ok)) {
+		return 0
+	}
+	return d
+}
 
 // waitSlowdown returns the pool's wait slowdown (see waitGrid) and
 // whether its deadline is a wait cap, rs its requests sorted by start.
@@ -324,6 +369,9 @@ func waitSlowdown(rs []seqReq, p poolFit) (float64, bool) {
 		edge := cascade.Edge{From: "caller", To: "pool", FanOut: cascade.Const(1), Propagation: 1}
 		if capped {
 			pool.WaitCapMS = deadline
+			if total := roundMS(nsToMS(float64(p.total))); total > 0 {
+				pool.DeadlinePropagation, edge.TimeoutMS = true, total
+			}
 		} else {
 			pool.DeadlinePropagation, edge.TimeoutMS = deadline > 0, deadline
 		}
@@ -352,27 +400,28 @@ func waitSlowdown(rs []seqReq, p poolFit) (float64, bool) {
 		a, b := (ok-wantOK)/waitSuccessS, math.Log(p50/wantP50)/waitMedianS
 		return a*a + b*b, true
 	}
-	none, ok := loss(0, false)
-	if !ok {
-		return 0, false
-	}
-	best, capped, bestLoss := 0.0, false, none
-	modes := []bool{false}
+	capped := false
 	if deadline > 0 {
-		modes = append(modes, true)
+		past := 0
+		for _, v := range okMS {
+			if v > deadline*(1+poolDeadlineWidth) {
+				past++
+			}
+		}
+		capped = float64(past) >= capSuccessShare*float64(len(okMS))
 	}
-	for _, c := range modes {
-		for _, s := range waitGrid {
-			if s == 0 && !c {
-				continue // none, above
-			}
-			if l, ok := loss(s, c); ok && l < bestLoss {
-				best, capped, bestLoss = s, c, l
-			}
+	none, ok := loss(0, capped)
+	if !ok {
+		return 0, capped
+	}
+	best, bestLoss := 0.0, none
+	for _, s := range waitGrid[1:] {
+		if l, ok := loss(s, capped); ok && l < bestLoss {
+			best, bestLoss = s, l
 		}
 	}
 	if none-bestLoss < waitMinGain {
-		return 0, false
+		return 0, capped
 	}
 	return best, capped
 }
