@@ -131,3 +131,26 @@ func TestDeadlineOf(t *testing.T) {
 		})
 	}
 }
+
+func TestImmediateFirst(t *testing.T) {
+	tests := []struct {
+		name  string
+		byIdx map[int][2]int64 // index: {back at once, delayed}
+		want  int
+	}{
+		{"one at once, then the delay", map[int][2]int64{1: {40, 1}, 2: {0, 12}, 3: {0, 4}}, 1},
+		{"two at once, then the delay", map[int][2]int64{1: {40, 0}, 2: {12, 1}, 3: {0, 5}}, 2},
+		{"all delayed", map[int][2]int64{1: {0, 40}, 2: {0, 12}}, 0},
+		{"all at once", map[int][2]int64{1: {40, 0}, 2: {12, 0}, 3: {5, 0}}, 0},
+		{"mixed first", map[int][2]int64{1: {20, 20}, 2: {0, 12}}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var q queueAcc
+			for i, v := range tc.byIdx {
+				q.byIndex[i] = v
+			}
+			require.Equal(t, tc.want, q.immediateFirst())
+		})
+	}
+}

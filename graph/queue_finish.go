@@ -335,7 +335,13 @@ func (b *Builder) finishQueues() {
 				case pub != nil && pub.queue == first.queue:
 					// Ack + republish: back at the tail when published.
 					q.republished++
-					q.delays.add(b.rng, k, nsToMS(float64(max(0, pub.end-prev.end))))
+					back := nsToMS(float64(max(0, pub.end-prev.end)))
+					if back < redeliveryRequeueMS {
+						q.byIndex[idx][0]++
+					} else {
+						q.byIndex[idx][1]++
+					}
+					q.delays.add(b.rng, k, back)
 					qn.addRequest(b, min(pub.end, d.at), d.at, false, false, -1, 0)
 				case pub != nil && q.delayVia[pub.queue] > 0:
 					q.viaDelay++
