@@ -301,6 +301,12 @@ type Edge struct {
 	// Availability is the fraction of time the edge is up, or a schedule
 	// of partitions; nil means always up.
 	Availability *Availability `json:"availability,omitempty"`
+	// Batch, on an edge into a queue node, is a publisher that batches:
+	// its publishes wait until Size of them are pending or LingerMS has
+	// passed since the first, and go to the broker together (Kafka's
+	// batch.size and linger.ms, a batching RabbitMQ publisher). nil
+	// means every publish goes at once.
+	Batch *Batch `json:"batch,omitempty"`
 	// FailBlocked, on an edge into a queue node, is a publisher that
 	// honours its broker's blocking (RabbitMQ's connection.blocked): while
 	// the broker's memory alarm is on, its publish fails at once instead
@@ -311,6 +317,15 @@ type Edge struct {
 	Observed *EdgeObserved `json:"observed,omitempty"`
 	// Provenance says, per field name, where the value came from.
 	Provenance map[string]Provenance `json:"provenance,omitempty"`
+}
+
+// Batch is a publisher's batching (Edge.Batch).
+type Batch struct {
+	// Size is how many publishes fill a batch; at least 1.
+	Size int `json:"size"`
+	// LingerMS is the longest a publish waits for its batch to fill; 0
+	// means a batch goes only when full.
+	LingerMS float64 `json:"linger_ms,omitempty"`
 }
 
 // Overflow policies of a bounded queue, as RabbitMQ's x-overflow names

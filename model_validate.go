@@ -104,6 +104,17 @@ func (m *Model) Validate() error {
 		if f := e.Fallback; f != nil && !(f.Probability >= 0 && f.Probability <= 1) {
 			add(fmt.Errorf("%s.fallback.probability: %g is outside [0, 1]", p, f.Probability))
 		}
+		if b := e.Batch; b != nil {
+			if b.Size < 1 || !(b.LingerMS >= 0) || math.IsInf(b.LingerMS, 0) {
+				add(fmt.Errorf("%s.batch: size %d and linger_ms %g, want a size >= 1 and a finite linger >= 0", p, b.Size, b.LingerMS))
+			}
+			if to := m.Node(e.To); to != nil && to.Queue == nil {
+				add(fmt.Errorf("%s.batch: %s is not a queue; only publishes batch", p, e.To))
+			}
+			if b.Size > 1 && b.LingerMS == 0 {
+				add(fmt.Errorf("%s.batch: size %d without linger_ms waits for ever for a full batch", p, b.Size))
+			}
+		}
 		if e.Bulkhead < 0 {
 			add(fmt.Errorf("%s.bulkhead: %d is negative", p, e.Bulkhead))
 		}

@@ -281,6 +281,9 @@ type route struct {
 	// pub: the callee is a queue node, and a call is a publish
 	// (Engine.publish, from turnedAway: pub routes are guarded).
 	pub bool
+	// batch, on a pub route of an edge with Batch, holds the publishes
+	// waiting for their batch; nil none.
+	batch *batcher
 	// failBlocked: a publisher that fails at once while its broker's
 	// alarm blocks it (cascade.Edge.FailBlocked).
 	failBlocked bool
@@ -477,4 +480,18 @@ func (e *Engine) curveLoad(n *node) float64 {
 	x := n.crate * math.Exp(-float64(e.now-n.clast)/n.ctau)
 	n.crate, n.clast = x+1, e.now
 	return x * n.cper
+}
+
+// batcher is a batching publisher's pending publishes (cascade.Batch).
+type batcher struct {
+	route  int32 // its route's index, the linger event's id
+	size   int
+	linger int64 // ticks
+	gen    uint32
+	buf    []pendingPub
+}
+
+type pendingPub struct {
+	l   int32
+	seq uint32
 }

@@ -611,3 +611,29 @@ func (e *Engine) brokerResults(o *cascade.Outcome) {
 		}
 	}
 }
+
+// batchPublish adds the publish (l, seq) on route r to its batch: the
+// first starts the linger, the last to fill it sends it.
+func (e *Engine) batchPublish(b *batcher, r *route, l int32, seq uint32) {
+	b.buf = append(b.buf, pendingPub{l: l, seq: seq})
+	if len(b.buf) == 1 {
+		e.q.push(e.now+b.linger, evBatch, b.route, b.gen)
+	}
+	if len(b.buf) >= b.size {
+		e.flushBatch(b, r)
+	}
+}
+
+// flushBatch publishes a batch's publishes whose publisher still waits
+// (one that timed out has moved on).
+func (e *Engine) flushBatch(b *batcher, r *route) {
+	b.gen++ // the linger of this batch is spent
+	// A copy: a publish may, through what it sets off, add to a batch.
+	buf := append([]pendingPub(nil), b.buf...)
+	b.buf = b.buf[:0]
+	for _, p := range buf {
+		if lk := e.link(p.l); lk.live && lk.seq == p.seq && lk.waiting {
+			e.publish(p.l, r, p.seq)
+		}
+	}
+}

@@ -121,6 +121,10 @@ func (e *Engine) loop() {
 			e.onBroker(id, gen)
 		case evWaitCap:
 			e.onWaitCap(id, gen)
+		case evBatch:
+			if b := e.routes[id].batch; b.gen == gen {
+				e.flushBatch(b, &e.routes[id])
+			}
 		}
 		if e.check != nil {
 			e.check(e.checked)
@@ -555,7 +559,12 @@ func (e *Engine) turnedAway(l int32, r *route, seq uint32) bool {
 		return true
 	}
 	if r.pub {
-		// Not turned away: taken by the queue, which answers it.
+		// Not turned away: taken by the queue, which answers it (once
+		// its batch goes, for a batching publisher).
+		if b := r.batch; b != nil {
+			e.batchPublish(b, r, l, seq)
+			return true
+		}
 		e.publish(l, r, seq)
 		return true
 	}
