@@ -50,6 +50,13 @@ var docSkips = map[string]string{
 	"--metrics servicegraph.prom":                       "the reader's series (graph/testdata/connectors-hotrod.prom.gz is such a file: the graph tests read it)",
 	"cascade collect --out ds --finalize":               "folds what a crashed collect left in ds: there is none here (TestCollectAddsAndFinalizes makes one)",
 	"cascade fit /tmp/hotrod --model model.json --grid": "a grid search of minutes",
+	// Sharding: shell loops in the background and partials on other
+	// machines; TestShardMergeIsUnsharded runs the shards and the merge
+	// at 1, 2 and 4 and compares them with the unsharded run.
+	"--shard $i/":                "a shell loop of shards in the background (TestShardMergeIsUnsharded)",
+	"cascade merge /tmp/parts/":  "the partials of the loop above (TestShardMergeIsUnsharded)",
+	"--model model.json --shard": "partials written on the reader's machines (TestShardMergeIsUnsharded)",
+	"cascade merge parts/":       "partials written on the reader's machines (TestShardMergeIsUnsharded)",
 }
 
 // docLong are the commands that run only with CASCADE_LONG=1: each runs
