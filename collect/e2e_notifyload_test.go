@@ -59,6 +59,10 @@ var notifyLoadSettings = []notifyLoadSetting{
 	// deadline told apart by the successes, both where both show).
 	{"e", "dev", []string{"-db-slots=3", "-db-query=20ms", "-db-slow=0.3", "-db-wait-cap=80ms", "-rate=26"}, []string{"retries=1", "rate=20"}},
 	{"f", "dev", []string{"-db-slots=5", "-db-query=50ms", "-db-slow=0.2", "-db-wait-cap=150ms", "-rate=21"}, []string{"retry-via=delay", "db-slots=8"}},
+	// Its before retries once at once and then through the delay queue
+	// (-immediate-retries 1): graph must read the policy
+	// (queue.immediate_redeliveries) for the prediction to hold.
+	{"i", "dev", []string{"-db-slots=3", "-db-query=30ms", "-db-slow=0.3", "-db-wait-cap=120ms", "-rate=22", "-immediate-retries=1"}, []string{"db-slots=5"}},
 	// Held out of the third round: run once, after its constants were
 	// frozen.
 	{"g", "held", []string{"-db-slots=4", "-db-query=25ms", "-db-slow=0.35", "-db-wait-cap=90ms", "-rate=30"}, []string{"retries=1", "db-slots=6"}},
