@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"cascade"
+	"cascade/graph"
 
 	"github.com/stretchr/testify/require"
 )
@@ -111,6 +112,25 @@ func TestE2ENotifyLoad(t *testing.T) {
 			t.Logf("setting %s, %s: %d events, flow success %.1f%%, p50 %.0f ms, p99 %.0f ms, unfinished %d, alarm %v",
 				s.name, name, m.Events, 100*m.FlowSuccessRate, m.FlowP50MS, m.FlowP99MS, m.Unfinished, m.MemoryAlarm)
 			keepNotify(t, filepath.Join(out, s.name, name), r, 1)
+		}
+	}
+	// What graph must read from each before, whatever the prediction:
+	// rights' pool of the app's slots, and the retry policy's immediate
+	// part.
+	for _, s := range notifyLoadSettings {
+		if !inSet(s, set) {
+			continue
+		}
+		before := loadNotifyCapture(t, filepath.Join(out, s.name, "before"))
+		bm, err := notifyModel(t.Context(), "notify-load-"+s.name, before)
+		require.NoError(t, err)
+		rights := bm.Node("rights")
+		require.NotNil(t, rights)
+		require.Equal(t, flagInt(s.args, "-db-slots"), rights.Concurrency, "setting %s: rights' pool", s.name)
+		if n := flagInt(s.args, "-immediate-retries"); n > 0 {
+			q := bm.Node(graph.QueuePrefix + "rights")
+			require.NotNil(t, q)
+			require.Equal(t, n, q.Queue.ImmediateRedeliveries, "setting %s: queue:rights retries at once first", s.name)
 		}
 	}
 	var b bytes.Buffer
@@ -235,4 +255,15 @@ func yesNo(b bool) string {
 // ("" too).
 func inSet(s notifyLoadSetting, set string) bool {
 	return set == "" || set == "all" || set == s.set || set == s.name
+}
+
+// flagInt is the value of -name=N among args, 0 when absent.
+func flagInt(args []string, name string) int {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
 }
