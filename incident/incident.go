@@ -126,6 +126,10 @@ type Incident struct {
 	Slowdown float64 `json:"slowdown,omitempty"`
 	// Seeds are the infectability replays' seeds.
 	Seeds []uint64 `json:"seeds,omitempty"`
+	// Warnings name each signal given that the pass could not judge
+	// (logs or metrics without a normal range), and why; empty when
+	// every signal given was judged.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // NodeChange is one node's change point.
@@ -268,12 +272,14 @@ type Input struct {
 	Reference graph.SpanSource
 	// Samples, when not nil, are metric samples (CPU, memory, queue
 	// depth, …) joined to the nodes by service; their normal range is
-	// the points before the judged windows.
-	Samples graph.SampleSource
+	// the points before the judged windows, and ReferenceSamples' points
+	// of the same service and metric when given.
+	Samples, ReferenceSamples graph.SampleSource
 	// Logs, when not nil, are the capture's log records (each with its
 	// service, severity, trace id and template); ReferenceLogs the
 	// reference capture's. Without ReferenceLogs, a Reference gives the
-	// logs no normal range and they are not judged.
+	// logs no normal range: they are not judged, and Incident.Warnings
+	// says so.
 	Logs, ReferenceLogs LogSource
 	// Model, when not nil, adds its edges to the calls seen, marks its
 	// serialised nodes, and drives the infectability replays.
@@ -326,7 +332,7 @@ func Investigate(ctx context.Context, in Input, cfg Config) (*Incident, error) {
 	if err != nil {
 		return nil, err
 	}
-	inc, err := analyse(acc, ref, m, in.Samples, logs, cfg, check)
+	inc, err := analyse(acc, ref, m, in.Samples, in.ReferenceSamples, logs, cfg, check)
 	if err != nil {
 		return nil, err
 	}

@@ -243,11 +243,13 @@ func matchTemplate(t string, ref []string) (string, bool) {
 // BaselineWindows windows): the requests with an error record, each
 // template new or risen, and each steady template that stopped. It
 // returns each node's changes, loudest first per kind.
-func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, nw, scan int, cfg Config) map[string][]*logChange {
+//
+// judged counts the services whose logs had a normal range.
+func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, nw, scan int, cfg Config) (out map[string][]*logChange, judged int) {
 	if la == nil {
-		return nil
+		return nil, 0
 	}
-	out := map[string][]*logChange{}
+	out = map[string][]*logChange{}
 	for _, name := range names {
 		if la.lines[name] == nil {
 			continue
@@ -273,6 +275,7 @@ func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, 
 		if nl.reqs < int64(cfg.MinCount) || nl.lines == 0 {
 			continue
 		}
+		judged++
 		reqs := make([]float64, nw)
 		lines := make([]float64, nw)
 		errs := make([]float64, nw)
@@ -362,7 +365,7 @@ func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, 
 			out[name] = chs
 		}
 	}
-	return out
+	return out, judged
 }
 
 // poissonTail is P(X ≥ x) for X ~ Poisson(lambda).
@@ -508,12 +511,26 @@ func readLogInput(ctx context.Context, in Input, width int64) (logInput, error) 
 // judgeLogs runs the log signals and merges each node's changes into its
 // judgements from scan on, as the gap's and the metrics' are: a log
 // window joins one the spans did not judge, or replaces it when out.
-func judgeLogs(li logInput, acc, ref *spanAcc, states []*nodeState, names []string, lo int64, nw, scan int, cfg Config) map[string][]*logChange {
-	if ref != nil && li.ref == nil {
+// It returns, too, a warning for each log input given and not judged.
+func judgeLogs(li logInput, acc, ref *spanAcc, states []*nodeState, names []string, lo int64, nw, scan int, cfg Config) (map[string][]*logChange, []string) {
+	switch {
+	case li.inc == nil && li.ref != nil:
+		return nil, []string{"logs: the reference's logs were given without the capture's: they were not judged"}
+	case li.inc == nil:
+		return nil, nil
+	case ref != nil && li.ref == nil:
 		// A reference without logs gives the logs no normal range.
-		return nil
+		return nil, []string{"logs: the reference (--baseline) carries no logs, so the capture's logs have no normal range and were not judged (give the reference's logs with it: --baseline-logs)"}
 	}
-	ljs := logJudgements(li.inc, li.ref, acc, ref, names, lo, nw, scan, cfg)
+	ljs, judged := logJudgements(li.inc, li.ref, acc, ref, names, lo, nw, scan, cfg)
+	var warn []string
+	if judged == 0 {
+		where := "the first windows"
+		if ref != nil {
+			where = "the reference"
+		}
+		warn = append(warn, fmt.Sprintf("logs: no service of the spans has log lines and %d requests in %s: the logs were not judged", cfg.MinCount, where))
+	}
 	for _, st := range states {
 		for _, ch := range ljs[st.name] {
 			for k, j := range ch.js {
@@ -523,7 +540,7 @@ func judgeLogs(li logInput, acc, ref *spanAcc, states []*nodeState, names []stri
 			}
 		}
 	}
-	return ljs
+	return ljs, warn
 }
 
 // logSize is the largest size of a node's log changes from window c on.

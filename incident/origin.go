@@ -23,7 +23,7 @@ type nodeState struct {
 // traces the path. check, when not nil, may re-order the nodes (by index
 // into changes; groups are their onset groups) before the origins are
 // named: the replay check.
-func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, logs logInput, cfg Config, check originCheck) (*Incident, error) {
+func analyse(acc, ref *spanAcc, m *cascade.Model, metrics, refMetrics metricSource, logs logInput, cfg Config, check originCheck) (*Incident, error) {
 	lo, hi := acc.windowRange()
 	width := acc.width
 	nw := int(hi - lo + 1)
@@ -201,12 +201,14 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics metricSource, logs log
 	for _, name := range names {
 		present[name] = true
 	}
-	mjs, err := metricJudgements(metrics, present, lo, width, nw, scan, cfg)
+	mjs, mt, err := metricJudgements(metrics, refMetrics, present, lo, width, nw, scan, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("read metrics: %w", err)
 	}
+	inc.Warnings = append(inc.Warnings, mt.warnings(metrics != nil, refMetrics != nil)...)
 	// The logs, count-based: their changes join the judgements.
-	ljs := judgeLogs(logs, acc, ref, states, names, lo, nw, scan, cfg)
+	ljs, lw := judgeLogs(logs, acc, ref, states, names, lo, nw, scan, cfg)
+	inc.Warnings = append(inc.Warnings, lw...)
 	for i, st := range states {
 		nc := &changes[i]
 		for k, j := range mjs[st.name] {
