@@ -208,3 +208,42 @@ func TestInfectability(t *testing.T) {
 	require.Equal(t, "server", out[0].Node)
 	require.Positive(t, out[0].P99DeltaMS)
 }
+
+// TestDatedFirst: a difference from the reference present from the
+// capture's start leads only when it outscores the first change dated
+// inside the capture (issue 38: a small early change is not the onset).
+func TestDatedFirst(t *testing.T) {
+	ch := func(name string, score float64, explained bool) NodeChange {
+		n := NodeChange{Node: name, Changed: true, Score: score}
+		if explained {
+			n.ExplainedBy = []string{"x"}
+		}
+		return n
+	}
+	tests := []struct {
+		name      string
+		changes   []NodeChange
+		startDiff []bool
+		want      []int
+	}{
+		{"small early difference yields", []NodeChange{ch("early", 0.3, false), ch("caller", 2, true), ch("dated", 1.2, false)},
+			[]bool{true, false, false}, []int{2, 0, 1}},
+		{"large early difference stays", []NodeChange{ch("early", 3, false), ch("dated", 1.2, false)},
+			[]bool{true, false}, []int{0, 1}},
+		{"dated already first", []NodeChange{ch("dated", 1, false), ch("early", 3, false)},
+			[]bool{false, true}, []int{0, 1}},
+		{"all from the start", []NodeChange{ch("a", 1, false), ch("b", 2, false)},
+			[]bool{true, true}, []int{0, 1}},
+		{"equal scores: the dated one", []NodeChange{ch("early", 1, false), ch("dated", 1, false)},
+			[]bool{true, false}, []int{1, 0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			order := make([]int, len(tc.changes))
+			for i := range order {
+				order[i] = i
+			}
+			require.Equal(t, tc.want, datedFirst(order, tc.changes, tc.startDiff))
+		})
+	}
+}
