@@ -303,6 +303,22 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics, refMetrics metricSour
 		if st.js[st.change].metric == "throughput" {
 			continue // silence does not come from below
 		}
+		if strings.HasPrefix(st.js[st.change].metric, "log_") {
+			// Errors climb the call graph: a caller logs the error its
+			// callee answered. A change the logs put first is explained
+			// by a direct callee whose own error lines (error records,
+			// or a template new or risen) rose no later than Slack
+			// windows after it.
+			for _, callee := range callees[st.name] {
+				if other := byName[callee]; other != nil && other.change >= 0 && other.change <= st.change+cfg.Slack &&
+					logErrorsBy(ljs[callee], st.change+cfg.Slack) {
+					changes[i].ExplainedBy = append(changes[i].ExplainedBy, callee)
+				}
+			}
+			if len(changes[i].ExplainedBy) > 0 {
+				continue
+			}
+		}
 		if ch := selfOwned[st.name]; ch != nil && ch.down && gapOwned[st.name] == nil && fanOwned[st.name] == nil {
 			// Work the node no longer does is its own, unless a callee
 			// changed first (or within Slack windows): a request that
@@ -649,6 +665,18 @@ func ownChangeAt(js []judgement, wins map[int64]*winAcc, lo int64, c int, cfg Co
 		c += 1 + next
 	}
 	return c
+}
+
+// logErrorsBy reports whether a node's log changes hold a rise of
+// error records or of a template (new or risen) with its onset no
+// later than window c.
+func logErrorsBy(chs []*logChange, c int) bool {
+	for _, ch := range chs {
+		if ch.metric != "log_stopped" && ch.onset <= c {
+			return true
+		}
+	}
+	return false
 }
 
 // datedFirst puts first the first unexplained change dated inside the
