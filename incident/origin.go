@@ -303,21 +303,20 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics, refMetrics metricSour
 		if st.js[st.change].metric == "throughput" {
 			continue // silence does not come from below
 		}
-		if strings.HasPrefix(st.js[st.change].metric, "log_") {
-			// Errors climb the call graph: a caller logs the error its
-			// callee answered. A change the logs put first is explained
-			// by a direct callee whose own error lines (error records,
-			// or a template new or risen) rose no later than Slack
-			// windows after it.
+		if errorLed(st.js[st.change].metric) {
+			// Errors climb the call graph: a caller logs or returns the
+			// error its callee answered. A change whose first signal is
+			// an error (its error rate, its error records, a template
+			// new or risen) is explained only by a direct callee whose
+			// own errors rose no later than Slack windows after it, never
+			// by a callee's latency.
 			for _, callee := range callees[st.name] {
 				if other := byName[callee]; other != nil && other.change >= 0 && other.change <= st.change+cfg.Slack &&
-					logErrorsBy(ljs[callee], st.change+cfg.Slack) {
+					(logErrorsBy(ljs[callee], st.change+cfg.Slack) || errorsBy(other.js, st.change+cfg.Slack)) {
 					changes[i].ExplainedBy = append(changes[i].ExplainedBy, callee)
 				}
 			}
-			if len(changes[i].ExplainedBy) > 0 {
-				continue
-			}
+			continue
 		}
 		if ch := selfOwned[st.name]; ch != nil && ch.down && gapOwned[st.name] == nil && fanOwned[st.name] == nil {
 			// Work the node no longer does is its own, unless a callee
@@ -674,6 +673,30 @@ func logErrorsBy(chs []*logChange, c int) bool {
 	for _, ch := range chs {
 		if ch.metric != "log_stopped" && ch.onset <= c {
 			return true
+		}
+	}
+	return false
+}
+
+// errorLed reports whether a change's first signal is an error: the
+// spans' error rate, or a log rise (error records, a template new or
+// risen).
+func errorLed(metric string) bool {
+	switch metric {
+	case "error_rate", "log_errors", "log_new", "log_risen":
+		return true
+	}
+	return false
+}
+
+// errorsBy reports whether a node's judgements put its error rate out
+// of range in a window no later than c.
+func errorsBy(js []judgement, c int) bool {
+	for k := 0; k <= c && k < len(js); k++ {
+		for _, o := range append([]judgement{js[k]}, js[k].others...) {
+			if o.out && o.metric == "error_rate" {
+				return true
+			}
 		}
 	}
 	return false
