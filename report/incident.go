@@ -164,19 +164,20 @@ func shortConfidence(inc *incident.Incident) string {
 		}
 	}
 	if t := inc.Track; t != nil {
-		s += fmt.Sprintf("; right %d of %d at %s on the validation day", t.Right, t.Answers, t.Band)
+		s += fmt.Sprintf("; right %d of %d at %s on held-out faults", t.Right, t.Answers, t.Band)
 	}
 	return s
 }
 
 // trackText says how often a first origin at this confidence was right
-// on the validation day; empty without a record.
+// on faults held out from the choice of the constants; empty without a
+// record.
 func trackText(inc *incident.Incident) string {
 	t := inc.Track
 	if t == nil {
 		return ""
 	}
-	return fmt.Sprintf("; on the validation day (%s) first origins at %s were right %d of %d times", t.Day, t.Band, t.Right, t.Answers)
+	return fmt.Sprintf("; on held-out faults (%s) first origins at %s were right %d of %d times", t.Day, t.Band, t.Right, t.Answers)
 }
 
 // originEvidence lists the first origin's evidence: metric, normal
