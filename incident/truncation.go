@@ -36,15 +36,15 @@ const (
 // below it in its trace (descendants), whether it failed, and its calls
 // per callee (fanOuts[lo:hi]).
 type fanRec struct {
-	op     int32 // in spanAcc.ops
 	at     int64
+	op     int32 // in spanAcc.ops
 	desc   int32
-	failed bool
 	lo, hi int32
 	// last is the edge of the request's last call (the latest to
 	// start), −1 without calls: the callee whose answer the request
 	// ended after.
-	last int32
+	last   int32
+	failed bool
 }
 
 // fanOut is one request's calls to one callee.
@@ -147,10 +147,10 @@ func fanNormOf(xs []float64) fanNorm {
 type fanItem struct {
 	at        int64
 	x, exp    float64
+	normShare float64
+	last      int32 // drops only: the edge of the request's last call, −1 none
 	flag      bool
 	failed    bool
-	normShare float64
-	last      string // the callee of the request's last call; "" none
 }
 
 // fanChange is a count-based change of a node's calls to one callee
@@ -313,7 +313,7 @@ func fanSignals(acc, ref *spanAcc, lo int64, scan int, cfg Config) (drops, rises
 			x := acc.count(r, c)
 			e := [2]string{k.service, c}
 			dropItems[e] = append(dropItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x < f.lo, failed: r.failed, normShare: f.low,
-				last: acc.lastCallee(r)})
+				last: r.last})
 			riseItems[e] = append(riseItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x > f.hi, failed: r.failed, normShare: f.high})
 		}
 	}
@@ -339,7 +339,7 @@ func fanSignals(acc, ref *spanAcc, lo int64, scan int, cfg Config) (drops, rises
 	for e, items := range dropItems {
 		if ch := fanPool(items, true, cfg.Threshold); ch != nil {
 			ch.node, ch.callee, ch.metric = e[0], e[1], "fanout_drop"
-			ch.endedBy = endedBy(ch.items, e[1], normLast[e[0]], normN[e[0]])
+			ch.endedBy = endedBy(ch.items, e[1], normLast[e[0]], normN[e[0]], acc.calleeOf)
 			drops[e] = ch
 		}
 		if ch := fanPool(riseItems[e], false, cfg.Threshold); ch != nil {
@@ -357,19 +357,22 @@ func fanSignals(acc, ref *spanAcc, lo int64, scan int, cfg Config) (drops, rises
 }
 
 // lastCallee returns the callee of a request's last call, or "".
-func (a *spanAcc) lastCallee(r *fanRec) string {
-	if r.last < 0 {
+func (a *spanAcc) lastCallee(r *fanRec) string { return a.calleeOf(r.last) }
+
+// calleeOf returns the callee of edge e, or "" for −1.
+func (a *spanAcc) calleeOf(e int32) string {
+	if e < 0 {
 		return ""
 	}
-	return a.edgeList[r.last][1]
+	return a.edgeList[e][1]
 }
 
 // endedBy returns the callee whose answer most (at least half) of a
 // drop's flagged requests ended after, when that callee was the last
 // call of a smaller share of the caller's normal requests (normLast
-// counts of n): the requests stopped at its answer, and the calls after
+// counts of n; callee names an item's last edge): the requests stopped at its answer, and the calls after
 // it vanished. It returns "" otherwise, and never the dropped callee.
-func endedBy(items []fanItem, dropped string, normLast map[string]float64, n float64) string {
+func endedBy(items []fanItem, dropped string, normLast map[string]float64, n float64, callee func(int32) string) string {
 	count := map[string]int{}
 	flagged := 0
 	for _, it := range items {
@@ -377,8 +380,8 @@ func endedBy(items []fanItem, dropped string, normLast map[string]float64, n flo
 			continue
 		}
 		flagged++
-		if it.last != "" && it.last != dropped {
-			count[it.last]++
+		if c := callee(it.last); c != "" && c != dropped {
+			count[c]++
 		}
 	}
 	best, bestN := "", 0

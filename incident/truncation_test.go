@@ -179,12 +179,19 @@ func TestFanPool(t *testing.T) {
 // callee's answer, more often than the caller's normal requests did,
 // are ended by it; never by the dropped callee itself.
 func TestEndedBy(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e"}
 	items := func(lasts ...string) []fanItem {
 		var out []fanItem
 		for _, l := range lasts {
-			out = append(out, fanItem{flag: true, last: l})
+			out = append(out, fanItem{flag: true, last: int32(slices.Index(names, l))})
 		}
 		return out
+	}
+	callee := func(e int32) string {
+		if e < 0 {
+			return ""
+		}
+		return names[e]
 	}
 	tests := []struct {
 		name     string
@@ -201,7 +208,7 @@ func TestEndedBy(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, endedBy(tc.items, "c", tc.normLast, tc.n))
+			require.Equal(t, tc.want, endedBy(tc.items, "c", tc.normLast, tc.n, callee))
 		})
 	}
 }
