@@ -290,10 +290,9 @@
 // difference is not this incident's onset; a large one is an incident
 // that began before the capture). The origins named (Incident.Origins, at most Top)
 // are the first of that order and, after it, only the candidates that
-// could stand in its place: unexplained, with a change no later than
-// Slack windows after the first's (a change that starts after the
-// origin's is a consequence in time, not an alternative to it), and,
-// against a reference, not a windowed difference (latency, self time,
+// could stand in its place: unexplained (a later change too: after a
+// small early change the injected service's often came later and
+// larger, issue 38), and, against a reference, not a windowed difference (latency, self time,
 // slow share, errors, as a node or as a caller) with too few requests
 // of the node before it to date it against the capture's own windows
 // (a difference there from the start is a baseline mismatch). The

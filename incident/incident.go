@@ -101,9 +101,8 @@ type Incident struct {
 	Nodes []NodeChange `json:"nodes"`
 	// Origins are the ranked origins, most likely first: the first
 	// changed node, then at most Top−1 more that could stand in its
-	// place (unexplained, changed no later than Slack windows after it,
-	// and not a difference from a reference the capture cannot date);
-	// see the package doc.
+	// place (unexplained, and not a difference from a reference the
+	// capture cannot date); see the package doc.
 	Origins []string `json:"origins"`
 	// Confidence is how far the first origin is ahead of the second:
 	// its share of their two scores (1 with no rival, 0.5 a tie).
@@ -173,10 +172,10 @@ type NodeChange struct {
 	// that can have come from below.
 	ExplainedBy []string `json:"explained_by,omitempty"`
 	// NotOrigin says why a changed node that nothing explains is not
-	// named among the origins: "after X", it changed more than Slack
-	// windows after the first origin X (a consequence in time); "from
-	// the start", a difference from the reference with too few of the
-	// node's requests before it to date it (a baseline mismatch).
+	// named among the origins: "from the start", a difference from the
+	// reference with too few of the node's requests before it to date it
+	// (a baseline mismatch). (Until issue 38 also "after X", a change
+	// more than Slack windows after the first origin X.)
 	NotOrigin string `json:"not_origin,omitempty"`
 	// Note says why a node could not be judged, if so.
 	Note string `json:"note,omitempty"`

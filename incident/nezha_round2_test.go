@@ -101,6 +101,7 @@ func dirExists(p string) bool {
 type r2Result struct {
 	f          devFault
 	pass       []string // origins, then the other changed nodes in order
+	origins    []string
 	passRank   int
 	conf       float64
 	abstained  bool
@@ -177,6 +178,7 @@ func TestNezhaRound2(t *testing.T) {
 		require.NoError(t, err, f.at)
 		r := r2Result{f: f, conf: inc.Confidence, abstained: inc.Abstained, warnings: inc.Warnings}
 		r.pass = slices.Clone(inc.Origins)
+		r.origins = inc.Origins
 		for _, n := range inc.Nodes {
 			if n.Changed && !slices.Contains(r.pass, n.Node) {
 				r.pass = append(r.pass, n.Node)
@@ -198,7 +200,8 @@ func TestNezhaRound2(t *testing.T) {
 			r.ruleDetail = sr[0].String()
 		}
 		if os.Getenv("CASCADE_NEZHA_DETAIL") != "" {
-			t.Logf("%s %s %s\n%s\nrules: %v", f.at, f.service, f.kind, evidenceDetail(inc, utc(f.at)), sr)
+			t.Logf("%s %s %s (capture from %+ds)\n%s\nrules: %v", f.at, f.service, f.kind, (inc.StartNS-utc(f.at))/1e9,
+				evidenceDetail(inc, utc(f.at)), sr)
 		}
 		results = append(results, r)
 	}
@@ -294,6 +297,13 @@ func round2Table(rs []r2Result) string {
 		}
 		fmt.Fprintf(&b, "| %g to %g | %d | %d |\n", band.lo, band.hi, right, n)
 	}
+	var fs []nezhaFault
+	var tops [][]string
+	for _, r := range rs {
+		fs = append(fs, r.f.nezhaFault)
+		tops = append(tops, r.origins)
+	}
+	fmt.Fprintf(&b, "\n%s", aggregatorCount(fs, tops))
 	var warned []string
 	for _, r := range rs {
 		for _, w := range r.warnings {

@@ -474,10 +474,10 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics, refMetrics metricSour
 		n := changes[i]
 		if n.Changed && first >= 0 && len(n.ExplainedBy) == 0 {
 			st := states[i]
-			switch {
-			case st.change > states[first].change+cfg.Slack:
-				n.NotOrigin = "after " + changes[first].Node
-			case ref != nil && windowed(st.js[st.change].metric) && requestsBefore(acc.nodes[st.name], lo, st.change) < int64(cfg.MinCount):
+			// A later change is named too (issue 38: after a small early
+			// change, the injected service's came later and larger);
+			// a difference the capture cannot date is not.
+			if ref != nil && windowed(st.js[st.change].metric) && requestsBefore(acc.nodes[st.name], lo, st.change) < int64(cfg.MinCount) {
 				n.NotOrigin = "from the start"
 			}
 		}

@@ -109,14 +109,15 @@ func TestRootCause(t *testing.T) {
 		{
 			// api's own work slows at 40 s; db slows at 90 s, long after:
 			// the earlier change is the origin, and db's, five windows
-			// later, is listed after it but not as an alternative (nor
-			// web, the caller api explains).
+			// later and unexplained, is named after it (issue 38: a
+			// later change can be the incident's after a small early
+			// one); web, the caller api explains, is not.
 			name: "earlier caller",
 			s: synth{slow: func(svc string, t float64) float64 {
 				return step("api", 40, 6)(svc, t) * step("db", 90, 3)(svc, t)
 			}, starve: none},
-			origins: []string{"api"},
-			later:   []string{"db", "web"},
+			origins: []string{"api", "db"},
+			later:   []string{"web"},
 			path:    [][2]string{{"web", "api"}},
 		},
 	}
@@ -132,9 +133,7 @@ func TestRootCause(t *testing.T) {
 				for _, n := range inc.Nodes {
 					if n.Changed && !slices.Contains(inc.Origins, n.Node) {
 						later = append(later, n.Node)
-						if len(n.ExplainedBy) == 0 {
-							require.Equal(t, "after "+tc.origins[0], n.NotOrigin, "%+v", n)
-						}
+						require.NotEmpty(t, n.ExplainedBy, "%+v", n)
 					}
 				}
 				require.Equal(t, tc.later, later, "%+v", inc.Nodes)

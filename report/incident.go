@@ -26,9 +26,8 @@ func changeText(n *incident.NodeChange) (at, metric, normal, then, z string) {
 }
 
 // explainedText is a changed node's changed callees, or, where none
-// explains it, why it is not named among the origins: "(after X)", it
-// changed after the first origin X; "(from the start)", a difference
-// from the baseline the capture cannot date.
+// explains it, why it is not named among the origins: "(from the
+// start)", a difference from the baseline the capture cannot date.
 func explainedText(n *incident.NodeChange) string {
 	if len(n.ExplainedBy) > 0 || n.NotOrigin == "" {
 		return strings.Join(n.ExplainedBy, ", ")
