@@ -74,6 +74,9 @@ func metricJudgements(samples, refSamples metricSource, nodes map[string]bool, l
 	type key struct{ service, instance, metric string }
 	series := map[key][]metricPoint{}
 	err := samples(func(s *cascade.Sample) error {
+		if saturation(s.Kind) {
+			tally.saturation++
+		}
 		if !saturation(s.Kind) || !nodes[s.Service] || s.Time < from || s.Time >= to+metricLookback ||
 			math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
 			return nil
@@ -158,19 +161,23 @@ func metricJudgements(samples, refSamples metricSource, nodes map[string]bool, l
 	return out, tally, nil
 }
 
-// metricTally counts the saturation series that joined a node and those
-// with a normal range to judge them against.
-type metricTally struct{ series, judged int }
+// metricTally counts the saturation samples given, the saturation
+// series that joined a node, and those with a normal range to judge
+// them against.
+type metricTally struct{ saturation, series, judged int }
 
 // warnings says what of the metrics given was not judged, and why.
 func (t metricTally) warnings(given, refGiven bool) []string {
 	switch {
 	case !given && refGiven:
 		return []string{"metrics: the reference's metrics were given without the capture's: they were not judged"}
-	case !given:
+	case !given || t.saturation == 0:
+		// No metric of the kinds the pass judges was given: the others
+		// (latency, rates) are the spans' to judge, and other stages
+		// read them.
 		return nil
 	case t.series == 0:
-		return []string{"metrics: no CPU, memory, queue or other saturation series names a service of the spans: the metrics were not judged"}
+		return []string{"metrics: no CPU, memory, queue or other saturation series names a service of the spans at the capture's time: the metrics were not judged"}
 	case t.judged == 0 && refGiven:
 		return []string{"metrics: no saturation series has 3 points before the judged windows or in the reference's metrics: the metrics were not judged"}
 	case t.judged == 0:

@@ -75,13 +75,14 @@ func TestLogWarnings(t *testing.T) {
 // CPU series of the capture's windows alone has no normal range; the
 // reference's points of the same service and metric give it one, and
 // then db's CPU rise at 60 s is judged (and found) and nothing is said.
-// A series naming no service of the spans is said too.
+// A series naming no service of the spans is said too; metrics of no
+// kind the pass judges (latency, rates) are not.
 func TestMetricWarnings(t *testing.T) {
 	none := func(float64) float64 { return 0 }
 	flat := func(string, float64) float64 { return 1 }
 	spans := synth{slow: flat, starve: none}.spans()
 	t0 := spans[0].Start
-	cpu := func(svc string, from, to int, high float64, at int) graph.SampleSource {
+	series := func(kind cascade.MetricKind, svc string, from, to int, high float64, at int) graph.SampleSource {
 		var out []cascade.Sample
 		for s := from; s < to; s += 10 {
 			v := 0.2 + 0.01*float64(s%30)/10
@@ -89,7 +90,7 @@ func TestMetricWarnings(t *testing.T) {
 				v = high
 			}
 			out = append(out, cascade.Sample{Time: t0 + int64(s)*1e9, Service: svc, Instance: svc + "-0",
-				Metric: "container_cpu_usage_seconds_total_rate", Kind: cascade.MetricCPU, Value: v})
+				Metric: "series_" + string(kind), Kind: kind, Value: v})
 		}
 		return func(fn func(*cascade.Sample) error) error {
 			for i := range out {
@@ -99,6 +100,9 @@ func TestMetricWarnings(t *testing.T) {
 			}
 			return nil
 		}
+	}
+	cpu := func(svc string, from, to int, high float64, at int) graph.SampleSource {
+		return series(cascade.MetricCPU, svc, from, to, high, at)
 	}
 	tests := []struct {
 		name       string
@@ -112,6 +116,9 @@ func TestMetricWarnings(t *testing.T) {
 		{"before the capture too", cpu("db", -300, 120, 0.9, 60), nil, "", true},
 		{"no service of the spans", cpu("elsewhere", -300, 120, 0.9, 60), nil, "names a service of the spans", false},
 		{"reference metrics alone", nil, cpu("db", 0, 120, 0.9, 1e6), "the reference's metrics were given without the capture's", false},
+		// Latency and rates are the spans' to judge (and other stages
+		// read them): nothing of the pass's kinds was given or dropped.
+		{"no saturation kind", series(cascade.MetricLatency, "db", 35, 120, 0.9, 60), nil, "", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

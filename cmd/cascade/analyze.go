@@ -144,6 +144,13 @@ failed run leaves the files of the last good one.`,
 			}
 			printWarnings(cmd.ErrOrStderr(), a.Dataset)
 			printThin(cmd.ErrOrStderr(), a.Rank)
+			if a.Incident != nil {
+				// A signal given and not judged is said on the terminal
+				// too (the reports hold it among their notes).
+				for _, w := range a.Incident.Warnings {
+					fmt.Fprintf(cmd.ErrOrStderr(), "cascade: warning: incident pass: %s\n", w)
+				}
+			}
 			if output == "json" {
 				return report.JSON(cmd.OutOrStdout(), a)
 			}
