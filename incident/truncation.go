@@ -475,8 +475,10 @@ func fanOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config, callees map[st
 			foreign[k] = true
 			ended := *ch
 			ended.node, ended.metric = c, "ended_after"
-			if o := owned[c]; o == nil || ended.onset < o.change.onset {
+			if o := owned[c]; o == nil {
 				owned[c] = &fanOwner{change: &ended, lost: map[string]bool{}}
+			} else if ended.onset < o.change.onset {
+				o.change = &ended // the callees it dropped stay in lost
 			}
 			continue
 		}
