@@ -3,6 +3,7 @@ package cascade
 import (
 	"fmt"
 	"math"
+	"sort"
 )
 
 // Dist is a distribution of a non-negative quantity (milliseconds for
@@ -190,4 +191,108 @@ type Overload struct {
 func (o Overload) At(rho float64) float64 {
 	p := o.Base + o.Slope*math.Max(0, rho-o.Threshold)
 	return math.Min(1, math.Max(0, p))
+}
+
+// LoadCurve is how a node's calls slow and fail with the rate of calls
+// arriving at it, read from the capture where the node has no capacity
+// limit of its own to explain it (a dependency nobody traces that slows
+// with its waiters and rejects past a wait cap: a connection pool, a
+// lock, a disk). A call that arrives at a replica while calls arrive
+// there at r per second (averaged over the last WindowMS, exponentially)
+// takes Slowdown(r) times its drawn service time and fails on its own
+// with probability Fail(r): both are read by linear interpolation
+// between the points and held flat beyond the first and the last, so a
+// replay never goes past what the capture showed (a storm it did not
+// show is not invented).
+//
+// The load is the arrival rate, not the calls in flight: a node that is
+// slower for any reason holds more calls in flight (Little's law), so a
+// curve over in-flight calls would read every slowdown as load.
+//
+// RatePerSec holds the points in increasing order; Slowdown and Fail,
+// when set, have one value per point. Slowdown is relative to the node's
+// Service (the service time at the least load seen); Fail replaces
+// Overload (its base, slope and failure process) for the node.
+type LoadCurve struct {
+	WindowMS   float64   `json:"window_ms"`
+	RatePerSec []float64 `json:"rate_per_sec"`
+	Slowdown   []float64 `json:"slowdown,omitempty"`
+	Fail       []float64 `json:"fail,omitempty"`
+	// Requests is how many observed requests each point was read from.
+	Requests []int64 `json:"requests,omitempty"`
+}
+
+// SlowdownAt returns the service-time factor at arrival rate k (per
+// second, per replica): 1 without a slowdown curve.
+func (c *LoadCurve) SlowdownAt(k float64) float64 {
+	if c == nil || len(c.Slowdown) == 0 {
+		return 1
+	}
+	return interpolate(c.RatePerSec, c.Slowdown, k)
+}
+
+// FailAt returns the own failure probability at arrival rate k, and
+// whether the curve has one.
+func (c *LoadCurve) FailAt(k float64) (float64, bool) {
+	if c == nil || len(c.Fail) == 0 {
+		return 0, false
+	}
+	return math.Min(1, math.Max(0, interpolate(c.RatePerSec, c.Fail, k))), true
+}
+
+// interpolate is the piecewise-linear function through (xs, ys) at x,
+// flat beyond the ends. xs is increasing and as long as ys.
+func interpolate(xs, ys []float64, x float64) float64 {
+	n := len(xs)
+	if x <= xs[0] {
+		return ys[0]
+	}
+	if x >= xs[n-1] {
+		return ys[n-1]
+	}
+	i := sort.SearchFloat64s(xs, x) // xs[i-1] < x <= xs[i]
+	f := (x - xs[i-1]) / (xs[i] - xs[i-1])
+	return ys[i-1] + f*(ys[i]-ys[i-1])
+}
+
+// Validate checks the curve's shape: points in increasing order, one
+// value each, factors positive and probabilities in [0, 1].
+func (c *LoadCurve) Validate(path string) error {
+	if !(c.WindowMS > 0) || math.IsInf(c.WindowMS, 0) {
+		return fmt.Errorf("%s.window_ms: %g, want a finite time > 0", path, c.WindowMS)
+	}
+	if len(c.RatePerSec) == 0 {
+		return fmt.Errorf("%s.rate_per_sec: no points", path)
+	}
+	for i, x := range c.RatePerSec {
+		if !(x >= 0) || math.IsInf(x, 0) {
+			return fmt.Errorf("%s.rate_per_sec[%d]: %g, want a finite rate >= 0", path, i, x)
+		}
+		if i > 0 && !(x > c.RatePerSec[i-1]) {
+			return fmt.Errorf("%s.rate_per_sec[%d]: %g after %g, want increasing", path, i, x, c.RatePerSec[i-1])
+		}
+	}
+	if len(c.Slowdown) == 0 && len(c.Fail) == 0 {
+		return fmt.Errorf("%s: neither slowdown nor fail", path)
+	}
+	if len(c.Slowdown) > 0 && len(c.Slowdown) != len(c.RatePerSec) {
+		return fmt.Errorf("%s.slowdown: %d values for %d points", path, len(c.Slowdown), len(c.RatePerSec))
+	}
+	for i, v := range c.Slowdown {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s.slowdown[%d]: %g, want a finite factor > 0", path, i, v)
+		}
+	}
+	if len(c.Fail) > 0 && len(c.Fail) != len(c.RatePerSec) {
+		return fmt.Errorf("%s.fail: %d values for %d points", path, len(c.Fail), len(c.RatePerSec))
+	}
+	for i, v := range c.Fail {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("%s.fail[%d]: %g is outside [0, 1]", path, i, v)
+		}
+	}
+	if len(c.Requests) > 0 && len(c.Requests) != len(c.RatePerSec) {
+		return fmt.Errorf("%s.requests: %d values for %d points", path, len(c.Requests), len(c.RatePerSec))
+	}
+	return nil
 }

@@ -212,11 +212,28 @@ type Node struct {
 	// wait that ends in an error), and a retry chain's latency depends on
 	// which. Absent, a failing call draws from Service like any other.
 	FailService *Dist `json:"fail_service_ms,omitempty"`
+	// WaitCapMS, when positive, refuses a call still waiting for a slot
+	// this long after it arrived (a pool's acquire timeout: HikariCP's
+	// connectionTimeout, a semaphore tried with a timeout): it fails on
+	// its own then, and its caller hears at once. 0 means none.
+	WaitCapMS float64 `json:"wait_cap_ms,omitempty"`
+	// WaitSlowdown, when positive, makes a call's service time grow by
+	// this share for every call waiting for a slot at its replica as its
+	// work starts: contention, as a database slows with the connections
+	// queued on it, so that a saturated pool serves fewer calls a second
+	// the longer its queue. 0 means none. Read from a hidden pool's
+	// capture (graph: its completions per second while saturated,
+	// against its waiters).
+	WaitSlowdown float64 `json:"wait_slowdown,omitempty"`
 	// Tiers are the observed exclusive-time quantiles, kept so fit can
 	// switch tiers; Service is what replay draws from.
 	Tiers *Tiers `json:"tiers,omitempty"`
 	// Overload is the load-dependent failure curve b + k·max(0, ρ − θ).
 	Overload Overload `json:"overload"`
+	// LoadCurve, when set, is how the node's calls slow and fail with the
+	// rate of calls arriving at its replica, read from the capture (see
+	// LoadCurve); its Fail replaces Overload.
+	LoadCurve *LoadCurve `json:"load_curve,omitempty"`
 	// LoadBalancer picks a replica per call: round-robin (default),
 	// random, least-loaded or p2c (power of two choices).
 	LoadBalancer string `json:"load_balancer,omitempty"`
@@ -284,6 +301,12 @@ type Edge struct {
 	// Availability is the fraction of time the edge is up, or a schedule
 	// of partitions; nil means always up.
 	Availability *Availability `json:"availability,omitempty"`
+	// Batch, on an edge into a queue node, is a publisher that batches:
+	// its publishes wait until Size of them are pending or LingerMS has
+	// passed since the first, and go to the broker together (Kafka's
+	// batch.size and linger.ms, a batching RabbitMQ publisher). nil
+	// means every publish goes at once.
+	Batch *Batch `json:"batch,omitempty"`
 	// FailBlocked, on an edge into a queue node, is a publisher that
 	// honours its broker's blocking (RabbitMQ's connection.blocked): while
 	// the broker's memory alarm is on, its publish fails at once instead
@@ -294,6 +317,15 @@ type Edge struct {
 	Observed *EdgeObserved `json:"observed,omitempty"`
 	// Provenance says, per field name, where the value came from.
 	Provenance map[string]Provenance `json:"provenance,omitempty"`
+}
+
+// Batch is a publisher's batching (Edge.Batch).
+type Batch struct {
+	// Size is how many publishes fill a batch; at least 1.
+	Size int `json:"size"`
+	// LingerMS is the longest a publish waits for its batch to fill; 0
+	// means a batch goes only when full.
+	LingerMS float64 `json:"linger_ms,omitempty"`
 }
 
 // Overflow policies of a bounded queue, as RabbitMQ's x-overflow names
@@ -350,6 +382,11 @@ type Queue struct {
 	// DelayMS is how long a failed message waits in the delay queue
 	// before it is delivered again (its TTL), for Redelivery delay.
 	DelayMS float64 `json:"delay_ms,omitempty"`
+	// ImmediateRedeliveries, with Redelivery delay, requeues the first
+	// this many failed deliveries of a message at once and sends the
+	// later ones through the delay queue: "one immediate retry, then a
+	// delay queue" is 1. 0 means every retry goes through the delay.
+	ImmediateRedeliveries int `json:"immediate_redeliveries,omitempty"`
 	// MaxDeliveries bounds the deliveries of one message, the first one
 	// included (a quorum queue's delivery-limit, a consumer that counts
 	// x-death); past it the message is dead-lettered. 0 means unlimited.

@@ -116,3 +116,56 @@ func TestValidateQueues(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadCurve(t *testing.T) {
+	c := &LoadCurve{WindowMS: 1000, RatePerSec: []float64{1, 3, 7}, Slowdown: []float64{1, 2, 4}, Fail: []float64{0, 0.1, 0.5}}
+	tests := []struct {
+		k, slow, fail float64
+	}{
+		{0, 1, 0},      // flat before the first point
+		{1, 1, 0},      // at a point
+		{2, 1.5, 0.05}, // between
+		{5, 3, 0.3},
+		{7, 4, 0.5},
+		{100, 4, 0.5}, // flat beyond the last: no storm the capture did not show
+	}
+	for _, tc := range tests {
+		require.InDelta(t, tc.slow, c.SlowdownAt(tc.k), 1e-12, "slowdown at %g", tc.k)
+		f, ok := c.FailAt(tc.k)
+		require.True(t, ok)
+		require.InDelta(t, tc.fail, f, 1e-12, "fail at %g", tc.k)
+	}
+	var none *LoadCurve
+	require.Equal(t, 1.0, none.SlowdownAt(3))
+	_, ok := (&LoadCurve{WindowMS: 1000, RatePerSec: []float64{0}, Slowdown: []float64{2}}).FailAt(3)
+	require.False(t, ok)
+}
+
+func TestLoadCurveValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		c    LoadCurve
+		want string // "" valid
+	}{
+		{"ok", LoadCurve{WindowMS: 1000, RatePerSec: []float64{0, 2}, Fail: []float64{0, 0.2}}, ""},
+		{"no window", LoadCurve{RatePerSec: []float64{0}, Fail: []float64{0}}, "window_ms"},
+		{"no points", LoadCurve{WindowMS: 1000}, "rate_per_sec: no points"},
+		{"not increasing", LoadCurve{WindowMS: 1000, RatePerSec: []float64{2, 2}, Fail: []float64{0, 0}}, "want increasing"},
+		{"nothing", LoadCurve{WindowMS: 1000, RatePerSec: []float64{0}}, "neither slowdown nor fail"},
+		{"short", LoadCurve{WindowMS: 1000, RatePerSec: []float64{0, 1}, Slowdown: []float64{1}}, "1 values for 2 points"},
+		{"zero factor", LoadCurve{WindowMS: 1000, RatePerSec: []float64{0}, Slowdown: []float64{0}}, "want a finite factor > 0"},
+		{"probability", LoadCurve{WindowMS: 1000, RatePerSec: []float64{0}, Fail: []float64{1.5}}, "outside [0, 1]"},
+		{"negative count", LoadCurve{WindowMS: 1000, RatePerSec: []float64{-1}, Fail: []float64{0}}, "want a finite rate >= 0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.c.Validate("nodes[0].load_curve")
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+			require.ErrorContains(t, err, "nodes[0].load_curve")
+		})
+	}
+}

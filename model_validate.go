@@ -65,6 +65,15 @@ func (m *Model) Validate() error {
 		if g := n.Overload.Gaps; g != nil {
 			add(g.Validate(p + ".overload.failure_gaps"))
 		}
+		if !(n.WaitCapMS >= 0) || math.IsInf(n.WaitCapMS, 0) {
+			add(fmt.Errorf("%s.wait_cap_ms: %g, want a finite time >= 0", p, n.WaitCapMS))
+		}
+		if !(n.WaitSlowdown >= 0) || math.IsInf(n.WaitSlowdown, 0) {
+			add(fmt.Errorf("%s.wait_slowdown: %g, want a finite share >= 0", p, n.WaitSlowdown))
+		}
+		if c := n.LoadCurve; c != nil {
+			add(c.Validate(p + ".load_curve"))
+		}
 		if b := n.Breaker; b != nil && (b.Window < 1 || b.ErrorRate <= 0 || b.ErrorRate > 1 || b.OpenMS <= 0) {
 			add(fmt.Errorf("%s.breaker: needs window >= 1, error_rate in (0, 1] and open_ms > 0", p))
 		}
@@ -94,6 +103,17 @@ func (m *Model) Validate() error {
 		add(validateRetry(p+".retry", e.Retry))
 		if f := e.Fallback; f != nil && !(f.Probability >= 0 && f.Probability <= 1) {
 			add(fmt.Errorf("%s.fallback.probability: %g is outside [0, 1]", p, f.Probability))
+		}
+		if b := e.Batch; b != nil {
+			if b.Size < 1 || !(b.LingerMS >= 0) || math.IsInf(b.LingerMS, 0) {
+				add(fmt.Errorf("%s.batch: size %d and linger_ms %g, want a size >= 1 and a finite linger >= 0", p, b.Size, b.LingerMS))
+			}
+			if to := m.Node(e.To); to != nil && to.Queue == nil {
+				add(fmt.Errorf("%s.batch: %s is not a queue; only publishes batch", p, e.To))
+			}
+			if b.Size > 1 && b.LingerMS == 0 {
+				add(fmt.Errorf("%s.batch: size %d without linger_ms waits for ever for a full batch", p, b.Size))
+			}
 		}
 		if e.Bulkhead < 0 {
 			add(fmt.Errorf("%s.bulkhead: %d is negative", p, e.Bulkhead))
@@ -167,6 +187,9 @@ func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 1) }
 
 func validateQueue(p string, q *Queue) error {
 	var errs []error
+	if q.ImmediateRedeliveries < 0 {
+		errs = append(errs, fmt.Errorf("%s.immediate_redeliveries: %d is negative", p, q.ImmediateRedeliveries))
+	}
 	if q.Consumers < 1 {
 		errs = append(errs, fmt.Errorf("%s.consumers: %d, want at least 1", p, q.Consumers))
 	}

@@ -91,7 +91,10 @@ type notifyFigures struct {
 	Peak                 map[string]float64 // peak ready messages, by task
 	Alarm                bool               // the broker's memory alarm went off (predicted: in any seed)
 	Alarms               int                // seeds whose replay set the alarm off
-	Seeds                int
+	// Overloaded counts the seeds whose replay was overloaded (its
+	// backlog grew and outlived the drain).
+	Overloaded int
+	Seeds      int
 }
 
 func measuredFigures(m notifyMeasured) notifyFigures {
@@ -300,6 +303,9 @@ func notifyReplay(ctx context.Context, m *cascade.Model, scen *cascade.Scenario,
 		}
 		if alarm {
 			f.Alarms++
+		}
+		if o.Overloaded {
+			f.Overloaded++
 		}
 	}
 	f.Alarm = f.Alarms > 0
@@ -566,6 +572,8 @@ func TestNotifyPrediction(t *testing.T) {
 //     the app's -retry-delay (notifyAppDelayMS) instead of requeueing at
 //     once, the retries as many as before; rank's delay-queue policy.
 //   - retries=N: every task queue delivers a message at most N+1 times.
+//   - immediate-retries=N: every task queue retries through a delay
+//     queue, the first N retries at once (queue.immediate_redeliveries).
 func notifyVariant(m *cascade.Model, name string) (*cascade.Scenario, error) {
 	flag, value, ok := strings.Cut(name, "=")
 	n, err := strconv.Atoi(value)
@@ -576,10 +584,12 @@ func notifyVariant(m *cascade.Model, name string) (*cascade.Scenario, error) {
 		patch, queues = map[string]any{"concurrency": n}, false
 	case ok && flag == "retry-via" && value == "delay":
 		patch = map[string]any{"queue": map[string]any{"redelivery": cascade.RedeliverDelay, "delay_ms": notifyAppDelayMS}}
+	case ok && flag == "immediate-retries" && err == nil && n > 0:
+		patch = map[string]any{"queue": map[string]any{"redelivery": cascade.RedeliverDelay, "delay_ms": notifyAppDelayMS, "immediate_redeliveries": n}}
 	case ok && flag == "retries" && err == nil && n >= 0:
 		patch = map[string]any{"queue": map[string]any{"max_deliveries": n + 1}}
 	default:
-		return nil, fmt.Errorf("variant %q: want db-slots=N, retry-via=delay or retries=N", name)
+		return nil, fmt.Errorf("variant %q: want db-slots=N, retry-via=delay, immediate-retries=N or retries=N", name)
 	}
 	if m == nil {
 		return nil, nil

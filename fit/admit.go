@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"cascade"
+	"cascade/internal/numfmt"
 )
 
 // A constant tier (p50, p95, p99, mean) replaces each node's service
@@ -67,10 +68,11 @@ type Break struct {
 	Gap      float64 `json:"gap"`
 }
 
-// String says the break in words: "gateway p50 2.08 ms observed, 8.67
-// ms replayed (+317%)".
+// String says the break in words, its times as rank's fit line writes
+// them: "gateway p50 2.08 ms observed, 8.67 ms replayed (+317%)",
+// "frontend p50 1.46 s observed, 1.71 s replayed (+17%)".
 func (b Break) String() string {
-	return fmt.Sprintf("%s %s %.3g ms observed, %.3g ms replayed (%+.0f%%)", b.Node, b.Measure, b.Observed, b.Replayed, 100*b.Gap)
+	return fmt.Sprintf("%s %s %s observed, %s replayed (%+.0f%%)", b.Node, b.Measure, numfmt.MS(b.Observed), numfmt.MS(b.Replayed), 100*b.Gap)
 }
 
 // gate holds what judging a point's latency needs: which nodes of each

@@ -106,3 +106,20 @@ func TestConstantTierKeepsLatency(t *testing.T) {
 func containsSub(ss []string, sub string) bool {
 	return slices.ContainsFunc(ss, func(s string) bool { return strings.Contains(s, sub) })
 }
+
+// TestBreakString: a break's times read as rank's fit line writes them,
+// never in exponent notation (issue 39 item 10: "1.46e+03 ms").
+func TestBreakString(t *testing.T) {
+	tests := []struct {
+		b    fit.Break
+		want string
+	}{
+		{fit.Break{Node: "gateway", Measure: "p50", Observed: 2.08, Replayed: 8.67, Gap: 3.17}, "gateway p50 2.08 ms observed, 8.67 ms replayed (+317%)"},
+		{fit.Break{Node: "frontend", Measure: "p50", Observed: 1461.2, Replayed: 1710, Gap: 0.17}, "frontend p50 1.46 s observed, 1.71 s replayed (+17%)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			require.Equal(t, tc.want, tc.b.String())
+		})
+	}
+}

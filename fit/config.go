@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"cascade/replay"
 )
 
 // Config is what a user sets for one fit. Set by `cascade fit` flags;
@@ -82,10 +84,14 @@ type Config struct {
 	// LogitSample bounds the calls kept (a uniform sample) for the
 	// logistic regression. Default 50,000; zero means the default.
 	LogitSample int
+	// Shard, when set (Count > 0), makes the fit one shard of several:
+	// RunShard replays the shard's part of the grid and Merge joins the
+	// parts (see RunShard). Default zero: the whole fit. Run rejects it.
+	Shard replay.Shard `json:"-"`
 	// Progress, when not nil, is called as grid points finish with the
 	// points done and the points planned so far (the plan grows while a
 	// refinement runs). Calls come from one goroutine at a time.
-	Progress func(done, total int64)
+	Progress func(done, total int64) `json:"-"`
 }
 
 // Weights weigh the loss terms (see Loss in the package documentation).
@@ -167,6 +173,9 @@ func (c *Config) Validate() error {
 	}
 	if w := c.Weights; w.Failure < 0 || w.Latency < 0 || w.Volume < 0 || w.Queue < 0 {
 		errs = append(errs, errors.New("weights must not be negative"))
+	}
+	if err := c.Shard.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.FlatTolerance < 0 {
 		errs = append(errs, fmt.Errorf("flat-tolerance: %g is negative", c.FlatTolerance))

@@ -39,6 +39,15 @@ var ErrNoWindows = errors.New("no observation window")
 // model. Same inputs and config give the same result at any
 // Config.Parallel.
 func Run(ctx context.Context, cfg Config, m *cascade.Model, obs *Observations) (*Result, error) {
+	if cfg.Shard.Sharded() {
+		return nil, fmt.Errorf("shard %s: RunShard runs a shard's part, Merge joins them", cfg.Shard)
+	}
+	return runFit(ctx, cfg, m, obs, nil)
+}
+
+// runFit is Run, with the first batch of grid points sharded when sh is
+// not nil (see sharding).
+func runFit(ctx context.Context, cfg Config, m *cascade.Model, obs *Observations, sh *sharding) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -96,6 +105,7 @@ func Run(ctx context.Context, cfg Config, m *cascade.Model, obs *Observations) (
 		return nil, err
 	}
 	s := newSearcher(ev, cfg.Parallel, cfg.Progress)
+	s.first = sh
 	pts, err := s.search(ctx, exhaustive, cfg.Starts, -1)
 	if err != nil {
 		return nil, err

@@ -31,6 +31,9 @@ type searcher struct {
 	progress func(done, total int64)
 	done     int64
 	planned  int64
+	// first, when set, runs the first batch of points instead (a shard's
+	// part, or a merge's given losses: see sharding).
+	first *sharding
 }
 
 func newSearcher(ev *evaluator, parallel int, progress func(done, total int64)) *searcher {
@@ -53,6 +56,10 @@ func (s *searcher) eval(ctx context.Context, idxs []int) error {
 		return nil
 	}
 	slices.Sort(todo)
+	if sh := s.first; sh != nil {
+		s.first = nil
+		return sh.batch(ctx, s, todo)
+	}
 	s.planned += int64(len(todo))
 	// Chunks bound the memory of one batch and let progress move.
 	chunk := max(s.parallel*16, 64)

@@ -184,10 +184,15 @@ type Builder struct {
 	// poolDeadline is the deadline (ms) of each node with a hidden pool
 	// whose waiting requests give up at one (pool.go).
 	poolDeadline map[string]float64
-	cfg          Config
-	rng          *rand.Rand
-	syms         symbols
-	stats        Stats
+	// sampleScale is how many requests each traced one stands for (1
+	// when the traces are whole; readSampling), and curveNotes say which
+	// nodes got a load curve (loadcurve.go).
+	sampleScale float64
+	curveNotes  []string
+	cfg         Config
+	rng         *rand.Rand
+	syms        symbols
+	stats       Stats
 
 	startNS, endNS int64
 

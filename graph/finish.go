@@ -25,6 +25,10 @@ func (b *Builder) finish() (*Result, error) {
 	b.finishQueues()
 	b.findBlocked()
 	b.releaseHeld()
+	b.sampleScale = 1
+	if s := b.readSampling(); s.scale > minSampleScale {
+		b.sampleScale = s.scale
+	}
 	for _, e := range b.edges {
 		if e.from == e.to {
 			b.nodes[e.from].selfCall = true
@@ -107,6 +111,7 @@ func (b *Builder) finish() (*Result, error) {
 	b.poolDeadlines(m)
 	m.Load = loadOf(b.roots, b.rootCount())
 	b.scaleSampled(m)
+	m.Source.Notes = append(m.Source.Notes, b.curveNotes...)
 	m.Sort()
 
 	res := &Result{Model: m, Nodes: infos, Stats: b.stats, Seed: b.cfg.Seed}

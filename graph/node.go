@@ -91,7 +91,8 @@ func (n *nodeAcc) addRequest(b *Builder, start, end int64, failed, own bool, ins
 		n.okExcl.add(b.rng, k, exclMS)
 	}
 	if len(n.seq) < maxSequence {
-		n.seq = append(n.seq, seqReq{start: start, end: end, own: own, failed: failed})
+		n.seq = append(n.seq, seqReq{start: start, end: end, own: own, failed: failed,
+			exclUS: uint32(min(math.Max(0, exclMS*1e3), math.MaxUint32))})
 	} else {
 		n.seqFull = true
 	}
@@ -124,8 +125,11 @@ type seqReq struct {
 	start, end int64
 	// callUS is how long after its start its first synchronous call
 	// started, in µs rounded up, plus one; 0 when it made none. (A
-	// uint32 keeps the record at 24 bytes; 71 minutes is the most.)
+	// uint32 keeps the record small; 71 minutes is the most.)
 	callUS uint32
+	// exclUS is its exclusive time in µs (at most 71 minutes), for the
+	// load curve's service time (loadCurve).
+	exclUS uint32
 	own    bool
 	// failed: the request failed, on its own or by a call of its.
 	failed bool
@@ -483,7 +487,31 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 		obs.CapacitySource = CapacityPool
 		obs.CapacityProven = true
 		prov["concurrency"] = cascade.Inferred
-		if pool.deadline > 0 {
+		if pool.slow > 0 {
+			node.WaitSlowdown = pool.slow
+			prov["wait_slowdown"] = cascade.Inferred
+		}
+		if pool.deadline > 0 && pool.capped {
+			// Its requests are refused when they waited that long for a
+			// slot (an acquire timeout): replay refuses them at the cap,
+			// so those failures leave its own failure rate.
+			node.WaitCapMS = roundMS(nsToMS(float64(pool.deadline)))
+			prov["wait_cap_ms"] = cascade.Inferred
+			node.Overload.Base = ownRate(max(0, n.own-pool.deadlineFails), n.requests)
+			prov["overload.base"] = cascade.Inferred
+			node.Overload.Gaps = nil
+			delete(prov, "overload.failure_gaps")
+			if pool.total > 0 {
+				// And past the cap, a deadline on the whole request.
+				node.DeadlinePropagation = true
+				prov["deadline_propagation"] = cascade.Inferred
+				if b.poolDeadline == nil {
+					b.poolDeadline = map[string]float64{}
+				}
+				b.poolDeadline[n.name] = roundMS(nsToMS(float64(pool.total)))
+			}
+		}
+		if pool.deadline > 0 && !pool.capped {
 			// Its requests give up waiting at a deadline and their work
 			// ends with them: replay makes those failures from the
 			// waits (a timeout on the edges into it, poolDeadlines), so
@@ -509,6 +537,35 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 	}
 	if n.busy > 0 {
 		obs.ZombieShare = round6(float64(n.zombie) / float64(n.busy))
+	}
+	// A load curve where nothing of the node's own explains its load:
+	// no limit read, not a queue, not a publisher its broker blocks.
+	var curve curveFit
+	curved := false
+	if !n.seqFull && !ser && !pooled && node.Concurrency == 0 && n.queue == nil && n.blocked == nil {
+		excl := make([]float64, len(n.seq))
+		for i := range n.seq {
+			excl[i] = float64(n.seq[i].exclUS) / 1e3
+		}
+		curve, curved = loadCurve(n.seq, excl, b.sampleScale, node.Replicas, int64(b.cfg.Window), b.startNS)
+		if curved {
+			node.LoadCurve = curve.curve
+			prov["load_curve"] = cascade.Observed
+			b.noteCurve(n.name, curve.curve)
+		}
+	}
+	var okDefl, badDefl []float64 // exclusive times at no load, with a slowdown curve
+	if curved && curve.slow != nil {
+		for i := range n.seq {
+			x := float64(n.seq[i].exclUS) / 1e3
+			if n.seq[i].own {
+				badDefl = append(badDefl, x) // a rejection's time is its cap's, not the load's
+			} else {
+				okDefl = append(okDefl, x/curve.slow[i])
+			}
+		}
+		slices.Sort(okDefl)
+		slices.Sort(badDefl)
 	}
 	n.seq = nil
 	if ser {
@@ -543,6 +600,20 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 		svcMean /= float64(len(svc))
 		prov["service_ms"] = cascade.Inferred
 	}
+	if okDefl != nil {
+		// Service is the time at no load: the slowdown curve adds the rest.
+		svc = slices.Clone(okDefl)
+		if len(badDefl) < minFailSplit {
+			svc = append(svc, badDefl...)
+			slices.Sort(svc)
+		}
+		svcMean = 0
+		for _, v := range svc {
+			svcMean += v
+		}
+		svcMean /= float64(max(1, len(svc)))
+		prov["service_ms"] = cascade.Inferred
+	}
 	if m != nil {
 		obs.PoolSize = m.poolSize
 		obs.QueueDepthMax = m.queueMax
@@ -562,9 +633,17 @@ func (n *nodeAcc) finish(b *Builder, spanSeconds float64) (cascade.Node, NodeInf
 		// their own take their own time (fast 503s, slow errors), the
 		// others the rest.
 		ok, bad := n.okExcl.sorted(), n.ownExcl.sorted()
+		okMean := n.okExcl.mean()
+		if okDefl != nil && len(badDefl) >= minFailSplit {
+			ok, bad, okMean = okDefl, badDefl, 0
+			for _, v := range ok {
+				okMean += v
+			}
+			okMean /= float64(max(1, len(ok)))
+		}
 		tiers = &cascade.Tiers{
 			P50: roundMS(quantile(ok, 0.5)), P95: roundMS(quantile(ok, 0.95)), P99: roundMS(quantile(ok, 0.99)),
-			Mean: roundMS(n.okExcl.mean()), Points: points(ok),
+			Mean: roundMS(okMean), Points: points(ok),
 		}
 		node.Tiers = tiers
 		node.Service = serviceDist(ok, tiers)

@@ -32,6 +32,10 @@ type queueAcc struct {
 	// (delayVia, by the delay queue: published there by this queue's
 	// consumer, delivered from here later).
 	republished, viaDelay int64
+	// byIndex counts, by a redelivery's index (1: a message's first,
+	// up to maxRedelIndex), those back at once and those delayed, to
+	// read a policy of immediate retries before a delay queue.
+	byIndex [maxRedelIndex + 1][2]int64
 	delayVia              map[int32]int64
 	ttlMS                 float64
 	bytes                 float64
@@ -326,18 +330,32 @@ func (b *Builder) finishQueues() {
 				if p := pubOf[order[j]]; p >= 0 && mq.pubs[p].retry {
 					pub = &mq.pubs[p]
 				}
+				idx := min(j-lo, maxRedelIndex)
 				switch {
 				case pub != nil && pub.queue == first.queue:
 					// Ack + republish: back at the tail when published.
 					q.republished++
-					q.delays.add(b.rng, k, nsToMS(float64(max(0, pub.end-prev.end))))
+					back := nsToMS(float64(max(0, pub.end-prev.end)))
+					if back < redeliveryRequeueMS {
+						q.byIndex[idx][0]++
+					} else {
+						q.byIndex[idx][1]++
+					}
+					q.delays.add(b.rng, k, back)
 					qn.addRequest(b, min(pub.end, d.at), d.at, false, false, -1, 0)
 				case pub != nil && q.delayVia[pub.queue] > 0:
 					q.viaDelay++
+					q.byIndex[idx][1]++
 					q.delays.add(b.rng, k, nsToMS(float64(max(0, d.at-prev.end))))
 					viaDelay = append(viaDelay, delayBack{first.queue, prev.end, d.at})
 				default:
-					q.delays.add(b.rng, k, nsToMS(float64(max(0, d.at-prev.end))))
+					back := nsToMS(float64(max(0, d.at-prev.end)))
+					if back < redeliveryRequeueMS {
+						q.byIndex[idx][0]++
+					} else {
+						q.byIndex[idx][1]++
+					}
+					q.delays.add(b.rng, k, back)
 					// Back in the queue from the failure to the redelivery.
 					qn.addRequest(b, min(prev.end, d.at), d.at, false, false, -1, 0)
 				}
@@ -496,6 +514,32 @@ func (b *Builder) delayTTLs(backs []delayBack, waits map[int32][][2]int64) {
 // (a nack with requeue, the broker's own round trip); longer delays are
 // a delay queue's TTL.
 const redeliveryRequeueMS = 5
+
+// maxRedelIndex is the last redelivery index byIndex tells apart.
+const maxRedelIndex = 8
+
+// immediateFirst reads how many of a message's first failed deliveries
+// come back at once before the later ones go through the delay: the
+// leading redelivery indices where immediateShare of the redeliveries
+// came back at once, followed by one where as many were delayed. 0 when
+// the first redelivery was delayed, or the capture holds none later.
+func (q *queueAcc) immediateFirst() int {
+	for m := 1; m < maxRedelIndex; m++ {
+		now, later := q.byIndex[m], q.byIndex[m+1]
+		nNow, nLater := now[0]+now[1], later[0]+later[1]
+		if nNow == 0 || float64(now[0]) < immediateShare*float64(nNow) {
+			return 0
+		}
+		if nLater > 0 && float64(later[1]) >= immediateShare*float64(nLater) {
+			return m
+		}
+	}
+	return 0
+}
+
+// immediateShare is the share of one index's redeliveries that must
+// agree (back at once, or delayed) for immediateFirst to read them.
+const immediateShare = 0.8
 
 // redeliveryTailMS is the delay of a redelivery by ack + republish into
 // the same queue: the message is back at the tail at once (replay's delay

@@ -106,11 +106,22 @@ func (b *Builder) finishQueueModel(m *cascade.Model, spanSeconds float64) {
 		// delay (its TTL the median wait) when later, none when failures
 		// were never delivered again.
 		delays := q.delays.sorted()
+		immediate := 0
+		if q.viaDelay > 0 {
+			immediate = q.immediateFirst()
+		}
 		switch {
-		case q.viaDelay > 0 && q.viaDelay >= q.republished:
+		case q.viaDelay > 0 && (q.viaDelay >= q.republished || immediate > 0):
 			// Through a delay queue: back after its TTL (delayTTLs).
 			cq.Redelivery, cq.DelayMS = cascade.RedeliverDelay, max(redeliveryTailMS, roundMS(q.ttlMS))
 			prov["redelivery"], prov["delay_ms"] = cascade.Observed, cascade.Inferred
+			if m := immediate; m > 0 {
+				// Its first m retries came back at once (requeued, or
+				// published again to the tail), the later ones through
+				// the delay queue.
+				cq.ImmediateRedeliveries = m
+				prov["immediate_redeliveries"] = cascade.Observed
+			}
 		case q.republished > 0:
 			// Ack + republish: back at the tail, after the time from the
 			// failure to the republish (none when it came first).

@@ -80,9 +80,15 @@ type Evidence struct {
 	// LatencyMS is each node's mean time per call (queue and work, its
 	// waits for its own calls included) under the normal traffic.
 	LatencyMS map[string]float64
-	// KneePerSec is the offered root rate at the capacity knee; 0 means
-	// unknown (no rate-limit candidate).
+	// KneePerSec is the rate-limit candidate's rate: the highest swept
+	// offered root rate still before the capacity knee
+	// (CapacityCurve.SafePerSec); 0 means unknown (no rate-limit
+	// candidate).
 	KneePerSec float64
+	// CapacityKneePerSec is the capacity knee itself
+	// (CapacityCurve.KneePerSec), which the rate-limit candidate's
+	// description names beside its rate; 0 when the sweep found none.
+	CapacityKneePerSec float64
 	// QueueFull names the nodes whose queue reached its cap and
 	// BreakerOpened those whose breaker opened, in some baseline replay;
 	// RateLimited reports that an entry's rate limit turned requests away
@@ -249,7 +255,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 			burst := math.Max(1, math.Ceil(rate*rateLimitBurstS))
 			add(Candidate{
 				Name:        "rate-limit " + en.Node,
-				Description: fmt.Sprintf("%s: rate limit %s/s at the capacity knee, burst %s", en.Node, num(rate), num(burst)),
+				Description: fmt.Sprintf("%s: rate limit %s/s, burst %s (%s)", en.Node, num(rate), num(burst), kneeNote(ev, share)),
 				Kind:        KindRateLimit,
 				Scenario: &cascade.Scenario{Entries: nodePatch(en.Node, map[string]any{"rate_limit": cascade.RateLimit{
 					RatePerSec: rate, Burst: burst,
@@ -482,3 +488,17 @@ func userCandidate(s *cascade.Scenario, i int) Candidate {
 }
 
 func round3(x float64) float64 { return numfmt.Round3(x) }
+
+// kneeNote says where a rate-limit candidate's rate comes from, so that
+// it reads apart from the knee beside it: the highest swept load before
+// the capacity knee, the entry's share of it when there are several.
+func kneeNote(ev *Evidence, share float64) string {
+	s := "the highest swept load, at which goodput still kept up (the knee lies beyond the sweep)"
+	if ev.CapacityKneePerSec > 0 {
+		s = fmt.Sprintf("the highest swept load below the capacity knee of %s/s", num(ev.CapacityKneePerSec))
+	}
+	if share < 1 {
+		return fmt.Sprintf("its %s%% share of %s/s, %s", num(100*share), num(ev.KneePerSec), s)
+	}
+	return s
+}

@@ -41,6 +41,10 @@ func TestDeriveHandModel(t *testing.T) {
 		Zombies:     map[string]bool{"cache": true},
 		Utilisation: map[string]float64{"api": 0.2, "db": 0.7},
 		KneePerSec:  120,
+		// The knee itself lies past the highest swept load before it:
+		// the description names both, apart (issue 39: one number per
+		// fact).
+		CapacityKneePerSec: 125,
 	}
 	cands := Derive(m, ev, 0)
 	want := []struct{ name, desc, kind string }{
@@ -65,7 +69,7 @@ func TestDeriveHandModel(t *testing.T) {
 		{"lb=random db", "db: load balancing random (was round-robin)", KindBalancer},
 		{"lb=least-loaded db", "db: load balancing least-loaded (was round-robin)", KindBalancer},
 		{"lb=p2c db", "db: load balancing p2c (was round-robin)", KindBalancer},
-		{"rate-limit api", "api: rate limit 120/s at the capacity knee, burst 12", KindRateLimit},
+		{"rate-limit api", "api: rate limit 120/s, burst 12 (the highest swept load below the capacity knee of 125/s)", KindRateLimit},
 		{"replicas+1 db", "db (bottleneck, 70% busy): replicas 2→3", KindReplicas},
 		{"pool×2 db", "db (bottleneck, 70% busy): pool 4→8 slots per replica", KindPool},
 	}

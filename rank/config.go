@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"cascade"
+	"cascade/replay"
 )
 
 // Objective names the metric that ranks candidates.
@@ -140,9 +141,14 @@ type Config struct {
 	// They must not set traffic: every candidate runs under the same
 	// traffic.
 	Scenarios []*cascade.Scenario
+	// Shard, when set (Count > 0), makes the ranking one shard of
+	// several: RunShard replays the shard's share of the candidates'
+	// replays and Merge joins the parts (see RunShard). Default zero: the
+	// whole ranking. Run rejects it.
+	Shard replay.Shard `json:"-"`
 	// Progress, when set, is called after each replay with the replays
 	// done and planned so far; calls are serialised.
-	Progress func(done, total int64)
+	Progress func(done, total int64) `json:"-"`
 }
 
 // DefaultConfig returns the defaults described on Config's fields.
@@ -176,6 +182,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Seeds < 2 {
 		errs = append(errs, fmt.Errorf("seeds: %d, want at least 2 (an interval needs two)", c.Seeds))
+	}
+	if err := c.Shard.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Parallel < 0 {
 		errs = append(errs, fmt.Errorf("parallel: %d is negative", c.Parallel))

@@ -8,6 +8,7 @@ import (
 
 	"cascade"
 	"cascade/rank"
+	"cascade/replay"
 )
 
 // A client that retries, and a database behind a pool of four slots.
@@ -59,4 +60,48 @@ func ExampleRun() {
 	// seeds [1 2 3 4]
 	// 1 db: pool 4→8: win
 	// 0 db: an empty patch: no measurable effect
+}
+
+// ExampleMerge ranks the example's candidates (9, under two traffics, 4
+// seeds each: 72 replays) in two shards, as two
+// machines would (each writing its partial result to a file the merge
+// reads), and merges them into the report Run gives.
+func ExampleMerge() {
+	cfg := rank.DefaultConfig()
+	cfg.Seeds, cfg.Duration, cfg.Capacity = 4, 10*time.Second, false
+	var parts []*rank.Partial
+	for i := range 2 {
+		c := cfg
+		c.Shard = replay.Shard{Index: i, Count: 2}
+		p, err := rank.RunShard(context.Background(), exampleModel(), c)
+		if err != nil {
+			panic(err)
+		}
+		data, err := p.Encode() // the partial file's bytes
+		if err != nil {
+			panic(err)
+		}
+		if p, err = rank.DecodePartial(data); err != nil {
+			panic(err)
+		}
+		fmt.Printf("shard %s: %d of %d replays\n", p.Shard, len(p.Replays), p.Units)
+		parts = append(parts, p)
+	}
+	merged, err := rank.Merge(context.Background(), parts, rank.MergeOptions{})
+	if err != nil {
+		panic(err)
+	}
+	single, err := rank.Run(context.Background(), exampleModel(), cfg)
+	if err != nil {
+		panic(err)
+	}
+	a, _ := json.Marshal(merged)
+	b, _ := json.Marshal(single)
+	fmt.Println("best:", merged.Rows[0].Candidate.Description)
+	fmt.Println("the same bytes as Run:", string(a) == string(b))
+	// Output:
+	// shard 0/2: 36 of 72 replays
+	// shard 1/2: 36 of 72 replays
+	// best: db (bottleneck, 75% busy): 4→8 slots (pool 4→8; a second replica is the same capacity)
+	// the same bytes as Run: true
 }

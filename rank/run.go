@@ -128,6 +128,15 @@ var ErrNoEntries = errors.New("the model's entries have no rate to sweep")
 // under the normal traffic and a surge, scores each against the baseline
 // with paired 95% intervals, and tries the best compatible set together.
 func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
+	if cfg.Shard.Sharded() {
+		return nil, fmt.Errorf("shard %s: RunShard runs a shard's part, Merge joins them", cfg.Shard)
+	}
+	return runRank(ctx, m, cfg, nil)
+}
+
+// runRank is Run, with the candidates' replays sharded when sh is not
+// nil (see sharding).
+func runRank(ctx context.Context, m *cascade.Model, cfg Config, sh *sharding) (*Report, error) {
 	if cfg.Objective == "" {
 		cfg.Objective = ObjectiveGoodput
 	}
@@ -157,12 +166,12 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 	}
 	var tickNote string
 	if cfg.TickCheck {
-		if cfg.Tick, tickNote, err = refineTick(ctx, cfg, base, regimes[0]); err != nil {
+		if cfg.Tick, tickNote, err = sh.refineTick(ctx, cfg, base, regimes[0]); err != nil {
 			return nil, fmt.Errorf("tick check: %w", err)
 		}
 	}
 	rn := newRunner(cfg)
-	bres, err := runOne(ctx, rn, base, regimes)
+	bres, err := sh.baseline(ctx, rn, base, regimes)
 	if err != nil {
 		return nil, fmt.Errorf("baseline: %w", err)
 	}
@@ -189,7 +198,7 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 	}
 	var low []*replay.Result
 	if cfg.Capacity && totalRate(base, cfg) > 0 {
-		if rep.Capacity, low, err = capacity(ctx, rn, base, cfg); err != nil {
+		if rep.Capacity, low, err = sh.capacity(ctx, rn, base, cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -205,6 +214,7 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 
 	// Every candidate's model, then all their replays at once.
 	var jobs []job
+	var jobCand, jobRegime []int
 	first := make([]int, len(cands))
 	applyErr := make([]error, len(cands))
 	for i := range cands {
@@ -221,9 +231,10 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 		}
 		for r := range regimes {
 			jobs = append(jobs, job{model: cm, traffic: regimes[r].Traffic, drain: drain})
+			jobCand, jobRegime = append(jobCand, i), append(jobRegime, r)
 		}
 	}
-	res, errs, err := rn.run(ctx, jobs)
+	res, errs, err := sh.run(ctx, rn, jobs, jobCand, jobRegime)
 	if err != nil {
 		return nil, err
 	}
@@ -437,7 +448,7 @@ func evidence(m *cascade.Model, bres [][]*replay.Result, curve *CapacityCurve, l
 		}
 	}
 	if curve != nil {
-		ev.KneePerSec = curve.SafePerSec
+		ev.KneePerSec, ev.CapacityKneePerSec = curve.SafePerSec, curve.KneePerSec
 	}
 	if len(low) > 0 {
 		clear(ev.RatePerSec)

@@ -163,3 +163,27 @@ func TestMechanismNamesWhatTheFixRemoves(t *testing.T) {
 		})
 	}
 }
+
+// TestCostNamesItsTraffic: a success cost read under a traffic other
+// than the first says which, so that it does not read as another figure
+// of the answer's "also" line, which gives the first traffic's (issue
+// 39: "success −0.2 pp" beside "success 100.0% → 99.9% (-0.1 pp)").
+func TestCostNamesItsTraffic(t *testing.T) {
+	regimes := []Regime{{Name: "normal"}, {Name: "surge ×2 from 200 s for 200 s"}}
+	success := func(regime string, mean float64) Effect {
+		return Effect{Metric: MetricSuccess, Regime: regime, Delta: Interval{Mean: mean, Low: mean - 0.0005, High: mean + 0.0005}}
+	}
+	tests := []struct {
+		name string
+		effs []Effect
+		want string
+	}{
+		{"worst under the first traffic", []Effect{success("normal", -0.002), success(regimes[1].Name, -0.001)}, "success −0.2 pp"},
+		{"worst under the surge", []Effect{success("normal", -0.001), success(regimes[1].Name, -0.002)}, "success −0.2 pp under surge ×2 from 200 s for 200 s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, costOf(&cascade.Model{}, regimes, tc.effs, nil, nil).Text)
+		})
+	}
+}

@@ -90,6 +90,12 @@ func costOf(m *cascade.Model, regimes []Regime, effs []Effect, base, cand [][]*r
 	}
 	if c.SuccessDrop > 0 {
 		s := fmt.Sprintf("success −%.1f pp", 100*c.SuccessDrop)
+		if wr > 0 {
+			// The largest fall is not under the first traffic, whose
+			// figures the answer's "also" line gives: say which it is
+			// (issue 39: one number per fact).
+			s += " under " + regimes[wr].Name
+		}
 		if c.RejectedShare >= 0.0005 {
 			// A rejected request is a failed one: under closed-loop
 			// clients, who ask again after each answer, success falls

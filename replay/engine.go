@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 
 	"cascade"
 )
@@ -128,8 +129,26 @@ type node struct {
 	failR    stream
 	lbR      stream
 	over     cascade.Overload
-	brk      breaker
-	mq       int32 // index in Engine.mqs of a queue node, else -1
+	// curve is the node's load curve (cascade.LoadCurve), nil when none:
+	// a call that starts while calls start at r per second per replica
+	// takes curve.SlowdownAt(r) times its service time and, when the
+	// curve has failures, fails with curve.FailAt(r) instead of over. r
+	// is an exponential average of the starts over the curve's window:
+	// crate is the starts' sum, each weighted by exp(−age/ctau) (ticks),
+	// as of tick clast.
+	// wcap is Node.WaitCapMS in ticks; 0 none.
+	wcap int64
+	// wslow is Node.WaitSlowdown: a call's service time × (1 + wslow ×
+	// the live calls queued at its replica as it starts).
+	wslow     float64
+	curve     *cascade.LoadCurve
+	curveFail bool
+	crate     float64
+	ctau      float64
+	cper      float64 // crate to starts per second per replica
+	clast     int64
+	brk       breaker
+	mq        int32 // index in Engine.mqs of a queue node, else -1
 }
 
 // Load balancers.
@@ -146,6 +165,10 @@ type replica struct {
 	qhead int32 // FIFO of queued jobs through job.qnext
 	qtail int32
 	qlen  int32
+	// qdead counts the queued jobs of a node with deadline propagation
+	// whose caller gave up: they wait for nobody, and leave the queue
+	// unserved when they reach it (start), so they are not waiters.
+	qdead int32
 }
 
 // svcBatch is the number of service times a node draws ahead.
@@ -258,6 +281,9 @@ type route struct {
 	// pub: the callee is a queue node, and a call is a publish
 	// (Engine.publish, from turnedAway: pub routes are guarded).
 	pub bool
+	// batch, on a pub route of an edge with Batch, holds the publishes
+	// waiting for their batch; nil none.
+	batch *batcher
 	// failBlocked: a publisher that fails at once while its broker's
 	// alarm blocks it (cascade.Edge.FailBlocked).
 	failBlocked bool
@@ -334,6 +360,7 @@ type job struct {
 	abandoned bool
 	childFail bool
 	low       bool // a call of a low-priority request
+	refused   bool // refused at its node's wait cap while queued: leaves unserved
 
 	lk        *link  // the caller's link record (valid while linkSeq matches)
 	rt        *route // the route it came by
@@ -444,4 +471,27 @@ func NewEngine(m *cascade.Model, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// curveLoad is the rate (per second, per replica) at which calls have
+// been starting at n, a node with a load curve, before this one; it
+// counts this one for the next.
+func (e *Engine) curveLoad(n *node) float64 {
+	x := n.crate * math.Exp(-float64(e.now-n.clast)/n.ctau)
+	n.crate, n.clast = x+1, e.now
+	return x * n.cper
+}
+
+// batcher is a batching publisher's pending publishes (cascade.Batch).
+type batcher struct {
+	route  int32 // its route's index, the linger event's id
+	size   int
+	linger int64 // ticks
+	gen    uint32
+	buf    []pendingPub
+}
+
+type pendingPub struct {
+	l   int32
+	seq uint32
 }

@@ -240,6 +240,9 @@ func (e *Engine) abandon(j int32, gen uint32) {
 	}
 	jb.abandoned = true
 	jb.abandonAt = e.now
+	if jb.state == jsQueued && jb.nd.deadline && !jb.refused {
+		jb.nd.reps[jb.rep].qdead++ // dropped unserved when it reaches a slot
+	}
 	if jb.state != jsRunning && jb.state != jsWaiting {
 		return
 	}

@@ -50,6 +50,9 @@ type mqueue struct {
 	dlq       int32 // the dead-letter queue's index in Engine.mqs; -1 drops
 	overflow  uint8
 	redeliver uint8
+	// immediate is Queue.ImmediateRedeliveries: with rdDelay, a message's
+	// first immediate failed deliveries are requeued at once.
+	immediate int32
 	delay     int64   // ticks
 	bytes     float64 // per message held
 	outs      []int32 // out-edges: deliveries
@@ -200,6 +203,7 @@ func (e *Engine) buildBrokers(index map[string]int32) {
 			q.redeliver = rdNone
 		}
 		q.delay = max(1, e.ticks(mq.DelayMS))
+		q.immediate = int32(min(mq.ImmediateRedeliveries, math.MaxInt32))
 		q.bytes = mq.MessageBytes
 		q.dlq = -1
 		if d, ok := index[mq.DeadLetter]; ok && mq.DeadLetter != "" {
@@ -604,6 +608,32 @@ func (e *Engine) brokerResults(o *cascade.Outcome) {
 			}
 			st.BlockedMS = round6(st.BlockedMS)
 			no.Queue = &st
+		}
+	}
+}
+
+// batchPublish adds the publish (l, seq) on route r to its batch: the
+// first starts the linger, the last to fill it sends it.
+func (e *Engine) batchPublish(b *batcher, r *route, l int32, seq uint32) {
+	b.buf = append(b.buf, pendingPub{l: l, seq: seq})
+	if len(b.buf) == 1 {
+		e.q.push(e.now+b.linger, evBatch, b.route, b.gen)
+	}
+	if len(b.buf) >= b.size {
+		e.flushBatch(b, r)
+	}
+}
+
+// flushBatch publishes a batch's publishes whose publisher still waits
+// (one that timed out has moved on).
+func (e *Engine) flushBatch(b *batcher, r *route) {
+	b.gen++ // the linger of this batch is spent
+	// A copy: a publish may, through what it sets off, add to a batch.
+	buf := append([]pendingPub(nil), b.buf...)
+	b.buf = b.buf[:0]
+	for _, p := range buf {
+		if lk := e.link(p.l); lk.live && lk.seq == p.seq && lk.waiting {
+			e.publish(p.l, r, p.seq)
 		}
 	}
 }

@@ -102,7 +102,7 @@ func (e *Engine) nack(q *mqueue, mi int32, ms *msg) {
 	e.published(q) // a retry is published again (RabbitMQ counts a republish, a dead-letter move)
 	ms.waitFrom = e.now
 	d := q.delay
-	ms.head = q.redeliver == rdRequeue
+	ms.head = q.redeliver == rdRequeue || q.redeliver == rdDelay && ms.deliveries <= q.immediate
 	if ms.head {
 		// A requeue takes a tick: a delivery that fails at once (a
 		// down edge, a full consumer queue) cannot spin in one tick.

@@ -138,17 +138,23 @@ func TestQueueRedeliveryTimes(t *testing.T) {
 	// 70% of flows take one delivery (10 ms), 91% at most two and 97.3%
 	// at most three, so the p50 is one delivery and the p95 three, with
 	// two redelivery waits: none for requeue (a tick each), 500 ms each
-	// for a delay queue.
+	// for a delay queue, one of each for one immediate retry before the
+	// delay queue.
 	tests := []struct {
+		name       string
 		redelivery string
+		immediate  int
 		p95        float64
 	}{
-		{cascade.RedeliverRequeue, 30.2},
-		{cascade.RedeliverDelay, 1030},
+		{"requeue", cascade.RedeliverRequeue, 0, 30.2},
+		{"delay", cascade.RedeliverDelay, 0, 1030},
+		// One retry at once, then the delay queue: the third delivery
+		// waited a tick, then 500 ms.
+		{"one immediate, then delay", cascade.RedeliverDelay, 1, 530.1},
 	}
 	for _, tc := range tests {
-		t.Run(tc.redelivery, func(t *testing.T) {
-			q := cascade.Queue{Consumers: 50, Prefetch: 1, Redelivery: tc.redelivery, DelayMS: 500}
+		t.Run(tc.name, func(t *testing.T) {
+			q := cascade.Queue{Consumers: 50, Prefetch: 1, Redelivery: tc.redelivery, DelayMS: 500, ImmediateRedeliveries: tc.immediate}
 			r := replayT(t, qmodel(20, cascade.Const(10), q, failing(0.3)), withDuration(100*time.Second), withDrain(5*time.Second))
 			require.InDelta(t, 10, r.FlowP50MS, 0.2)
 			require.InDelta(t, tc.p95, r.FlowP95MS, 0.5)
@@ -549,4 +555,33 @@ func TestBrokerMemoryMonitor(t *testing.T) {
 	}
 	require.Less(t, success["rabbitmq"], success[""])
 	require.Greater(t, success["rabbitmq"], 0.5)
+}
+
+func TestBatchingPublisher(t *testing.T) {
+	// A 1 ms worker behind plenty of consumers: a flow takes its
+	// message's wait for its batch and 1 ms. At 100/s a batch of 10
+	// fills in about 100 ms, past a linger of 50 ms: the linger sends
+	// it, the first message waited 50 ms and the median about 25 ms more
+	// than without. At 1,000/s a batch of 10 fills in 10 ms: the size
+	// sends it, the median wait about 5 ms.
+	tests := []struct {
+		name     string
+		rate     float64
+		batch    *cascade.Batch
+		p50, max float64 // ms, the flows'
+	}{
+		{"no batching", 100, nil, 1, 1.2},
+		{"linger sends", 100, &cascade.Batch{Size: 10, LingerMS: 50}, 26, 51.2},
+		{"size sends", 1000, &cascade.Batch{Size: 10, LingerMS: 50}, 5.5, 51.2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := cascade.Queue{Consumers: 50, Prefetch: 1}
+			m := qmodel(tc.rate, cascade.Const(1), q, func(m *cascade.Model) { m.Edges[0].Batch = tc.batch })
+			r := replayT(t, m, withDuration(30*time.Second), withDrain(time.Second))
+			require.Equal(t, 1.0, r.FlowSuccessRate)
+			require.InDelta(t, tc.p50, r.FlowP50MS, 0.25*tc.p50+0.2, "p50")
+			require.LessOrEqual(t, r.FlowP99MS, tc.max, "p99")
+		})
+	}
 }

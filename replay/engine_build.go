@@ -55,6 +55,22 @@ func (e *Engine) build() error {
 		case "p2c":
 			n.lb = lbP2C
 		}
+		if mn.WaitCapMS > 0 {
+			n.wcap = max(1, int64(math.Round(mn.WaitCapMS*e.perMS)))
+		}
+		if mn.WaitSlowdown > 0 {
+			// The generic path (start) draws the service time there.
+			n.wslow, n.svcBatched = mn.WaitSlowdown, false
+		}
+		if c := mn.LoadCurve; c != nil {
+			// Every call reads the load at its start: the generic path
+			// (start), with the service time drawn there.
+			n.curve = c
+			_, n.curveFail = c.FailAt(0)
+			n.ctau = c.WindowMS * e.perMS
+			n.cper = 1000 / c.WindowMS / float64(mn.Replicas)
+			n.overOn, n.svcBatched = true, false
+		}
 		n.deadline = mn.DeadlinePropagation
 		if b := mn.Breaker; b != nil {
 			n.brkOn = true
@@ -185,6 +201,9 @@ func (e *Engine) build() error {
 		if r.edge >= 0 {
 			r.ed = &e.edges[r.edge]
 			r.failBlocked = r.pub && m.Edges[r.edge].FailBlocked
+			if b := m.Edges[r.edge].Batch; r.pub && b != nil && b.Size > 1 {
+				r.batch = &batcher{route: int32(i), size: b.Size, linger: max(1, e.ticks(b.LingerMS))}
+			}
 		}
 		r.guarded = r.pub || e.nodes[r.to].brkOn ||
 			(r.edge >= 0 && e.edges[r.edge].availOn) || (r.entry >= 0 && e.entries[r.entry].rlOn)
@@ -217,7 +236,7 @@ func (e *Engine) build() error {
 func (e *Engine) setLean(on bool) {
 	for i := range e.routes {
 		r := &e.routes[i]
-		r.lean = on && r.plain && r.edge >= 0 && !e.kids && !r.callee.overOn
+		r.lean = on && r.plain && r.edge >= 0 && !e.kids && !r.callee.overOn && r.callee.wslow == 0
 		r.leaf = r.lean && len(r.callee.stages) == 0
 		r.done = evJobDone
 		if r.leaf {
@@ -333,4 +352,9 @@ func (e *Engine) reset(seed uint64) {
 	}
 	e.m.reset(e)
 	e.resetBrokers(seed)
+	for i := range e.routes {
+		if b := e.routes[i].batch; b != nil {
+			b.buf, b.gen = b.buf[:0], 0
+		}
+	}
 }

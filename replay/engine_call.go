@@ -119,6 +119,12 @@ func (e *Engine) loop() {
 			e.onMsgBack(id, gen)
 		case evBroker:
 			e.onBroker(id, gen)
+		case evWaitCap:
+			e.onWaitCap(id, gen)
+		case evBatch:
+			if b := e.routes[id].batch; b.gen == gen {
+				e.flushBatch(b, &e.routes[id])
+			}
 		}
 		if e.check != nil {
 			e.check(e.checked)
@@ -217,7 +223,7 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	e.njobs++
 	n := r.callee
 	jb.state = jsNet
-	jb.failed, jb.abandoned, jb.childFail = false, false, false
+	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
 	jb.link, jb.linkSeq, jb.lk, jb.rt, jb.nd = l, seq, lk, r, n
 	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
 	jb.low = lk.low
@@ -252,7 +258,7 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 		e.enqueue(j, jb, n)
 		return
 	}
-	if jb.abandoned || n.overOn || n.svc.kind != sExpMean {
+	if jb.abandoned || n.overOn || n.svc.kind != sExpMean || n.wslow > 0 {
 		e.start(j, jb, rp)
 		return
 	}
@@ -359,7 +365,7 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	// callee is a leaf is a coin toss to a predictor, and these stores
 	// cost less than its misses.
 	jb.link = -1 // lean: finish hands it to finishLean
-	jb.failed, jb.abandoned, jb.childFail = false, false, false
+	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
 	jb.pending, jb.issues, jb.kids = 0, -1, -1
 	jb.depth = pj.depth + 1
 	jb.low = pj.low
@@ -427,7 +433,7 @@ func (e *Engine) callQueued(ri int32, r *route, p int32, pgen uint32, pj *job, i
 	e.njobs++
 	n := r.callee
 	jb.state = jsNet
-	jb.failed, jb.abandoned, jb.childFail = false, false, false
+	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
 	jb.link, jb.linkSeq, jb.lk, jb.rt, jb.nd = l, seq, lk, r, n
 	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
 	jb.low = lk.low
@@ -505,7 +511,7 @@ func (e *Engine) send(l int32, lk *link) {
 	e.njobs++
 	gen := jb.gen
 	jb.state = jsNet
-	jb.failed, jb.abandoned, jb.childFail = false, false, false
+	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
 	jb.link, jb.linkSeq, jb.lk, jb.rt, jb.nd = l, seq, lk, r, r.callee
 	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
 	jb.low = lk.low
@@ -553,7 +559,12 @@ func (e *Engine) turnedAway(l int32, r *route, seq uint32) bool {
 		return true
 	}
 	if r.pub {
-		// Not turned away: taken by the queue, which answers it.
+		// Not turned away: taken by the queue, which answers it (once
+		// its batch goes, for a batching publisher).
+		if b := r.batch; b != nil {
+			e.batchPublish(b, r, l, seq)
+			return true
+		}
 		e.publish(l, r, seq)
 		return true
 	}

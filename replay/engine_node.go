@@ -67,6 +67,12 @@ func (e *Engine) enqueue(j int32, jb *job, n *node) {
 	}
 	rp.qtail = j
 	rp.qlen++
+	if jb.abandoned && n.deadline {
+		rp.qdead++
+	}
+	if n.wcap > 0 {
+		e.q.push(e.now+n.wcap, evWaitCap, j, jb.gen)
+	}
 	e.queuedAdd(n, 1)
 	if q := int(rp.qlen); q > n.nm.queueMaxRep {
 		n.nm.queueMaxRep = q
@@ -85,6 +91,10 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 		e.drop(j, jb, n)
 		return
 	}
+	var load float64 // calls starting per second per replica, for a load curve
+	if n.curve != nil {
+		load = e.curveLoad(n)
+	}
 	rp.busy++
 	// busyAdd(n, 1), by hand: it is too big for the inliner.
 	if nm := &n.nm; e.now < nm.wEnd {
@@ -99,7 +109,12 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 	jb.state = jsRunning
 	jb.start = e.now
 	if n.overOn {
-		jb.failed = e.overloaded(n)
+		if n.curveFail {
+			p, _ := n.curve.FailAt(load)
+			jb.failed = n.failR.Float64() < p
+		} else {
+			jb.failed = e.overloaded(n)
+		}
 	}
 	e.m.starts++
 	var d int64 // ticks
@@ -114,6 +129,12 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 		}
 		n.svcK = k + 1
 		d = n.svcBuf[k]
+	} else if n.curve != nil || n.wslow > 0 {
+		f := n.curve.SlowdownAt(load)
+		if n.wslow > 0 {
+			f *= 1 + n.wslow*float64(max(0, rp.qlen-rp.qdead))
+		}
+		d = n.svcTicks(n.svc.draw(n.svcR.Rand) * f)
 	} else if n.svc.kind == sExpMean {
 		d = n.svcTicks(n.svcR.Rand.ExpFloat64() * n.svc.a)
 	} else {
@@ -189,7 +210,40 @@ func (e *Engine) drain(n *node, r int32) {
 			rp.qtail = -1
 		}
 		rp.qlen--
+		if jb.refused || (jb.abandoned && n.deadline) {
+			rp.qdead--
+		}
 		e.queuedAdd(n, -1)
+		if jb.refused {
+			e.freeJob(j, jb) // its caller heard at the cap
+			continue
+		}
 		e.start(j, jb, rp)
+	}
+}
+
+// onWaitCap refuses job j (generation gen) if it still waits for a slot
+// when its node's wait cap is over: a failure of the node's own, which
+// its caller hears at once. The job stays in the queue, not a waiter any
+// more (qdead), and leaves it unserved when it reaches its head (drain).
+func (e *Engine) onWaitCap(j int32, gen uint32) {
+	jb := e.jobs.at(j)
+	if jb.gen != gen || jb.state != jsQueued || jb.refused {
+		return
+	}
+	n := jb.nd
+	jb.refused = true
+	if !(jb.abandoned && n.deadline) {
+		n.reps[jb.rep].qdead++
+	}
+	e.m.rejectedQueue++
+	e.nodeReject(n)
+	lk, seq := jb.lk, jb.linkSeq
+	if lk.live && lk.seq == seq && lk.waiting {
+		at := e.now
+		if r := jb.rt; r.netOn {
+			at += r.netTicks(e.perMS)
+		}
+		e.q.push(at, evRespFail, jb.link, seq)
 	}
 }

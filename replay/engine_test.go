@@ -772,3 +772,117 @@ func TestCollapseNeedsARun(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadCurve(t *testing.T) {
+	// An unbounded node of 10 ms whose calls slow and fail with the rate
+	// of calls arriving (cascade.LoadCurve): ×1 and no failure at 10/s,
+	// ×3 and half failing from 100/s on, flat beyond.
+	curve := &cascade.LoadCurve{WindowMS: 1000, RatePerSec: []float64{10, 100}, Slowdown: []float64{1, 3}, Fail: []float64{0, 0.5}}
+	tests := []struct {
+		name       string
+		curve      *cascade.LoadCurve
+		rate       float64
+		success    float64
+		p50, delta float64 // ms
+	}{
+		{"light", curve, 10, 1, 10, 0.5},
+		{"between", curve, 55, 0.75, 20, 2},
+		{"heavy", curve, 200, 0.5, 30, 1},
+		{"heavy without a curve", nil, 200, 1, 10, 0.5},
+		{"slowdown only", &cascade.LoadCurve{WindowMS: 1000, RatePerSec: []float64{10, 100}, Slowdown: []float64{1, 3}}, 200, 1, 30, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := mnode("db", 1, 0, cascade.Const(10))
+			n.LoadCurve = tc.curve
+			r := replayT(t, mmodel("db", tc.rate, []cascade.Node{n}), withDuration(100*time.Second))
+			require.InDelta(t, tc.success, r.SuccessRate, 0.03)
+			db, _ := nodeOf(r, "db")
+			require.InDelta(t, tc.p50, db.LatencyP50MS, tc.delta)
+		})
+	}
+}
+
+func TestWaitSlowdown(t *testing.T) {
+	// A pool of 2 slots of 10 ms (200/s) at 150/s holds, unless its
+	// calls slow with the queue: at 0.2 a call per waiter, 3 waiters
+	// make 16 ms (125/s), the queue grows, and the pool collapses.
+	tests := []struct {
+		name       string
+		slow, rate float64
+		overloaded bool
+		p50Max     float64 // ms, of the pool's calls
+	}{
+		{"no contention", 0, 150, false, 40},
+		{"contention, light load", 0.2, 50, false, 12},
+		{"contention past the knee", 0.2, 150, true, math.Inf(1)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := mnode("db", 1, 2, cascade.Const(10))
+			n.WaitSlowdown = tc.slow
+			r := replayT(t, mmodel("db", tc.rate, []cascade.Node{n}), withDuration(30*time.Second))
+			require.Equal(t, tc.overloaded, r.Overloaded, "overloaded")
+			db, _ := nodeOf(r, "db")
+			require.Less(t, db.LatencyP50MS, tc.p50Max)
+		})
+	}
+}
+
+func TestWaitSlowdownLeavesAbandonedOut(t *testing.T) {
+	// Callers give up after 60 ms and the pool drops their queued work
+	// (deadline propagation): those calls wait for nobody and are not
+	// waiters. The count of them (replica.qdead) must rise and fall with
+	// the queue: never more than it, nothing left once it is empty.
+	e := medge("api", "db")
+	e.TimeoutMS = 60
+	db := mnode("db", 1, 2, cascade.Const(10))
+	db.DeadlinePropagation = true
+	db.WaitSlowdown = 0.05
+	m := mmodel("api", 300, []cascade.Node{mnode("api", 1, 0, cascade.Const(0)), db}, e)
+	cfg := DefaultConfig()
+	cfg.Duration = 10 * time.Second
+	en, err := NewEngine(m, cfg)
+	require.NoError(t, err)
+	r := en.Run(1)
+	require.Positive(t, r.Counts.Cancelled, "queued work dropped")
+	for i := range en.nodes {
+		for _, rp := range en.nodes[i].reps {
+			require.GreaterOrEqual(t, rp.qdead, int32(0), en.nodes[i].name)
+			require.LessOrEqual(t, rp.qdead, rp.qlen, en.nodes[i].name)
+			if rp.qlen == 0 {
+				require.Zero(t, rp.qdead, en.nodes[i].name)
+			}
+		}
+	}
+}
+
+func TestWaitCap(t *testing.T) {
+	// One slot of 10 ms (100/s) at 150/s: without a cap the queue grows
+	// for good; with a cap of 50 ms the calls that waited that long are
+	// refused then, the queue stays short and the slot serves its 100/s.
+	tests := []struct {
+		name       string
+		capMS      float64
+		success    float64
+		overloaded bool
+	}{
+		{"no cap", 0, 0, true},
+		{"cap 50 ms", 50, 0.66, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := mnode("db", 1, 1, cascade.Const(10))
+			n.WaitCapMS = tc.capMS
+			r := replayT(t, mmodel("db", 150, []cascade.Node{n}), withDuration(30*time.Second))
+			require.Equal(t, tc.overloaded, r.Overloaded)
+			if tc.capMS > 0 {
+				require.InDelta(t, tc.success, r.SuccessRate, 0.03)
+				require.Positive(t, r.Counts.RejectedQueue)
+				db, _ := nodeOf(r, "db")
+				// A refused call's time is its cap: none is slower.
+				require.LessOrEqual(t, db.LatencyP99MS, tc.capMS+10+1)
+			}
+		})
+	}
+}

@@ -52,6 +52,15 @@ func TestKnobs(t *testing.T) {
 			},
 		},
 		{
+			name: "a pool's acquire timeout and contention",
+			sets: []string{"node.db:query.wait_cap_ms=100", "node.db:query.wait_slowdown=0.2"},
+			yaml: `nodes: {"db:query": {wait_cap_ms: 100, wait_slowdown: 0.2}}`,
+			check: func(t *testing.T, m *cascade.Model) {
+				require.Equal(t, 100.0, m.Node("db:query").WaitCapMS)
+				require.Equal(t, 0.2, m.Node("db:query").WaitSlowdown)
+			},
+		},
+		{
 			name: "remove a lock",
 			sets: []string{"node.db:query.pool=null"},
 			yaml: `nodes: {"db:query": {concurrency: 0}}`,

@@ -42,6 +42,8 @@ const (
 	evStop                   // end of the replay
 	evMsgBack                // a redelivered message is back (Engine.onMsgBack)
 	evBroker                 // a broker's restart, end of restart or alarm's end (Engine.onBroker)
+	evWaitCap                // a queued call's wait cap is over (Engine.onWaitCap)
+	evBatch                  // a batching publisher's linger is over (Engine.flushBatch)
 )
 
 // event is a scheduled event as pop returns it.

@@ -463,7 +463,7 @@ func capacitySection(c *rank.CapacityCurve, at *OperatingPoint) (*capacityView, 
 	}
 	v := &capacityView{Knee: c.Knee, Collapse: c.Collapse,
 		Sweep: fmt.Sprintf("Poisson arrivals at %s … %s × %s/s, seeds %s", g4(c.Points[0].Factor),
-			g4(c.Points[len(c.Points)-1].Factor), g4(c.BaseRatePerSec), seedRange(c.Seeds))}
+			g4(c.Points[len(c.Points)-1].Factor), rateText(c.BaseRatePerSec), seedRange(c.Seeds))}
 	caption := "Goodput against offered load, each point the mean over the seeds with its 95% interval (band and bars); " +
 		"dashed grey: goodput = offered."
 	if c.KneePerSec > 0 {

@@ -273,7 +273,7 @@ Written by <code>cascade analyze</code>, report version {{.Version}}, seed {{.Se
 {{else}}<p class="callout">No node left its normal range: no origin.</p>{{end}}
 {{with .Nodes}}<h3>Nodes that left their normal range</h3>
 <table class="wide">
-<thead><tr><th>Node</th><th>Left at</th><th>Metric</th><th class="num">Normal</th><th class="num">Then</th><th class="num">z</th><th>Explained by</th></tr></thead>
+<thead><tr><th>Node</th><th>Left at</th><th>What changed</th><th class="num">Normal</th><th class="num">First window out</th><th class="num">Spreads out</th><th>Explained by</th></tr></thead>
 <tbody>
 {{range .}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td>{{index . 2}}</td><td class="num">{{index . 3}}</td><td class="num">{{index . 4}}</td><td class="num">{{index . 5}}</td><td>{{index . 6}}</td></tr>
 {{end}}</tbody>

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"cascade/incident"
+	"cascade/internal/numfmt"
 	"cascade/rank"
 )
 
@@ -40,12 +41,11 @@ func Rank(w io.Writer, d *RankDocument, f Format) error {
 // objectiveValue formats an objective difference with its unit.
 func objectiveValue(o rank.Objective, x float64, sign bool) string {
 	f := func(v float64, prec int) string {
-		s := strconv.FormatFloat(v, 'f', prec, 64)
-		if sign && v >= 0 {
+		// A difference that rounds to zero has no sign: "0.00", not
+		// "-0.00" or "+0.00".
+		s := numfmt.NoNegZero(strconv.FormatFloat(v, 'f', prec, 64))
+		if sign && v > 0 && strings.Trim(s, "0.") != "" {
 			s = "+" + s
-		}
-		if s == "-0" || s == "+-0" {
-			s = "0"
 		}
 		return s
 	}
@@ -316,7 +316,7 @@ func rowLine(rep *rank.Report, r *rank.Row, sep string) string {
 func capacityTable(w io.Writer, c *rank.CapacityCurve) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
-	p("CAPACITY\tPoisson sweep of %s/s × %s … %s, seeds %s", g4(c.BaseRatePerSec),
+	p("CAPACITY\tPoisson sweep of %s/s × %s … %s, seeds %s", rateText(c.BaseRatePerSec),
 		g4(c.Points[0].Factor), g4(c.Points[len(c.Points)-1].Factor), seedRange(c.Seeds))
 	p("knee\t%s", c.Knee)
 	p("collapse\t%s", c.Collapse)
@@ -354,16 +354,11 @@ func recoveryList(rs []float64) string {
 
 func pctOf(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) + "%" }
 
-// g4 formats with up to four significant digits.
-func g4(x float64) string {
-	if x == 0 {
-		return "0"
-	}
-	if math.Abs(x) >= 1e4 {
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(x, 'g', 4, 64)
-}
+// g4 formats a figure as rank and incident write theirs (numfmt.Brief):
+// three significant digits below 100, whole numbers above, so that one
+// figure reads the same in every part of a report (issue 39: 1.619/s in
+// one place, 1.62/s in another).
+func g4(x float64) string { return numfmt.NoNegZero(numfmt.Brief(x)) }
 
 // msText formats milliseconds as "850 ms" or "1.5 s".
 func msText(x float64) string {
@@ -382,3 +377,8 @@ func replayLine(rep *rank.Report) string {
 	}
 	return fmt.Sprintf("%s simulated per run, tick %s", msText(rep.DurationMS), msText(rep.TickMS))
 }
+
+// rateText formats a rate per second as rank names it in its traffic
+// ("observed rates (Poisson 1.62/s)"), so that one rate reads the same
+// wherever it is printed: three significant digits.
+func rateText(x float64) string { return numfmt.Brief(numfmt.Round3(x)) }

@@ -20,7 +20,7 @@ func TestRankFlowObjective(t *testing.T) {
 		rep          rank.Report
 		title, delta string
 	}{
-		{"roots", rank.Report{Objective: rank.ObjectiveSuccess}, "success (higher is better)", "+0.00 pp"},
+		{"roots", rank.Report{Objective: rank.ObjectiveSuccess}, "success (higher is better)", "0.00 pp"},
 		{"flows", rank.Report{Objective: rank.ObjectiveSuccess, Flows: true},
 			"success (higher is better; read on flows as flow_success_rate: a root request and the work of every message it published)", "+4.50 pp"},
 		{"flows, composite", rank.Report{Objective: rank.ObjectiveComposite, Flows: true},

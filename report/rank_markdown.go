@@ -111,7 +111,7 @@ func rankMarkdownRows(w io.Writer, d *RankDocument) error {
 	}
 	if c := rep.Capacity; c != nil {
 		fmt.Fprintf(w, "\n## Capacity\n\nPoisson arrivals at %s … %s × %s/s, seeds %s.\n\n", g4(c.Points[0].Factor),
-			g4(c.Points[len(c.Points)-1].Factor), g4(c.BaseRatePerSec), seedRange(c.Seeds))
+			g4(c.Points[len(c.Points)-1].Factor), rateText(c.BaseRatePerSec), seedRange(c.Seeds))
 		fmt.Fprintf(w, "- **Knee:** %s\n- **Collapse:** %s\n\n", c.Knee, c.Collapse)
 		fmt.Fprintln(w, "| Load | Offered/s | Goodput/s (95% CI) | Ratio | Success | p99 ms | Amplification | Collapsed | Little: L vs λW (node) |")
 		fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---|")

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"cascade/incident"
+	"cascade/internal/numfmt"
 	"cascade/rank"
 )
 
@@ -202,8 +203,8 @@ func loadText(rep *rank.Report) string {
 	if offered <= 0 {
 		return ""
 	}
-	s := fmt.Sprintf("the system runs at %s/s offered against a capacity knee of %s/s (%.0f%% of it)",
-		g4(offered), g4(c.KneePerSec), 100*offered/c.KneePerSec)
+	s := fmt.Sprintf("the system runs at %s/s offered in the baseline replay, against a capacity knee of %s/s (%.0f%% of it)",
+		numfmt.Brief(offered), numfmt.Brief(c.KneePerSec), 100*offered/c.KneePerSec)
 	if t := rep.Regimes[0].Traffic; t != nil && t.Kind == cascade.TrafficClosed {
 		s += "; its clients wait for their answers (a closed loop), so their load stays at what is served, while the knee is of open arrivals"
 	}
@@ -291,7 +292,7 @@ func baselineList(rep *rank.Report) *textTable {
 // points are in the wide table.
 func capacityBlock(c *rank.CapacityCurve) *kvBlock {
 	var b kvBlock
-	b.add("CAPACITY", "Poisson sweep of %s/s × %s … %s, seeds %s", g4(c.BaseRatePerSec),
+	b.add("CAPACITY", "Poisson sweep of %s/s × %s … %s, seeds %s", rateText(c.BaseRatePerSec),
 		g4(c.Points[0].Factor), g4(c.Points[len(c.Points)-1].Factor), seedRange(c.Seeds))
 	b.add("knee", "%s", c.Knee)
 	b.add("collapse", "%s", c.Collapse)
@@ -336,21 +337,49 @@ func incidentHead(inc *incident.Incident) *kvBlock {
 	var b kvBlock
 	b.add("INCIDENT", "%s .. %s, windows of %s", clock(inc.StartNS), clock(inc.EndNS)[11:], msText(inc.WindowMS))
 	b.add("normal range", "%s", inc.Baseline)
-	b.add("origin", "%s", originText(inc))
+	if len(inc.Origins) == 0 {
+		b.add("origin", "%s", originText(inc))
+	}
+	// One origin a line: each carries its score and replay in words.
+	for i, o := range inc.Origins {
+		key := ""
+		if i == 0 {
+			key = "origin"
+		}
+		b.add(key, "%d. %s%s", i+1, o, originNote(nodeOf(inc, o)))
+	}
 	if len(inc.Origins) > 0 && inc.Confidence > 0 {
 		b.add("confidence", "%s", shortConfidence(inc))
 	}
-	for _, e := range originEvidence(inc) {
-		b.add("evidence", "%s", e)
+	// The terminal gives the first origin's first evidence whole and
+	// names the rest; --wide and report.md give each (the origin's line
+	// already says what its fault, replayed, reproduced).
+	if n := firstOrigin(inc); n != nil && len(n.Evidence) > 0 {
+		b.add("evidence", "%s", evidenceText(&n.Evidence[0]))
+		if more := n.Evidence[1:]; len(more) > 0 {
+			words := make([]string, len(more))
+			for i := range more {
+				words[i] = metricWords(more[i].Metric)
+			}
+			b.add("", "and %s out of range too: %s (--wide gives each)", plural(len(more), "more metric"), strings.Join(words, ", "))
+		}
 	}
 	return &b
+}
+
+// firstOrigin is the first origin's node, or nil.
+func firstOrigin(inc *incident.Incident) *incident.NodeChange {
+	if len(inc.Origins) == 0 {
+		return nil
+	}
+	return nodeOf(inc, inc.Origins[0])
 }
 
 // incidentNodes writes the nodes that left their normal range as a
 // table, and names the others in a line each: in range, or not judged
 // (grouped by the note saying why).
 func incidentNodes(w io.Writer, inc *incident.Incident, width int) {
-	t := &textTable{head: []string{"NODE", "LEFT RANGE AT", "METRIC", "NORMAL", "THEN", "Z", "EXPLAINED BY"}}
+	t := &textTable{head: []string{"NODE", "LEFT RANGE AT", headWhat, headNormal, headThen, headZ, "EXPLAINED BY"}}
 	var (
 		inRange []string
 		notes   []string

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"cascade/internal/numfmt"
 	"cascade/internal/testutil"
 	"cascade/rank"
 )
@@ -183,23 +185,74 @@ func TestAnswerAlsoAndLoad(t *testing.T) {
 	require.NoError(t, RankText(&b, &RankDocument{Rank: a.Rank}, TextOptions{Width: 100}))
 	out := b.String()
 	require.Regexp(t, `(?m)^also +p50 1\d{3} → 8\d{2} ms \(-6\d\d ms`, out)
-	require.Regexp(t, `(?m)^load +the system runs at 3\.\d+/s offered against a capacity knee of`, out)
+	require.Regexp(t, `(?m)^load +the system runs at 3\.\d+/s offered in the baseline replay, against a capacity knee of`, out)
 	require.Contains(t, out, "a closed loop")
 }
 
 // TestNoJargon: the text a responder reads says "saturated or failing",
 // "where a slowdown spreads" and "calls/req", not the model's own words
-// for them (issue 39: "infected", "MOST INFECTABLE", "AMPL.").
+// for them (issue 39: "infected", "MOST INFECTABLE", "AMPL."); and the
+// incident's evidence, origin and confidence in words with units, not
+// the pass's metric names, z-scores, "replay fit" or a bare confidence
+// (issue 39: "gap_in: normal 2.89 … z 391", "replay fit 0.39",
+// "confidence 0.614 of the top two scores; right 4 of 4 at 0 to 0.7").
+// Every output is read: the terminal's, --wide, Markdown and HTML.
 func TestNoJargon(t *testing.T) {
-	a := fixture(t, "hotrod")
-	doc := &RankDocument{Rank: a.Rank, Incident: a.Incident}
-	for _, o := range []TextOptions{{Width: 100}, {Width: 100, Wide: true}} {
-		var b strings.Builder
-		require.NoError(t, RankText(&b, doc, o))
-		out := b.String()
-		for _, word := range []string{"infected", "INFECTED", "INFECTABLE", "AMPL."} {
-			require.NotContains(t, out, word, "wide %v", o.Wide)
+	jargon := []string{"infected", "INFECTED", "INFECTABLE", "AMPL.", "replay fit", "gap_in", "gap_out",
+		"call_latency", "slow_share", "self_time", "error_rate", "z ", "(z ", " Z ", ">z<", "of the top two scores",
+		"0 to 0.7", "(1 all, 0 none)", "(1: all, 0: none)", "in ms,"}
+	for _, name := range []string{"hotrod", "boutique"} {
+		a := fixture(t, name)
+		doc := &RankDocument{Rank: a.Rank, Incident: a.Incident}
+		outs := map[string]string{}
+		for _, o := range []TextOptions{{Width: 100}, {Width: 100, Wide: true}} {
+			var b strings.Builder
+			require.NoError(t, RankText(&b, doc, o))
+			outs[fmt.Sprintf("text wide=%v", o.Wide)] = b.String()
+			require.Contains(t, b.String(), "CALLS/REQ")
 		}
-		require.Contains(t, out, "CALLS/REQ")
+		var md, html strings.Builder
+		require.NoError(t, AnalysisMarkdown(&md, a))
+		require.NoError(t, AnalysisHTML(&html, a))
+		outs["markdown"], outs["html"] = md.String(), html.String()
+		for what, out := range outs {
+			if what == "html" {
+				// The page's style sheet is no prose: read its body.
+				i := strings.Index(out, "<body")
+				require.GreaterOrEqual(t, i, 0, name)
+				out = out[i:]
+			}
+			for _, word := range jargon {
+				require.NotContains(t, out, word, "%s, %s", name, what)
+			}
+		}
+		if name == "boutique" {
+			// The origin's evidence says which figure it gives: the
+			// first window out of range, or the median from then on.
+			require.Contains(t, outs["markdown"], "network into it: normal 598 ms")
+			require.Contains(t, outs["markdown"], "median over")
+			require.Contains(t, outs["markdown"], "first window out at")
+			require.Contains(t, outs["markdown"], "the first origin holds 74% of the top two origins' scores")
+		}
+	}
+}
+
+// TestOneRateOneFigure: the capacity sweep's base rate reads as the
+// traffic's name gives it ("observed rates (Poisson 1.62/s)", not 1.619
+// in one place and 1.62 in the other; issue 39 item 4).
+func TestOneRateOneFigure(t *testing.T) {
+	for _, name := range []string{"hotrod", "boutique"} {
+		a := fixture(t, name)
+		c := a.Rank.Capacity
+		require.NotNil(t, c, name)
+		var b strings.Builder
+		require.NoError(t, RankText(&b, &RankDocument{Rank: a.Rank}, TextOptions{Width: 100}))
+		want := fmt.Sprintf("Poisson sweep of %s/s", numfmt.Brief(numfmt.Round3(c.BaseRatePerSec)))
+		require.Contains(t, b.String(), want, name)
+		for _, r := range a.Rank.Regimes {
+			if strings.HasPrefix(r.Name, "observed rates (Poisson ") {
+				require.Contains(t, r.Name, strings.TrimPrefix(want, "Poisson sweep of "), name)
+			}
+		}
 	}
 }

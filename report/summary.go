@@ -72,13 +72,13 @@ func metricPhrase(m string) string {
 	case "call_error_rate":
 		return "error rate as its callers see it"
 	case "gap_in":
-		return "median time between its callers' calls and its own answer (the network into it), in ms,"
+		return "median time between its callers' calls and its own answer (the network into it)"
 	case "self_time_calls":
-		return "median time outside its calls, request by request, in ms,"
+		return "median time outside its calls, request by request"
 	case "self_time_drop":
-		return "median time outside its calls (work it no longer does), request by request, in ms,"
+		return "median time outside its calls (work it no longer does), request by request"
 	case "gap_out":
-		return "median time between its calls and its callees' answers (its own client side), in ms,"
+		return "median time between its calls and its callees' answers (its own client side)"
 	case "log_errors":
 		return "share of requests that logged an error or an exception"
 	case "log_new":
@@ -121,13 +121,14 @@ func incidentSentence(inc *incident.Incident) string {
 	}
 	origin := inc.Origins[0]
 	if inc.Abstained && len(inc.Origins) > 1 {
-		return fmt.Sprintf("%s %s left their normal range, but no origin stands out: %s leads %s by too little to trust (confidence %s of their two scores, below %g).",
-			when, plural(len(changed), "node"), origin, inc.Origins[1], g4(inc.Confidence), incident.AbstainBelow)
+		return fmt.Sprintf("%s %s left their normal range, but no origin stands out: %s leads %s by too little to trust (it holds %.0f%% of their two scores, under %.0f%%).",
+			when, plural(len(changed), "node"), origin, inc.Origins[1], 100*inc.Confidence, 100*incident.AbstainBelow)
 	}
 	s := fmt.Sprintf("%s the incident began at %s, the first node to leave its normal range with no change below it to explain it", when, origin)
 	if n := nodeOf(inc, origin); n != nil && n.Changed {
-		s += fmt.Sprintf(": its %s went from %s to %s at %s (z %s)", metricPhrase(n.Metric), g4(n.Baseline), g4(n.Value),
-			clock(n.AtNS)[11:], g4(n.Z))
+		s += fmt.Sprintf(": its %s went from %s normal to %s in its first window out of range, at %s (%s its normal spread)",
+			metricPhrase(n.Metric), metricValue(n.Metric, n.Baseline), metricValue(n.Metric, n.Value),
+			clock(n.AtNS)[11:], spreadsText(n.Z))
 	}
 	var others []string
 	for _, c := range changed {
@@ -329,15 +330,15 @@ func objectiveName(o rank.Objective) string {
 func originSureSentence(inc *incident.Incident) string {
 	var parts []string
 	if inc.Confidence > 0 {
-		c := "confidence " + confidenceText(inc)
+		c := confidenceText(inc)
 		if len(inc.Origins) > 1 && inc.Confidence < 1 {
 			c += ", the next being " + inc.Origins[1]
 		}
 		parts = append(parts, c)
 	}
 	if n := nodeOf(inc, inc.Origins[0]); n != nil && n.ReplayFault != "" && !math.IsNaN(n.ReplayFit) {
-		parts = append(parts, fmt.Sprintf("its fault, replayed in the model, reproduces %s of the changes seen at the other nodes (1: all, 0: none)",
-			g4(n.ReplayFit)))
+		parts = append(parts, fmt.Sprintf("its fault, replayed in the model, reproduces %s of the changes seen at the other nodes",
+			reproducedText(n.ReplayFit)))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -49,14 +49,14 @@ func TestSummarySentences(t *testing.T) {
 		want, reject []string
 	}{
 		{name: "origin", from: "boutique", mutate: func(*Analysis) {},
-			want: []string{"the incident began at currencyservice", "its median time between its callers' calls and its own answer (the network into it), in ms, went from 598 to 3990 at 05:18:30Z",
+			want: []string{"the incident began at currencyservice", "its median time between its callers' calls and its own answer (the network into it) went from 598 ms normal to 3990 ms in its first window out of range, at 05:18:30Z (18× its normal spread)",
 				"4 other nodes left theirs as well", "It climbed currencyservice → frontend, and no caller multiplied its calls",
 				// The model replays the incident's capture with frontend's p50
 				// a third high: it is not trusted to rank.
 				"The model's replay misses the capture it was read from (", "frontend p50 6.15 s observed, ",
 				"so no change is called a win or worse and none is recommended",
-				"confidence 0.741 of the top two scores", "the next being cartservice",
-				"reproduces 0.6 of the changes"},
+				"the first origin holds 74% of the top two origins' scores (50%: a tie)", "first origins that led by 70% to 80% were right 1 of 6 times", "the next being cartservice",
+				"reproduces 60% of the changes"},
 			reject: []string{"Replayed as observed", "The call graph multiplies", "Change first"}},
 		{name: "no origin", from: "boutique", mutate: noOrigin,
 			want:   []string{"no node left its normal range, each read from the first 3 windows (15 s), so the incident search found no origin", "Replayed as observed"},
@@ -67,7 +67,7 @@ func TestSummarySentences(t *testing.T) {
 			reject: []string{"began at"}},
 		{name: "abstained", from: "boutique", mutate: func(a *Analysis) {
 			a.Incident.Confidence, a.Incident.Abstained = 0.55, true
-		}, want: []string{"left their normal range, but no origin stands out: currencyservice leads cartservice by too little to trust (confidence 0.55 of their two scores, below 0.6)"},
+		}, want: []string{"left their normal range, but no origin stands out: currencyservice leads cartservice by too little to trust (it holds 55% of their two scores, under 60%)"},
 			reject: []string{"the incident began at", "It climbed"}},
 		{name: "origin, no path", from: "boutique", mutate: func(a *Analysis) { a.Incident.Path = nil },
 			want: []string{"No caller of currencyservice left its range after it"}},

@@ -11,6 +11,7 @@ import (
 	"cascade/fit"
 	"cascade/graph"
 	"cascade/ingest"
+	"cascade/replay"
 )
 
 // Flags of `cascade fit` (prefixed: other subcommands declare their own in
@@ -32,13 +33,14 @@ const (
 	fitFlagOutput   = "output"
 	fitFlagMetrics  = "metrics"
 	fitFlagFormat   = "format"
+	fitFlagShard    = "shard"
 )
 
 func newFitCmd() *cobra.Command {
 	cfg := fit.DefaultConfig()
 	var (
-		modelFile, out, output, format string
-		metrics                        []string
+		modelFile, out, output, format, shard string
+		metrics                               []string
 	)
 	cmd := &cobra.Command{
 		Use:   "fit DATASET|PATH...",
@@ -77,7 +79,14 @@ tier=model|p50|p95|p99|empirical, p=0.01:0.5:0.01, r within 0.2 of the observed
 re-activation in steps of 0.1, k=0:2:0.5, theta=0.6:1.2:0.2, fanout=1.
 An edge whose propagation the traces measured keeps p within that
 measure's 95% interval. Grids larger than 2,000 points are searched coarse-to-fine (--search).
-Same inputs and seed give the same output at any --parallel.`,
+Same inputs and seed give the same output at any --parallel.
+
+Across machines (--shard INDEX/COUNT, README "At scale"): each shard
+replays the grid points of the first batch (every point, or the coarse
+sub-grid when refining) whose position is INDEX modulo COUNT and writes a
+partial result to --out; cascade merge joins the COUNT partials into the
+report and calibrated model this command prints and writes unsharded,
+byte for byte.`,
 		Example: `  # fit the HotROD capture's model in 30-second windows, write the calibrated model
   cascade fit testdata/hotrod-baseline/traces-otlp.json.gz --window 30s --out calibrated.json
 
@@ -86,7 +95,12 @@ Same inputs and seed give the same output at any --parallel.`,
       --search exhaustive --output json
 
   # the five busiest minutes of a day of data, P99 tier only, three seeds per point
-  cascade fit /data/day --windows auto --tier p99 --seeds 3`,
+  cascade fit /data/day --windows auto --tier p99 --seeds 3
+
+  # the same fit on two machines, then joined
+  cascade fit /tmp/hotrod --model model.json --shard 0/2 --out parts/fit-0.json   # machine A
+  cascade fit /tmp/hotrod --model model.json --shard 1/2 --out parts/fit-1.json   # machine B
+  cascade merge parts/fit-0.json parts/fit-1.json --out calibrated.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{errors.New("give a DATASET directory or trace files")}
@@ -97,17 +111,23 @@ Same inputs and seed give the same output at any --parallel.`,
 			if err := checkOutput(output, "table", "json"); err != nil {
 				return err
 			}
+			var err error
 			// A tick given is kept as given; the default is checked.
 			cfg.TickCheck = !cmd.Flags().Changed(fitFlagTick)
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
+			}
+			if cfg.Shard, err = replay.ParseShard(shard); err != nil {
+				return usageError{fmt.Errorf("--%s %w", fitFlagShard, err)}
+			}
+			if cfg.Shard.Sharded() && out == "" {
+				return usageError{fmt.Errorf("--%s %s: give --%s FILE for the shard's partial result", fitFlagShard, shard, fitFlagOut)}
 			}
 			if err := checkOut(fitFlagOut, out, outFile); err != nil {
 				return err
 			}
 			var model *cascade.Model
 			if modelFile != "" {
-				var err error
 				if model, err = readModel(modelFile); err != nil {
 					return err
 				}
@@ -135,6 +155,13 @@ Same inputs and seed give the same output at any --parallel.`,
 				return err
 			}
 			cfg.Progress = progress(cmd.ErrOrStderr(), "fit", "points")
+			if cfg.Shard.Sharded() {
+				p, err := fit.RunShard(cmd.Context(), cfg, model, obs)
+				if err != nil {
+					return err
+				}
+				return writePartial(cmd.OutOrStdout(), out, p.PartialHeader, fmt.Sprintf("%d of %d grid points replayed", len(p.Points), p.Units), p.Encode)
+			}
 			res, err := fit.Run(cmd.Context(), cfg, model, obs)
 			if err != nil {
 				return err
@@ -167,7 +194,8 @@ Same inputs and seed give the same output at any --parallel.`,
 	f.IntVar(&cfg.Seeds, fitFlagSeeds, cfg.Seeds, "seeds per point and window (their results are averaged)")
 	f.DurationVar(&cfg.Tick, fitFlagTick, cfg.Tick, "replay clock resolution (default: 1ms, refined while the model's latency moves at a tenth of it; given, kept)")
 	f.DurationVar(&cfg.Drain, fitFlagDrain, cfg.Drain, "replay time after a window's last arrival, for its requests to finish")
-	f.StringVar(&out, fitFlagOut, "", "write the calibrated model to this file")
+	f.StringVar(&out, fitFlagOut, "", "write the calibrated model to this file (with --shard, the shard's partial result)")
+	f.StringVar(&shard, fitFlagShard, "", "replay only shard INDEX of COUNT (as 0/4) of the grid and write a partial result to --out, for cascade merge")
 	f.StringVarP(&output, fitFlagOutput, "o", "table", "report format: table or json")
 	f.StringSliceVar(&metrics, fitFlagMetrics, nil, "metric files or directories to ingest with raw trace files (repeatable)")
 	f.StringVar(&format, fitFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")

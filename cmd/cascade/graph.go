@@ -170,7 +170,7 @@ where both hold a node or an edge, and what only the series hold is added.`,
 			case "markdown":
 				err = graph.WriteMarkdown(w, res)
 			default:
-				err = graph.WriteTable(w, res)
+				err = graph.WriteTableWidth(w, res, outputWidth(w))
 			}
 			return err
 		},

@@ -41,6 +41,8 @@ const (
 	rankFlagSlowdown      = "slowdown"
 	rankFlagVerify        = "verify"
 	rankFlagWide          = "wide"
+	rankFlagShard         = "shard"
+	rankFlagOut           = "out"
 )
 
 func newRankCmd() *cobra.Command {
@@ -50,7 +52,7 @@ func newRankCmd() *cobra.Command {
 		scenarios, incident, baseline []string
 		traffic, objective, output    string
 		latencyTarget                 time.Duration
-		drain                         string
+		drain, shard, out             string
 		wide                          bool
 	)
 	cmd := &cobra.Command{
@@ -86,7 +88,16 @@ The package documentation (go doc cascade/rank) describes the methods.
 The table puts the answer first (where the incident began; the best
 change, its effect, verdict, cost and why), then every change ranked and
 short sections, fitting the terminal ($COLUMNS; 100 columns when not a
-terminal); --wide prints the full tables instead.`,
+terminal); --wide prints the full tables instead.
+
+Across machines (--shard INDEX/COUNT, README "At scale"): the candidates'
+replays are numbered candidate by candidate (in the order they are
+derived, the --scenario files last), traffic by traffic and seed by seed;
+each shard replays those whose number is INDEX modulo COUNT and writes a
+partial result to --out. The tick check, baseline and capacity sweep the
+candidates come from run in every shard (shard 0's partial carries them).
+cascade merge joins the COUNT partials into the report this command prints unsharded,
+byte for byte.`,
 		Example: `  # rank remediations for the HotROD model under its observed load
   # (5 closed-loop clients, read from the traces into model.load)
   cascade graph testdata/hotrod-baseline/traces-otlp.json.gz --out model.json
@@ -97,6 +108,10 @@ terminal); --wide prints the full tables instead.`,
 
   # the seed-000 retry storm, surges of x1.5, Markdown for a postmortem
   cascade rank testdata/replay/seed000.json --surge 1.5 --output markdown
+
+  # the same ranking as four shards (one per machine or pod), then joined
+  for i in 0 1 2 3; do cascade rank model.json --shard $i/4 --out parts/rank-$i.json; done
+  cascade merge parts/
 
   # where did the Nezha currencyservice incident start?
   cascade rank --incident testdata/nezha-onlineboutique/trace`,
@@ -114,6 +129,20 @@ terminal); --wide prints the full tables instead.`,
 				return err
 			}
 			var err error
+			if cfg.Shard, err = replay.ParseShard(shard); err != nil {
+				return usageError{fmt.Errorf("--%s %w", rankFlagShard, err)}
+			}
+			switch {
+			case cfg.Shard.Sharded() && out == "":
+				return usageError{fmt.Errorf("--%s %s: give --%s FILE for the shard's partial result", rankFlagShard, shard, rankFlagOut)}
+			case !cfg.Shard.Sharded() && out != "":
+				return usageError{fmt.Errorf("--%s writes a shard's partial result: give it with --%s INDEX/COUNT", rankFlagOut, rankFlagShard)}
+			case cfg.Shard.Sharded() && (len(incident) > 0 || len(args) == 0):
+				return usageError{fmt.Errorf("--%s shares out a MODEL's candidates: give a MODEL, without --%s (run it apart)", rankFlagShard, rankFlagIncident)}
+			}
+			if err := checkOut(rankFlagOut, out, outFile); err != nil {
+				return err
+			}
 			if cfg.Objective, err = rank.ParseObjective(objective); err != nil {
 				return usageError{err}
 			}
@@ -181,6 +210,14 @@ terminal); --wide prints the full tables instead.`,
 					}
 				}
 				cfg.Progress = progress(cmd.ErrOrStderr(), "rank", "replays")
+				if cfg.Shard.Sharded() {
+					p, err := rank.RunShard(cmd.Context(), model, cfg)
+					if err != nil {
+						return err
+					}
+					p.Source = doc.Model
+					return writePartial(cmd.OutOrStdout(), out, p.PartialHeader, fmt.Sprintf("%d of %d replays (candidate × traffic × seed)", len(p.Replays), p.Units), p.Encode)
+				}
 				if doc.Rank, err = rank.Run(cmd.Context(), model, cfg); err != nil {
 					return err
 				}
@@ -200,6 +237,8 @@ terminal); --wide prints the full tables instead.`,
 	f.IntVar(&cfg.Seeds, rankFlagSeeds, cfg.Seeds, "seeds per candidate and traffic (at least 2)")
 	f.StringVar(&objective, rankFlagObjective, string(cfg.Objective), "what to rank by: success, goodput, p99, amplification, spread or composite")
 	f.StringVarP(&output, rankFlagOutput, "o", "table", "output format: table, json or markdown")
+	f.StringVar(&shard, rankFlagShard, "", "replay only shard INDEX of COUNT (as 0/4) of the candidates' replays and write a partial result to --out, for cascade merge")
+	f.StringVar(&out, rankFlagOut, "", "with --shard, the file of the shard's partial result")
 	f.BoolVar(&wide, rankFlagWide, false, "with --output table, print the full tables, however wide, instead of the answer and compact sections")
 	f.DurationVar(&cfg.Duration, rankFlagDuration, cfg.Duration, "time over which each replay's root requests arrive (default: the capture's length, at least 1m0s)")
 	f.StringVar(&drain, "drain", "", "time each replay runs on after its arrivals; a root request still out then is unfinished, not a success (default: 3× the capture's root p99, or the entries' deadlines, at least 1s)")

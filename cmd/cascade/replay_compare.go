@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"cascade"
+	"cascade/internal/numfmt"
 	"cascade/replay"
 )
 
@@ -325,11 +326,13 @@ func nodeTable(w io.Writer, md bool, r *replayRun) error {
 		fmt.Fprintln(w)
 	}
 	tw := newTable(w, md, tabwriter.AlignRight)
-	fmt.Fprintln(tw, header(md, "node\tcalls\tfailures\trejected\tutil\tqueue mean\tqueue max\tp50 ms\tp99 ms\tinfected\t"))
+	// "saturated or failing" is the replay's infected, in the words of
+	// docs/glossary.md: from when, and for how long in all.
+	fmt.Fprintln(tw, header(md, "node\tcalls\tfailures\trejected\tutil\tqueue mean\tqueue max\tp50 ms\tp99 ms\tsaturated or failing\t"))
 	for _, n := range res.Nodes {
 		inf := "-"
 		if n.Infected {
-			inf = fmt.Sprintf("%.1f s for %.1f s", n.InfectedAtMS/1000, n.InfectedForMS/1000)
+			inf = fmt.Sprintf("from %.1f s, %.1f s in all", n.InfectedAtMS/1000, n.InfectedForMS/1000)
 		}
 		p50, p99 := "-", "-"
 		if n.Calls > 0 {
@@ -455,9 +458,11 @@ func signedNumber(x float64, u unit, scale float64) string {
 	}
 }
 
-// signed puts a + before a number that has no sign.
+// signed puts a + before a number that has no sign; one that reads as
+// zero has none ("0.00", not "-0.00" or "+0.00").
 func signed(s string) string {
-	if strings.HasPrefix(s, "-") {
+	s = numfmt.NoNegZero(s)
+	if strings.HasPrefix(s, "-") || strings.Trim(s, "0.,") == "" {
 		return s
 	}
 	return "+" + s

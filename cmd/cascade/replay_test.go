@@ -55,9 +55,11 @@ func TestReplayByteIdentical(t *testing.T) {
 func TestReplayTable(t *testing.T) {
 	code, out, stderr := runReplay(t, seed000Model, "--seed", "3", "--duration", "10s", "--arrivals", "0.12/ms")
 	require.Equal(t, exitOK, code, stderr)
-	for _, want := range []string{"seed      3\n", "goodput", "zombie share", "server", "collapse"} {
+	for _, want := range []string{"seed      3\n", "goodput", "zombie share", "server", "collapse", "saturated or failing"} {
 		require.Contains(t, out, want)
 	}
+	// The glossary's words, not the model's (issue 39).
+	require.NotContains(t, out, "infected")
 	code, out, _ = runReplay(t, seed000Model, "--seeds", "3", "--duration", "5s")
 	require.Equal(t, exitOK, code)
 	require.Contains(t, out, "seeds       1 to 3 (3)")

@@ -115,6 +115,7 @@ by SIGINT (Ctrl-C) or SIGTERM ("cascade: interrupted").`,
 	root.AddCommand(newRankCmd())
 	root.AddCommand(newCollectCmd())
 	root.AddCommand(newAnalyzeCmd())
+	root.AddCommand(newMergeCmd())
 	withVersion(root)
 	return root
 }

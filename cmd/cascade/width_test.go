@@ -70,3 +70,19 @@ func TestOutputWidthOffTerminal(t *testing.T) {
 	defer f.Close()
 	require.Equal(t, report.DefaultWidth, outputWidth(f), "a file is no terminal")
 }
+
+// TestGraphTableWidth: cascade graph's table fits report.DefaultWidth
+// off a terminal, as analyze's does (issue 39: 294 columns), and its
+// Markdown keeps whole rows.
+func TestGraphTableWidth(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "graph", hotrodOTLP)
+	require.Equal(t, exitOK, code, stderr)
+	for i, l := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
+		require.LessOrEqual(t, utf8.RuneCountInString(l), report.DefaultWidth, "line %d: %q", i+1, l)
+	}
+	require.Contains(t, stdout, "\nNODE ")
+	require.Contains(t, stdout, "\nEDGE ")
+	code, stdout, stderr = runCLI(t, "graph", hotrodOTLP, "-o", "markdown")
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stdout, "| NODE | REQUESTS |")
+}

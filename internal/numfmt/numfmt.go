@@ -48,3 +48,29 @@ func Round3(x float64) float64 {
 	p := math.Pow(10, 3-math.Ceil(math.Log10(math.Abs(x))))
 	return math.Round(x*p) / p
 }
+
+// NoNegZero drops the sign of a formatted number that reads as zero, so
+// that a tiny negative value rounded to the precision shown prints as
+// "0.00", not "-0.00" (nor "+-0.00", nor the true minus "−0.00"). The
+// number is s's leading digits, dots and commas after the sign; what
+// follows it (a unit) is kept.
+func NoNegZero(s string) string {
+	rest, signed := s, false
+	for _, p := range []string{"+-", "-", "−"} {
+		if r, ok := strings.CutPrefix(s, p); ok {
+			rest, signed = r, true
+			break
+		}
+	}
+	if !signed {
+		return s
+	}
+	end := strings.IndexFunc(rest, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.' || r == ',') })
+	if end < 0 {
+		end = len(rest)
+	}
+	if end == 0 || strings.Trim(rest[:end], "0.,") != "" {
+		return s
+	}
+	return rest
+}

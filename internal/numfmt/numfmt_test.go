@@ -28,3 +28,26 @@ func TestFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestNoNegZero: a number that rounds to zero prints without a sign
+// (issue 39: "-0.00/s" in the ranking); any other keeps its own.
+func TestNoNegZero(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"-0.00/s", "0.00/s"},
+		{"+-0.00", "0.00"},
+		{"−0.0 pp", "0.0 pp"},
+		{"-0", "0"},
+		{"-0,000.00 ms", "0,000.00 ms"},
+		{"-0.01/s", "-0.01/s"},
+		{"+0.00/s", "+0.00/s"},
+		{"-1.00", "-1.00"},
+		{"-", "-"},
+		{"-x", "-x"},
+		{"0.00", "0.00"},
+	}
+	for _, tc := range tests {
+		if got := NoNegZero(tc.in); got != tc.want {
+			t.Errorf("NoNegZero(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -50,7 +50,7 @@ func start(ctx context.Context, c Config, s settings, tel *telemetry) (*app, err
 		cfg: c, set: s, tel: tel,
 		flows:  newFlows(s.tasks),
 		stats:  newQueueStats(s.tasks),
-		rdb:    newDB(c.DBSlots, c.DBQuery),
+		rdb:    newDB(c.DBSlots, c.DBQuery, c.DBSlow, c.DBWaitCap),
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 512}},
 	}
 	if err := a.declare(); err != nil {

@@ -47,7 +47,8 @@ func (a *app) consume(q string, k int, rng *rand.Rand) error {
 }
 
 // process handles one delivery: the task's work, then an ack; on failure
-// a retry (re-enqueued at once before, through the delay queue after) while
+// a retry (re-enqueued at once before, through the delay queue after, the
+// first -immediate-retries of them at once there too) while
 // retries are left, else the task fails for good.
 func (a *app) process(q string, d amqp.Delivery, u float64) {
 	parent := propagator.Extract(context.Background(), tableCarrier(d.Headers))
@@ -88,7 +89,7 @@ func (a *app) process(q string, d amqp.Delivery, u float64) {
 	if retries < int32(a.set.maxRetries) {
 		m := message{event: event, start: eventStart, task: q, retries: retries + 1}
 		exch, key := exchange, q
-		if a.set.delay > 0 {
+		if a.set.delay > 0 && int(retries) >= a.set.immediate {
 			exch, key = "", q+".delay"
 		}
 		var perr error

@@ -46,6 +46,8 @@ type Config struct {
 	Prefetch   int           // prefetch (unacked deliveries) per consumer; each is handled concurrently
 	DBSlots    int           // rights' database slots
 	DBQuery    time.Duration // rights' query time (fixed): capacity = DBSlots / DBQuery
+	DBSlow     float64       // a query's time grows by this share per query waiting as it starts
+	DBWaitCap  time.Duration // a query that waited this long for a slot is refused; 0 none
 	Timeout    time.Duration // rights' and points' handler deadline
 	Out        string        // measured figures, JSON
 	LogFile    string        // after: where the gateway writes the log task locally
@@ -56,6 +58,10 @@ type Config struct {
 	// mode's.
 	Retries  int
 	RetryVia string
+	// ImmediateRetries, with retries through the delay queue, re-enqueues
+	// a task's first this many retries at once (one immediate retry,
+	// then the delay queue: 1); it sets -retry-via delay.
+	ImmediateRetries int
 }
 
 func main() {
@@ -75,11 +81,14 @@ func main() {
 	flag.IntVar(&c.Prefetch, "prefetch", 5, "prefetch per consumer")
 	flag.IntVar(&c.DBSlots, "db-slots", 4, "rights' database slots")
 	flag.DurationVar(&c.DBQuery, "db-query", 40*time.Millisecond, "rights' query time (fixed; capacity = slots / query time)")
+	flag.Float64Var(&c.DBSlow, "db-slow", 0, "rights' query time grows by this share per query waiting for a slot as it starts (contention)")
+	flag.DurationVar(&c.DBWaitCap, "db-wait-cap", 0, "a query that waited this long for a slot is refused at once (a pool's acquire timeout); 0 none")
 	flag.DurationVar(&c.Timeout, "timeout", 120*time.Millisecond, "rights' and points' handler deadline")
 	flag.StringVar(&c.Out, "out", "measured.json", "file of the measured figures")
 	flag.StringVar(&c.LogFile, "log-file", os.DevNull, "after: the gateway's local log file")
 	flag.DurationVar(&c.Delay, "retry-delay", 5*time.Second, "how long a retry waits in the delay queue (its TTL), where retries go through one")
 	flag.IntVar(&c.Retries, "retries", -1, "retries of a failed task (-1: the mode's: 3 before, 1 after)")
+	flag.IntVar(&c.ImmediateRetries, "immediate-retries", 0, "a task's first N retries re-enqueued at once, the later ones through the delay queue (sets -retry-via delay)")
 	flag.StringVar(&c.RetryVia, "retry-via", "", "how a failed task is retried: requeue (at once) or delay (through the delay queue); empty: the mode's")
 	flag.Parse()
 	if err := run(context.Background(), c); err != nil {
@@ -135,6 +144,7 @@ type settings struct {
 	pushInSMS  bool          // the sms consumer sends the push notification too
 	maxRetries int           // retries of a failed task
 	delay      time.Duration // 0: a retry is re-enqueued at once; else it waits in a delay queue this long
+	immediate  int           // with delay: the first this many retries re-enqueued at once
 	maxLength  int           // 0: no cap; else x-max-length with x-overflow drop-head
 }
 
@@ -151,6 +161,9 @@ func (s *settings) override(c Config) error {
 		s.delay = c.Delay
 	default:
 		return fmt.Errorf("-retry-via %q: want requeue or delay", c.RetryVia)
+	}
+	if c.ImmediateRetries > 0 {
+		s.delay, s.immediate = c.Delay, c.ImmediateRetries
 	}
 	if s.delay > 0 {
 		s.delay = c.Delay

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -118,6 +119,8 @@ type Measured struct {
 	Burst    float64  `json:"burst"`
 	Duration float64  `json:"duration_s"`
 	Tasks    []string `json:"tasks"`
+	// Args are the program's flags as given, the run's settings.
+	Args []string `json:"args,omitempty"`
 	// Events is the events the gateway received.
 	Events int `json:"events"`
 	// Succeeded: answered 200 and every task processed ok.
@@ -158,7 +161,7 @@ type QueueMeasured struct {
 }
 
 func (a *app) measure(c Config) Measured {
-	m := Measured{Mode: c.Mode, Seed: c.Seed, Rate: c.Rate, Burst: c.Burst, Duration: c.Duration.Seconds(),
+	m := Measured{Mode: c.Mode, Seed: c.Seed, Args: os.Args[1:], Rate: c.Rate, Burst: c.Burst, Duration: c.Duration.Seconds(),
 		Tasks: a.set.tasks, Queues: map[string]QueueMeasured{}}
 	all := uint32(1)<<len(a.set.tasks) - 1
 	var done []float64

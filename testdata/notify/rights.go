@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -21,23 +22,54 @@ import (
 // capacity is a clear number, slots / query time, with no memory of
 // earlier load: past it, the queries wait, and those that wait longer
 // than the caller's deadline fail.
+//
+// Two settings make it behave as real pools under load do (issue 37),
+// both off by default: with -db-slow s, a query takes its time × (1 + s ×
+// the queries waiting for a slot as it starts), as a database slows with
+// the connections contending for it; with -db-wait-cap c, a query that
+// waited c for a slot is refused (HikariCP's connectionTimeout, a
+// semaphore's TryAcquire with a timeout), at once and not at the
+// caller's deadline.
 type db struct {
-	slots chan struct{}
-	query time.Duration
+	slots   chan struct{}
+	query   time.Duration
+	slow    float64
+	waitCap time.Duration
+	waiting atomic.Int64
 }
 
-func newDB(n int, query time.Duration) *db {
-	return &db{slots: make(chan struct{}, n), query: query}
+func newDB(n int, query time.Duration, slow float64, waitCap time.Duration) *db {
+	return &db{slots: make(chan struct{}, n), query: query, slow: slow, waitCap: waitCap}
 }
+
+// errPoolTimeout is a query refused for want of a slot within the wait
+// cap.
+var errPoolTimeout = errors.New("rights db: no slot within the wait cap")
 
 func (d *db) do(ctx context.Context) error {
+	var capped <-chan time.Time
+	if d.waitCap > 0 {
+		t := time.NewTimer(d.waitCap)
+		defer t.Stop()
+		capped = t.C
+	}
+	d.waiting.Add(1)
 	select {
 	case d.slots <- struct{}{}:
+		d.waiting.Add(-1)
+	case <-capped:
+		d.waiting.Add(-1)
+		return errPoolTimeout
 	case <-ctx.Done():
+		d.waiting.Add(-1)
 		return fmt.Errorf("rights db: waiting for a slot: %w", ctx.Err())
 	}
 	defer func() { <-d.slots }()
-	t := time.NewTimer(d.query)
+	q := d.query
+	if d.slow > 0 {
+		q = time.Duration(float64(q) * (1 + d.slow*float64(d.waiting.Load())))
+	}
+	t := time.NewTimer(q)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -66,7 +98,11 @@ func (a *app) rightsHandler() http.Handler {
 			code = http.StatusServiceUnavailable
 			span.RecordError(err)
 			span.SetStatus(codes.Error, err.Error())
-			span.SetAttributes(attribute.String("error.type", "timeout"))
+			typ := "timeout"
+			if errors.Is(err, errPoolTimeout) {
+				typ = "pool_timeout"
+			}
+			span.SetAttributes(attribute.String("error.type", typ))
 		}
 		span.SetAttributes(attribute.Int("http.response.status_code", code))
 		w.WriteHeader(code)
