@@ -181,7 +181,7 @@ func (t metricTally) warnings(given, refGiven bool) []string {
 	case t.judged == 0 && refGiven:
 		return []string{"metrics: no saturation series has 3 points before the judged windows or in the reference's metrics: the metrics were not judged"}
 	case t.judged == 0:
-		return []string{"metrics: no saturation series has 3 points before the judged windows: the metrics were not judged (give the reference's metrics with it: --baseline-metrics)"}
+		return []string{"metrics: no saturation series has 3 points before the judged windows: the metrics were not judged (give the reference with its metrics: analyze --baseline-metrics, or a --baseline dataset that holds them)"}
 	case t.judged < t.series:
 		return []string{fmt.Sprintf("metrics: %d of %d saturation series have too few points before the judged windows to be judged", t.series-t.judged, t.series)}
 	}

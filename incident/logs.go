@@ -539,7 +539,7 @@ func judgeLogs(li logInput, acc, ref *spanAcc, states []*nodeState, names []stri
 		return nil, nil
 	case ref != nil && li.ref == nil:
 		// A reference without logs gives the logs no normal range.
-		return nil, []string{"logs: the reference (--baseline) carries no logs, so the capture's logs have no normal range and were not judged (give the reference's logs with it: --baseline-logs)"}
+		return nil, []string{"logs: the reference (--baseline) carries no logs, so the capture's logs have no normal range and were not judged (give the reference with its logs: analyze --baseline-logs, or a --baseline dataset that holds them)"}
 	}
 	ljs, judged := logJudgements(li.inc, li.ref, acc, ref, names, lo, nw, scan, cfg)
 	var warn []string
