@@ -62,6 +62,11 @@ type Config struct {
 	// dataset directory) whose spans make every node's normal range in
 	// the incident pass; empty: the incident's own first windows.
 	Baseline []string
+	// BaselineLogs and BaselineMetrics are log and metric files or
+	// directories ingested with Baseline's trace files, so that the
+	// reference carries the logs and metrics that make their normal
+	// range; empty: none. A Baseline dataset holds its own.
+	BaselineLogs, BaselineMetrics []string
 	// Incident finds where an incident began; NoIncident skips it.
 	Incident   incident.Config
 	NoIncident bool
@@ -250,10 +255,14 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 				return nil, fmt.Errorf("baseline: %w", err)
 			}
 			defer done()
-			in.Reference, in.ReferenceLogs = ref, logsOf(bdir)
+			in.Reference, in.ReferenceLogs, in.ReferenceSamples = ref, logsOf(bdir), samplesOf(bdir)
 		}
 		if a.Incident, err = incident.Investigate(ctx, in, cfg.Incident); err != nil {
 			return nil, fmt.Errorf("incident: %w", err)
+		}
+		// A signal given and not judged is said, never dropped quietly.
+		for _, w := range a.Incident.Warnings {
+			a.Notes = append(a.Notes, "incident pass: "+w)
 		}
 	}
 
@@ -436,6 +445,9 @@ func write(dir string, a *report.Analysis, out []outFile) error {
 func baselineSpans(ctx context.Context, cfg Config) (graph.SpanSource, string, func(), error) {
 	if len(cfg.Baseline) == 1 {
 		if _, err := os.Stat(filepath.Join(cfg.Baseline[0], ingest.SpansFile)); err == nil {
+			if len(cfg.BaselineLogs)+len(cfg.BaselineMetrics) > 0 {
+				return nil, "", nil, errors.New("a dataset holds its logs and metrics; ingest them into it")
+			}
 			dir := cfg.Baseline[0]
 			return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }, dir, func() {}, nil
 		}
@@ -446,7 +458,7 @@ func baselineSpans(ctx context.Context, cfg Config) (graph.SpanSource, string, f
 	}
 	done := func() { os.RemoveAll(tmp) }
 	icfg := ingest.DefaultConfig()
-	icfg.Traces = cfg.Baseline
+	icfg.Traces, icfg.Logs, icfg.Metrics = cfg.Baseline, cfg.BaselineLogs, cfg.BaselineMetrics
 	icfg.Format = cfg.Format
 	icfg.Options.CSVMap = cfg.CSVMap
 	icfg.Out = filepath.Join(tmp, "dataset")
@@ -465,6 +477,15 @@ func logsOf(dir string) incident.LogSource {
 		return nil
 	}
 	return func(fn func(*cascade.LogRecord) error) error { return ingest.ReadLogs(dir, fn) }
+}
+
+// samplesOf returns the metric samples of the dataset dir, or nil when
+// it has no metrics.parquet.
+func samplesOf(dir string) graph.SampleSource {
+	if _, err := os.Stat(filepath.Join(dir, ingest.MetricsFile)); err != nil {
+		return nil
+	}
+	return func(fn func(*cascade.Sample) error) error { return ingest.ReadSamples(dir, fn) }
 }
 
 // onsetBeyond says when the incident began later into the capture than

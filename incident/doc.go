@@ -186,8 +186,15 @@
 // failed call ended them; the errors are judged as errors). A truncated
 // node owns its truncation when it owns a drop, or when no callee
 // explains it: one truncated itself, one whose calls went unanswered,
-// or one whose calls from it dropped for a reason not its own. The
-// owner gets a judgement per window from the onset's on (out when the
+// or one whose calls from it dropped for a reason not its own. A drop
+// whose flagged requests mostly (at least half) ended right after one
+// other callee's answer — their last call, more often than in the
+// caller's normal requests — is that callee's (ended_after: the calls
+// after its answer vanished because of what it answered) when that
+// callee cut its own code path too (a drop of its own calls, or its
+// requests truncated), unless the caller's own answer ends its callers'
+// requests in turn (the top of a chain of cut code paths is the
+// origin). The owner gets a judgement per window from the onset's on (out when the
 // window's requests hold 25% fewer than normal), its size joins its
 // score, it is not explained by its callees, and a silent callee whose
 // calls from it dropped is explained by it when the calls it still got
@@ -221,7 +228,11 @@
 // requests with each template against the service's requests that
 // logged, times its normal share (a template absent from the normal
 // range has a share of half a request); log_stopped watches each
-// template that appeared in every normal window (with any lines).
+// template whose absences from normal windows (with any lines) its
+// share explains by chance: it predicted at most one occurrence in all
+// of them together (a thin service's statement, absent from a window
+// of one request, is watched; one absent where its share predicted
+// several comes and goes, and is not).
 // A rise's onset is the first window, from the judged ones on, whose
 // own count is at least twice what the normal share brings and whose
 // count pooled with the next window's is too, holds at least 5 events
@@ -238,11 +249,14 @@
 // gap's do, its size (the excess requests with it, or the missing ones,
 // per request from the onset on, at most 1) joins its score, and its
 // evidence names the template, the count from the onset and the count
-// the normal share brings there. A change carried by the logs is an
-// error change: any changed callee accounts for it (the caller that
-// logs the error its callee's exception sent back is explained by the
-// callee), so the deepest service whose logs changed unexplained is the
-// origin.
+// the normal share brings there. A change whose first signal is an
+// error (its error rate, error records, a template new or risen) is
+// explained only by a changed direct callee whose own errors (error
+// rate, error records, a template new or risen) rose no later than
+// Slack windows after it — the caller that logs the error its callee's
+// exception sent back is explained by the callee — and never by a
+// callee's latency: the deepest service whose errors rose unexplained
+// is the origin.
 //
 // Degradation propagates upstream, from callee to caller. A changed node
 // is explained by a changed direct callee that changed no more than Slack
@@ -267,12 +281,18 @@
 // not make one; nor is its owner explained by its callees), then the
 // others — by change time, changes within Slack windows of the first of
 // a group counting as simultaneous, then by score; then the explained
-// ones the same way. The origins named (Incident.Origins, at most Top)
+// ones the same way. Against a reference, a change that starts in the
+// capture's first two windows is a difference present from the start:
+// its onset is a later step against the capture's own first
+// BaselineWindows windows (judged as the windows are), and without one
+// it leads the order only when its score is at least the first
+// unexplained change dated inside the capture's (a small early
+// difference is not this incident's onset; a large one is an incident
+// that began before the capture). The origins named (Incident.Origins, at most Top)
 // are the first of that order and, after it, only the candidates that
-// could stand in its place: unexplained, with a change no later than
-// Slack windows after the first's (a change that starts after the
-// origin's is a consequence in time, not an alternative to it), and,
-// against a reference, not a windowed difference (latency, self time,
+// could stand in its place: unexplained (a later change too: after a
+// small early change the injected service's often came later and
+// larger, issue 38), and, against a reference, not a windowed difference (latency, self time,
 // slow share, errors, as a node or as a caller) with too few requests
 // of the node before it to date it against the capture's own windows
 // (a difference there from the start is a baseline mismatch). The
@@ -322,6 +342,22 @@
 // model with each node's service time slowed by Slowdown (50%) in turn:
 // the one whose slowdown newly infects the most other nodes, then adds
 // the most root p99.
+//
+// # Signals given and not judged
+//
+// A signal given and not judged is said, never dropped: Incident.Warnings
+// names the logs when the reference carries none (their normal range is
+// the reference's logs; Input.ReferenceLogs, `cascade analyze
+// --baseline-logs`) or no service has a normal range of them, and the
+// metrics when no saturation series names a service of the spans or
+// none has 3 points before the judged windows. Input.ReferenceSamples
+// (`--baseline-metrics`) gives a series with too few points of its own
+// the reference's points of the same service and metric as its normal
+// range. `cascade analyze` copies the warnings into the report's notes.
+//
+// The confidence's track record (Incident.Track) is counted on faults
+// held out from the choice of the constants (docs/validation.md, "Root
+// cause, round 2").
 //
 // # Determinism
 //

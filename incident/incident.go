@@ -101,9 +101,8 @@ type Incident struct {
 	Nodes []NodeChange `json:"nodes"`
 	// Origins are the ranked origins, most likely first: the first
 	// changed node, then at most Top−1 more that could stand in its
-	// place (unexplained, changed no later than Slack windows after it,
-	// and not a difference from a reference the capture cannot date);
-	// see the package doc.
+	// place (unexplained, and not a difference from a reference the
+	// capture cannot date); see the package doc.
 	Origins []string `json:"origins"`
 	// Confidence is how far the first origin is ahead of the second:
 	// its share of their two scores (1 with no rival, 0.5 a tie).
@@ -126,6 +125,10 @@ type Incident struct {
 	Slowdown float64 `json:"slowdown,omitempty"`
 	// Seeds are the infectability replays' seeds.
 	Seeds []uint64 `json:"seeds,omitempty"`
+	// Warnings name each signal given that the pass could not judge
+	// (logs or metrics without a normal range), and why; empty when
+	// every signal given was judged.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // NodeChange is one node's change point.
@@ -169,10 +172,10 @@ type NodeChange struct {
 	// that can have come from below.
 	ExplainedBy []string `json:"explained_by,omitempty"`
 	// NotOrigin says why a changed node that nothing explains is not
-	// named among the origins: "after X", it changed more than Slack
-	// windows after the first origin X (a consequence in time); "from
-	// the start", a difference from the reference with too few of the
-	// node's requests before it to date it (a baseline mismatch).
+	// named among the origins: "from the start", a difference from the
+	// reference with too few of the node's requests before it to date it
+	// (a baseline mismatch). (Until issue 38 also "after X", a change
+	// more than Slack windows after the first origin X.)
 	NotOrigin string `json:"not_origin,omitempty"`
 	// Note says why a node could not be judged, if so.
 	Note string `json:"note,omitempty"`
@@ -268,12 +271,14 @@ type Input struct {
 	Reference graph.SpanSource
 	// Samples, when not nil, are metric samples (CPU, memory, queue
 	// depth, …) joined to the nodes by service; their normal range is
-	// the points before the judged windows.
-	Samples graph.SampleSource
+	// the points before the judged windows, and ReferenceSamples' points
+	// of the same service and metric when given.
+	Samples, ReferenceSamples graph.SampleSource
 	// Logs, when not nil, are the capture's log records (each with its
 	// service, severity, trace id and template); ReferenceLogs the
 	// reference capture's. Without ReferenceLogs, a Reference gives the
-	// logs no normal range and they are not judged.
+	// logs no normal range: they are not judged, and Incident.Warnings
+	// says so.
 	Logs, ReferenceLogs LogSource
 	// Model, when not nil, adds its edges to the calls seen, marks its
 	// serialised nodes, and drives the infectability replays.
@@ -326,7 +331,7 @@ func Investigate(ctx context.Context, in Input, cfg Config) (*Incident, error) {
 	if err != nil {
 		return nil, err
 	}
-	inc, err := analyse(acc, ref, m, in.Samples, logs, cfg, check)
+	inc, err := analyse(acc, ref, m, in.Samples, in.ReferenceSamples, logs, cfg, check)
 	if err != nil {
 		return nil, err
 	}

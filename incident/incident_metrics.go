@@ -1,6 +1,7 @@
 package incident
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -46,15 +47,36 @@ type metricPoint struct {
 // marks the windows that start in [t − step, t). Counters (names ending
 // in _total) are judged by their rate. The result holds, per node, one
 // judgement per window: the loudest of its metrics.
-func metricJudgements(samples metricSource, nodes map[string]bool, lo, width int64, nw, scan int, cfg Config) (map[string][]judgement, error) {
+func metricJudgements(samples, refSamples metricSource, nodes map[string]bool, lo, width int64, nw, scan int, cfg Config) (map[string][]judgement, metricTally, error) {
+	var tally metricTally
 	if samples == nil {
-		return nil, nil
+		return nil, tally, nil
+	}
+	// The reference's points, per service and metric over its pods: the
+	// normal of a series with too few points of its own before the
+	// judged windows.
+	refPoints := map[[2]string][]float64{}
+	if refSamples != nil {
+		err := refSamples(func(s *cascade.Sample) error {
+			if !saturation(s.Kind) || !nodes[s.Service] || math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+				return nil
+			}
+			k := [2]string{strings.Clone(s.Service), strings.Clone(s.Metric)}
+			refPoints[k] = append(refPoints[k], s.Value)
+			return nil
+		})
+		if err != nil {
+			return nil, tally, fmt.Errorf("reference: %w", err)
+		}
 	}
 	from := lo*width - metricLookback
 	to := (lo + int64(nw) + 1) * width
 	type key struct{ service, instance, metric string }
 	series := map[key][]metricPoint{}
 	err := samples(func(s *cascade.Sample) error {
+		if saturation(s.Kind) {
+			tally.saturation++
+		}
 		if !saturation(s.Kind) || !nodes[s.Service] || s.Time < from || s.Time >= to+metricLookback ||
 			math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
 			return nil
@@ -64,7 +86,7 @@ func metricJudgements(samples metricSource, nodes map[string]bool, lo, width int
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, tally, err
 	}
 	keys := make([]key, 0, len(series))
 	for k := range series {
@@ -88,6 +110,7 @@ func metricJudgements(samples metricSource, nodes map[string]bool, lo, width int
 		if strings.HasSuffix(k.metric, "_total") {
 			ps = rates(ps)
 		}
+		tally.series++
 		if len(ps) < 2 {
 			continue
 		}
@@ -105,9 +128,13 @@ func metricJudgements(samples metricSource, nodes map[string]bool, lo, width int
 				base = append(base, p.v)
 			}
 		}
+		if len(base) < 3 && !strings.HasSuffix(k.metric, "_total") {
+			base = refPoints[[2]string{k.service, k.metric}]
+		}
 		if len(base) < 3 {
 			continue
 		}
+		tally.judged++
 		med, sigma := medianSigma(base)
 		js := out[k.service]
 		if js == nil {
@@ -131,7 +158,34 @@ func metricJudgements(samples metricSource, nodes map[string]bool, lo, width int
 			}
 		}
 	}
-	return out, nil
+	return out, tally, nil
+}
+
+// metricTally counts the saturation samples given, the saturation
+// series that joined a node, and those with a normal range to judge
+// them against.
+type metricTally struct{ saturation, series, judged int }
+
+// warnings says what of the metrics given was not judged, and why.
+func (t metricTally) warnings(given, refGiven bool) []string {
+	switch {
+	case !given && refGiven:
+		return []string{"metrics: the reference's metrics were given without the capture's: they were not judged"}
+	case !given || t.saturation == 0:
+		// No metric of the kinds the pass judges was given: the others
+		// (latency, rates) are the spans' to judge, and other stages
+		// read them.
+		return nil
+	case t.series == 0:
+		return []string{"metrics: no CPU, memory, queue or other saturation series names a service of the spans at the capture's time: the metrics were not judged"}
+	case t.judged == 0 && refGiven:
+		return []string{"metrics: no saturation series has 3 points before the judged windows or in the reference's metrics: the metrics were not judged"}
+	case t.judged == 0:
+		return []string{"metrics: no saturation series has 3 points before the judged windows: the metrics were not judged (give the reference with its metrics: analyze --baseline-metrics, or a --baseline dataset that holds them)"}
+	case t.judged < t.series:
+		return []string{fmt.Sprintf("metrics: %d of %d saturation series have too few points before the judged windows to be judged", t.series-t.judged, t.series)}
+	}
+	return nil
 }
 
 // rates turns a counter's points into per-second rates between

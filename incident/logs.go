@@ -43,11 +43,16 @@ const (
 	// brought over a run of windows where it was absent, for the run to
 	// be a stop: P(Poisson(8) = 0) = e⁻⁸ = 3.4·10⁻⁴.
 	logSilentExp = 8.0
-	// logSteady is the least share of a service's normal windows (with
-	// any lines) a template must appear in to be watched for a stop:
-	// every one (⅔ let a template seen in 2 of the first 3 windows stop
-	// by chance at a busy aggregator on the dev day).
-	logSteady = 1.0
+	// logSteadyMiss is the most a template's normal share may predict,
+	// summed over the normal windows (with any lines) it was absent
+	// from, for it to be watched for a stop: absences its share explains
+	// by chance (P(Poisson(1) = 0) = 0.37) on a thin service, where a
+	// window holds a request or two; a template absent where its share
+	// predicted more comes and goes, as one seen in 2 of the first 3
+	// windows of a busy aggregator did on the dev day. (Before issue
+	// 38: present in every normal window, which a thin service's
+	// statement seldom is.)
+	logSteadyMiss = 1.0
 	// logMaxZ caps the z-score a tail probability is read as.
 	logMaxZ = 20.0
 )
@@ -172,17 +177,15 @@ type logChange struct {
 }
 
 // logNormal is a service's normal range of logs: its requests, lines,
-// errored requests and per-template counts, over win windows, and the
-// windows each template appeared in.
+// errored requests and per-template counts, over win windows.
 type logNormal struct {
 	reqs, lines, errs int64
 	win               int // windows with lines
 	tmpl              map[string]int64
-	tmplWins          map[string]int
 }
 
 func (la *logAcc) normalOf(svc string, inRange func(w int64) bool) logNormal {
-	nl := logNormal{tmpl: map[string]int64{}, tmplWins: map[string]int{}}
+	nl := logNormal{tmpl: map[string]int64{}}
 	if la == nil {
 		return nl
 	}
@@ -201,11 +204,23 @@ func (la *logAcc) normalOf(svc string, inRange func(w int64) bool) logNormal {
 		for w, c := range byW {
 			if inRange(w) && c > 0 {
 				nl.tmpl[t] += c
-				nl.tmplWins[t]++
 			}
 		}
 	}
 	return nl
+}
+
+// steady reports whether template t of service svc is watched for a
+// stop: the normal windows in range with lines but without it are
+// windows its share predicted little in (at most logSteadyMiss in all).
+func (la *logAcc) steady(svc, t string, inRange func(int64) bool, share float64) bool {
+	var miss float64
+	for w, c := range la.lines[svc] {
+		if inRange(w) && c > 0 && la.tmpl[svc][t][w] == 0 {
+			miss += share * float64(c)
+		}
+	}
+	return miss <= logSteadyMiss
 }
 
 // matchTemplate maps a template of the incident's capture to one of the
@@ -243,11 +258,13 @@ func matchTemplate(t string, ref []string) (string, bool) {
 // BaselineWindows windows): the requests with an error record, each
 // template new or risen, and each steady template that stopped. It
 // returns each node's changes, loudest first per kind.
-func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, nw, scan int, cfg Config) map[string][]*logChange {
+//
+// judged counts the services whose logs had a normal range.
+func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, nw, scan int, cfg Config) (out map[string][]*logChange, judged int) {
 	if la == nil {
-		return nil
+		return nil, 0
 	}
-	out := map[string][]*logChange{}
+	out = map[string][]*logChange{}
 	for _, name := range names {
 		if la.lines[name] == nil {
 			continue
@@ -273,6 +290,7 @@ func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, 
 		if nl.reqs < int64(cfg.MinCount) || nl.lines == 0 {
 			continue
 		}
+		judged++
 		reqs := make([]float64, nw)
 		lines := make([]float64, nw)
 		errs := make([]float64, nw)
@@ -336,8 +354,12 @@ func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, 
 		// Stops: a steady template absent while the service's lines
 		// say it should have appeared.
 		var stop *logChange
+		normSrc, normRange := la, func(w int64) bool { return w >= lo && w < lo+int64(cfg.BaselineWindows) }
+		if ref != nil {
+			normSrc, normRange = ra, func(int64) bool { return true }
+		}
 		for _, t := range refT {
-			if nl.win == 0 || float64(nl.tmplWins[t]) < logSteady*float64(nl.win) {
+			if nl.win == 0 || !normSrc.steady(name, t, normRange, float64(nl.tmpl[t])/float64(nl.lines)) {
 				continue
 			}
 			xs := make([]float64, nw)
@@ -362,7 +384,7 @@ func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, 
 			out[name] = chs
 		}
 	}
-	return out
+	return out, judged
 }
 
 // poissonTail is P(X ≥ x) for X ~ Poisson(lambda).
@@ -508,12 +530,26 @@ func readLogInput(ctx context.Context, in Input, width int64) (logInput, error) 
 // judgeLogs runs the log signals and merges each node's changes into its
 // judgements from scan on, as the gap's and the metrics' are: a log
 // window joins one the spans did not judge, or replaces it when out.
-func judgeLogs(li logInput, acc, ref *spanAcc, states []*nodeState, names []string, lo int64, nw, scan int, cfg Config) map[string][]*logChange {
-	if ref != nil && li.ref == nil {
+// It returns, too, a warning for each log input given and not judged.
+func judgeLogs(li logInput, acc, ref *spanAcc, states []*nodeState, names []string, lo int64, nw, scan int, cfg Config) (map[string][]*logChange, []string) {
+	switch {
+	case li.inc == nil && li.ref != nil:
+		return nil, []string{"logs: the reference's logs were given without the capture's: they were not judged"}
+	case li.inc == nil:
+		return nil, nil
+	case ref != nil && li.ref == nil:
 		// A reference without logs gives the logs no normal range.
-		return nil
+		return nil, []string{"logs: the reference (--baseline) carries no logs, so the capture's logs have no normal range and were not judged (give the reference with its logs: analyze --baseline-logs, or a --baseline dataset that holds them)"}
 	}
-	ljs := logJudgements(li.inc, li.ref, acc, ref, names, lo, nw, scan, cfg)
+	ljs, judged := logJudgements(li.inc, li.ref, acc, ref, names, lo, nw, scan, cfg)
+	var warn []string
+	if judged == 0 {
+		where := "the first windows"
+		if ref != nil {
+			where = "the reference"
+		}
+		warn = append(warn, fmt.Sprintf("logs: no service of the spans has log lines and %d requests in %s: the logs were not judged", cfg.MinCount, where))
+	}
 	for _, st := range states {
 		for _, ch := range ljs[st.name] {
 			for k, j := range ch.js {
@@ -523,7 +559,7 @@ func judgeLogs(li logInput, acc, ref *spanAcc, states []*nodeState, names []stri
 			}
 		}
 	}
-	return ljs
+	return ljs, warn
 }
 
 // logSize is the largest size of a node's log changes from window c on.

@@ -242,3 +242,41 @@ func TestShapesLogsDeterministic(t *testing.T) {
 	require.Equal(t, string(a), string(b))
 	require.Contains(t, string(a), `"template":`)
 }
+
+// TestSteady: a template is watched for a stop when the normal windows
+// it was absent from are ones its share predicted little in (a thin
+// service's), not when it was absent where it should have appeared.
+func TestSteady(t *testing.T) {
+	la := &logAcc{lines: map[string]map[int64]int64{}, tmpl: map[string]map[string]map[int64]int64{}}
+	set := func(svc string, lines, tmpl []int64) {
+		la.lines[svc] = map[int64]int64{}
+		la.tmpl[svc] = map[string]map[int64]int64{"t": {}}
+		for w := range lines {
+			la.lines[svc][int64(w)] = lines[w]
+			la.tmpl[svc]["t"][int64(w)] = tmpl[w]
+		}
+	}
+	// busy: 40 lines a window, the template a sixth of them, absent
+	// from one window where its share predicted 6.7: not steady. thin:
+	// a line a window, the template in 9 of 10 windows, absent from one
+	// where its share predicted 0.77: steady (before issue 38, absent
+	// once was never steady).
+	set("busy", []int64{40, 40, 40}, []int64{10, 0, 10})
+	set("thin", []int64{1, 1, 1, 1, 1, 1, 1, 1, 1, 4}, []int64{1, 1, 1, 1, 1, 1, 1, 1, 0, 2})
+	set("every", []int64{5, 5, 5}, []int64{1, 1, 1})
+	all := func(int64) bool { return true }
+	tests := []struct {
+		svc  string
+		want bool
+	}{{"busy", false}, {"thin", true}, {"every", true}}
+	for _, tc := range tests {
+		t.Run(tc.svc, func(t *testing.T) {
+			var lines, n float64
+			for w, c := range la.lines[tc.svc] {
+				lines += float64(c)
+				n += float64(la.tmpl[tc.svc]["t"][w])
+			}
+			require.Equal(t, tc.want, la.steady(tc.svc, "t", all, n/lines))
+		})
+	}
+}

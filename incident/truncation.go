@@ -36,11 +36,15 @@ const (
 // below it in its trace (descendants), whether it failed, and its calls
 // per callee (fanOuts[lo:hi]).
 type fanRec struct {
-	op     int32 // in spanAcc.ops
 	at     int64
+	op     int32 // in spanAcc.ops
 	desc   int32
-	failed bool
 	lo, hi int32
+	// last is the edge of the request's last call (the latest to
+	// start), −1 without calls: the callee whose answer the request
+	// ended after.
+	last   int32
+	failed bool
 }
 
 // fanOut is one request's calls to one callee.
@@ -68,9 +72,13 @@ func (a *spanAcc) addFans(ss []tspan, calls []call) {
 		for x < len(calls) && calls[x].caller < i {
 			x++
 		}
-		r := fanRec{op: a.opID(s.service, s.op), at: s.start, desc: desc[i], failed: s.failed, lo: int32(len(a.fanOuts))}
+		r := fanRec{op: a.opID(s.service, s.op), at: s.start, desc: desc[i], failed: s.failed, lo: int32(len(a.fanOuts)), last: -1}
+		var lastAt int64
 		for ; x < len(calls) && calls[x].caller == i; x++ {
 			e := a.edgeID(s.service, ss[calls[x].callee].service)
+			if at := ss[calls[x].timing].start; r.last < 0 || at >= lastAt {
+				r.last, lastAt = e, at
+			}
 			k := int(r.lo)
 			for k < len(a.fanOuts) && a.fanOuts[k].edge != e {
 				k++
@@ -139,9 +147,10 @@ func fanNormOf(xs []float64) fanNorm {
 type fanItem struct {
 	at        int64
 	x, exp    float64
+	normShare float64
+	last      int32 // drops only: the edge of the request's last call, −1 none
 	flag      bool
 	failed    bool
-	normShare float64
 }
 
 // fanChange is a count-based change of a node's calls to one callee
@@ -156,6 +165,10 @@ type fanChange struct {
 	size                 float64 // |log((exp+1)/(obs+1))|
 	items                []fanItem
 	failedShare          float64 // of the flagged requests from the onset
+	// endedBy, for a drop, is the callee whose answer most of the
+	// flagged requests ended after, when they did so more often than
+	// the caller's normal requests did; "" otherwise.
+	endedBy string
 }
 
 // fanPool runs the count test on items in time order: the onset is the
@@ -299,14 +312,34 @@ func fanSignals(acc, ref *spanAcc, lo int64, scan int, cfg Config) (drops, rises
 			}
 			x := acc.count(r, c)
 			e := [2]string{k.service, c}
-			dropItems[e] = append(dropItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x < f.lo, failed: r.failed, normShare: f.low})
+			dropItems[e] = append(dropItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x < f.lo, failed: r.failed, normShare: f.low,
+				last: r.last})
 			riseItems[e] = append(riseItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x > f.hi, failed: r.failed, normShare: f.high})
+		}
+	}
+	// Per caller, the share of its normal requests whose last call was
+	// to each callee.
+	normLast := map[string]map[string]float64{}
+	normN := map[string]float64{}
+	for i := range normSrc {
+		r := &normSrc[i]
+		if !inNormal(r) {
+			continue
+		}
+		svc := normAcc.ops[r.op].service
+		normN[svc]++
+		if c := normAcc.lastCallee(r); c != "" {
+			if normLast[svc] == nil {
+				normLast[svc] = map[string]float64{}
+			}
+			normLast[svc][c]++
 		}
 	}
 	drops, rises, trunc = map[[2]string]*fanChange{}, map[[2]string]*fanChange{}, map[string]*fanChange{}
 	for e, items := range dropItems {
 		if ch := fanPool(items, true, cfg.Threshold); ch != nil {
 			ch.node, ch.callee, ch.metric = e[0], e[1], "fanout_drop"
+			ch.endedBy = endedBy(ch.items, e[1], normLast[e[0]], normN[e[0]], acc.calleeOf)
 			drops[e] = ch
 		}
 		if ch := fanPool(riseItems[e], false, cfg.Threshold); ch != nil {
@@ -321,6 +354,81 @@ func fanSignals(acc, ref *spanAcc, lo int64, scan int, cfg Config) (drops, rises
 		}
 	}
 	return drops, rises, trunc
+}
+
+// lastCallee returns the callee of a request's last call, or "".
+func (a *spanAcc) lastCallee(r *fanRec) string { return a.calleeOf(r.last) }
+
+// calleeOf returns the callee of edge e, or "" for −1.
+func (a *spanAcc) calleeOf(e int32) string {
+	if e < 0 {
+		return ""
+	}
+	return a.edgeList[e][1]
+}
+
+// endedBy returns the callee whose answer most (at least half) of a
+// drop's flagged requests ended after, when that callee was the last
+// call of a smaller share of the caller's normal requests (normLast
+// counts of n; callee names an item's last edge): the requests stopped at its answer, and the calls after
+// it vanished. It returns "" otherwise, and never the dropped callee.
+func endedBy(items []fanItem, dropped string, normLast map[string]float64, n float64, callee func(int32) string) string {
+	count := map[string]int{}
+	flagged := 0
+	for _, it := range items {
+		if !it.flag {
+			continue
+		}
+		flagged++
+		if c := callee(it.last); c != "" && c != dropped {
+			count[c]++
+		}
+	}
+	best, bestN := "", 0
+	for _, c := range sortedKeys(count) {
+		if count[c] > bestN {
+			best, bestN = c, count[c]
+		}
+	}
+	if best == "" || 2*bestN < flagged {
+		return ""
+	}
+	share := float64(bestN) / float64(flagged)
+	if n > 0 && normLast[best]/n >= share {
+		return ""
+	}
+	return best
+}
+
+// endedOwner returns the callee a drop k (caller, callee) is given to
+// because the caller's requests ended after its answer (endedBy), or
+// "". The callee must have cut its own code path too (a drop of its
+// own calls, or its requests truncated): a callee that changed nothing
+// of its own answered as it always did, and the caller's code returned
+// after it. A caller whose own answer ends its callers' requests keeps
+// its drops: the top of a chain of cut code paths is the origin.
+func endedOwner(k [2]string, drops map[[2]string]*fanChange, trunc map[string]*fanChange) string {
+	cutOwn := func(n string) bool {
+		if trunc[n] != nil {
+			return true
+		}
+		for e := range drops {
+			if e[0] == n {
+				return true
+			}
+		}
+		return false
+	}
+	c := drops[k].endedBy
+	if c == "" || !cutOwn(c) {
+		return ""
+	}
+	for e, ch := range drops {
+		if e[1] != k[0] && ch.endedBy == k[0] && e[0] != k[0] {
+			return "" // the caller ends its own callers' requests
+		}
+	}
+	return c
 }
 
 // fanOwners gives each drop of calls and each truncation to one node
@@ -359,6 +467,19 @@ func fanOwners(acc, ref *spanAcc, lo int64, scan int, cfg Config, callees map[st
 		ch := drops[k]
 		if unanswered(k[1], ch.onset) || ch.failedShare >= 0.5 {
 			foreign[k] = true
+			continue
+		}
+		if c := endedOwner(k, drops, trunc); c != "" {
+			// The callee whose answer ended the requests owns the drop:
+			// the calls after it vanished because of what it answered.
+			foreign[k] = true
+			ended := *ch
+			ended.node, ended.metric = c, "ended_after"
+			if o := owned[c]; o == nil {
+				owned[c] = &fanOwner{change: &ended, lost: map[string]bool{}}
+			} else if ended.onset < o.change.onset {
+				o.change = &ended // the callees it dropped stay in lost
+			}
 			continue
 		}
 		o := owned[k[0]]

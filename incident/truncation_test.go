@@ -174,3 +174,66 @@ func TestFanPool(t *testing.T) {
 		})
 	}
 }
+
+// TestEndedBy: a drop's requests that mostly ended right after one
+// callee's answer, more often than the caller's normal requests did,
+// are ended by it; never by the dropped callee itself.
+func TestEndedBy(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e"}
+	items := func(lasts ...string) []fanItem {
+		var out []fanItem
+		for _, l := range lasts {
+			out = append(out, fanItem{flag: true, last: int32(slices.Index(names, l))})
+		}
+		return out
+	}
+	callee := func(e int32) string {
+		if e < 0 {
+			return ""
+		}
+		return names[e]
+	}
+	tests := []struct {
+		name     string
+		items    []fanItem
+		normLast map[string]float64
+		n        float64
+		want     string
+	}{
+		{"ended after b", items("b", "b", "b", "a"), map[string]float64{"c": 10}, 10, "b"},
+		{"b was last as often before", items("b", "b", "b", "a"), map[string]float64{"b": 9}, 10, ""},
+		{"no majority", items("b", "a", "d", "e"), nil, 10, ""},
+		{"the dropped callee", items("c", "c", "c"), nil, 10, ""},
+		{"no calls", items("", "", ""), nil, 10, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, endedBy(tc.items, "c", tc.normLast, tc.n, callee))
+		})
+	}
+}
+
+// TestEndedOwner: a drop is given to the callee whose answer ended the
+// requests only when that callee cut its own code path too, and never
+// past a caller whose own answer ends its callers' requests.
+func TestEndedOwner(t *testing.T) {
+	drop := func(endedBy string) *fanChange { return &fanChange{endedBy: endedBy} }
+	tests := []struct {
+		name  string
+		drops map[[2]string]*fanChange
+		trunc map[string]*fanChange
+		want  string
+	}{
+		{"callee cut its own calls", map[[2]string]*fanChange{{"u", "v"}: drop("x"), {"x", "y"}: drop("")}, nil, "x"},
+		{"callee truncated", map[[2]string]*fanChange{{"u", "v"}: drop("x")}, map[string]*fanChange{"x": {}}, "x"},
+		{"callee answered as ever", map[[2]string]*fanChange{{"u", "v"}: drop("x")}, nil, ""},
+		{"caller ends its callers' requests", map[[2]string]*fanChange{{"u", "v"}: drop("x"), {"x", "y"}: drop(""), {"w", "z"}: drop("u")},
+			nil, ""},
+		{"not ended by a callee", map[[2]string]*fanChange{{"u", "v"}: drop("")}, nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, endedOwner([2]string{"u", "v"}, tc.drops, tc.trunc))
+		})
+	}
+}

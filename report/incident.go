@@ -73,6 +73,8 @@ func metricWords(m string) string {
 		return "risen log lines"
 	case "log_stopped":
 		return "usual log lines stopped"
+	case "ended_after":
+		return "requests ended after its answer"
 	}
 	if name, ok := strings.CutPrefix(m, "metric:"); ok {
 		return "metric " + name
@@ -108,9 +110,8 @@ func metricValue(m string, x float64) string {
 func spreadsText(z float64) string { return g4(z) + "×" }
 
 // explainedText is a changed node's changed callees, or, where none
-// explains it, why it is not named among the origins: "(after X)", it
-// changed after the first origin X; "(from the start)", a difference
-// from the baseline the capture cannot date.
+// explains it, why it is not named among the origins: "(from the
+// start)", a difference from the baseline the capture cannot date.
 func explainedText(n *incident.NodeChange) string {
 	if len(n.ExplainedBy) > 0 || n.NotOrigin == "" {
 		return strings.Join(n.ExplainedBy, ", ")
@@ -261,19 +262,20 @@ func shortConfidence(inc *incident.Incident) string {
 		}
 	}
 	if t := inc.Track; t != nil {
-		s += fmt.Sprintf("; first origins that led by %s were right %d of %d times on the validation day", bandText(t.Band), t.Right, t.Answers)
+		s += fmt.Sprintf("; first origins that led by %s were right %d of %d times on held-out faults", bandText(t.Band), t.Right, t.Answers)
 	}
 	return s
 }
 
 // trackText says how often a first origin at this confidence was right
-// on the validation day; empty without a record.
+// on faults held out from the choice of the constants; empty without a
+// record.
 func trackText(inc *incident.Incident) string {
 	t := inc.Track
 	if t == nil {
 		return ""
 	}
-	return fmt.Sprintf("; on the validation day (%s) first origins that led by %s were right %d of %d times", t.Day, bandText(t.Band), t.Right, t.Answers)
+	return fmt.Sprintf("; on held-out faults (%s) first origins that led by %s were right %d of %d times", t.Day, bandText(t.Band), t.Right, t.Answers)
 }
 
 // bandText writes a confidence band, "0.7 to 0.8", as the shares of the

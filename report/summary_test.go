@@ -55,7 +55,7 @@ func TestSummarySentences(t *testing.T) {
 				// a third high: it is not trusted to rank.
 				"The model's replay misses the capture it was read from (", "frontend p50 6.15 s observed, ",
 				"so no change is called a win or worse and none is recommended",
-				"the first origin holds 74% of the top two origins' scores (50%: a tie)", "first origins that led by 70% to 80% were right 11 of 11 times", "the next being cartservice",
+				"the first origin holds 74% of the top two origins' scores (50%: a tie)", "first origins that led by 70% to 80% were right 1 of 6 times", "the next being cartservice",
 				"reproduces 60% of the changes"},
 			reject: []string{"Replayed as observed", "The call graph multiplies", "Change first"}},
 		{name: "no origin", from: "boutique", mutate: noOrigin,

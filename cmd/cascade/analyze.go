@@ -36,6 +36,8 @@ const (
 	analyzeFlagWindow    = "window"
 	analyzeFlagIncident  = "incident"
 	analyzeFlagBaseline  = "baseline"
+	analyzeFlagBaseLogs  = "baseline-logs"
+	analyzeFlagBaseMets  = "baseline-metrics"
 	analyzeFlagParallel  = "parallel"
 	analyzeFlagWide      = "wide"
 )
@@ -142,6 +144,13 @@ failed run leaves the files of the last good one.`,
 			}
 			printWarnings(cmd.ErrOrStderr(), a.Dataset)
 			printThin(cmd.ErrOrStderr(), a.Rank)
+			if a.Incident != nil {
+				// A signal given and not judged is said on the terminal
+				// too (the reports hold it among their notes).
+				for _, w := range a.Incident.Warnings {
+					fmt.Fprintf(cmd.ErrOrStderr(), "cascade: warning: incident pass: %s\n", w)
+				}
+			}
 			if output == "json" {
 				return report.JSON(cmd.OutOrStdout(), a)
 			}
@@ -185,6 +194,8 @@ failed run leaves the files of the last good one.`,
 	f.DurationVar(&cfg.Fit.Window, analyzeFlagWindow, cfg.Fit.Window, "fit observation window width")
 	f.BoolVar(&doIncident, analyzeFlagIncident, true, "find when each node left its normal range and where the degradation began")
 	f.StringArrayVar(&cfg.Baseline, analyzeFlagBaseline, nil, "a fault-free dataset or trace files for the incident pass's normal range (default: the incident's first windows)")
+	f.StringSliceVar(&cfg.BaselineLogs, analyzeFlagBaseLogs, nil, "log files or directories of the --baseline capture (repeatable): the normal range of the logs when --baseline is trace files")
+	f.StringSliceVar(&cfg.BaselineMetrics, analyzeFlagBaseMets, nil, "metric files or directories of the --baseline capture (repeatable): a normal range for metric series with too few points of their own before the incident")
 	f.IntVar(&cfg.Rank.Parallel, analyzeFlagParallel, 0, "replays run at once (default: all cores); does not change the output")
 	f.BoolVar(&wide, analyzeFlagWide, false, "with --output table, print the full tables, however wide, instead of the answer and compact sections")
 	cmd.RegisterFlagCompletionFunc(analyzeFlagOutput, fixedCompletions("table", "json", "markdown"))

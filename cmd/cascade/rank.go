@@ -275,13 +275,14 @@ func rootCause(cmd *cobra.Command, during, baseline []string, m *cascade.Model, 
 	defer cleanup()
 	var ref graph.SpanSource
 	var refLogs incident.LogSource
+	var refSamples graph.SampleSource
 	if len(baseline) > 0 {
 		bdir, bclean, err := graphInput(cmd, baseline, nil, "auto")
 		if err != nil {
 			return nil, err
 		}
 		defer bclean()
-		ref, refLogs = spansOf(bdir), logsOf(bdir)
+		ref, refLogs, refSamples = spansOf(bdir), logsOf(bdir), samplesOf(bdir)
 	}
 	if m == nil && (cfg.Slowdown > 0 || cfg.Verify > 0) {
 		gcfg := graph.DefaultConfig()
@@ -292,6 +293,14 @@ func rootCause(cmd *cobra.Command, during, baseline []string, m *cascade.Model, 
 		}
 		m = res.Model
 	}
-	return incident.Investigate(cmd.Context(), incident.Input{Spans: spansOf(dir), Reference: ref, Samples: samplesOf(dir), Model: m,
-		Logs: logsOf(dir), ReferenceLogs: refLogs}, cfg)
+	inc, err := incident.Investigate(cmd.Context(), incident.Input{Spans: spansOf(dir), Reference: ref, Samples: samplesOf(dir), Model: m,
+		Logs: logsOf(dir), ReferenceLogs: refLogs, ReferenceSamples: refSamples}, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// A signal given and not judged is said, whatever the output format.
+	for _, w := range inc.Warnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "cascade: warning: incident pass: %s\n", w)
+	}
+	return inc, nil
 }

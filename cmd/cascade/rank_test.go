@@ -126,6 +126,30 @@ func TestRankIncidentLogs(t *testing.T) {
 	require.Contains(t, out, "origin        1. stock")
 }
 
+// TestRankIncidentUnjudgedLogs: logs given with a --baseline that
+// carries none are not judged, and stderr says so (issue 38); with the
+// baseline's logs nothing is said.
+func TestRankIncidentUnjudgedLogs(t *testing.T) {
+	dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock"})
+	withLogs, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 1200, Format: shapes.NezhaCSV, Logs: true, Seed: 7})
+	noLogs, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 1200, Format: shapes.NezhaCSV, Seed: 7})
+	const warn = "cascade: warning: incident pass: logs: the reference (--baseline) carries no logs"
+	for _, tc := range []struct {
+		name, baseline string
+		warned         bool
+	}{{"baseline without logs", noLogs, true}, {"baseline with its logs", withLogs, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runRank(t, "--incident", dir, "--baseline", tc.baseline, "--slowdown", "0", "--verify", "0")
+			require.Equal(t, exitOK, code, stderr)
+			if tc.warned {
+				require.Contains(t, stderr, warn)
+			} else {
+				require.NotContains(t, stderr, "incident pass:")
+			}
+		})
+	}
+}
+
 func TestRankUsageErrors(t *testing.T) {
 	tests := []struct {
 		name string
