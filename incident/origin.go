@@ -102,7 +102,11 @@ func analyse(acc, ref *spanAcc, m *cascade.Model, metrics, refMetrics metricSour
 		}
 		nc := NodeChange{Node: name}
 		if nb.n < int64(cfg.MinCount) {
-			nc.Note = fmt.Sprintf("%d requests in the normal range: too few to judge", nb.n)
+			noun := "requests"
+			if nb.n == 1 {
+				noun = "request"
+			}
+			nc.Note = fmt.Sprintf("%d %s in the normal range: too few to judge", nb.n, noun)
 		}
 		for k := 0; k < nw; k++ {
 			w := wins[lo+int64(k)]

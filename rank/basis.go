@@ -110,7 +110,8 @@ func count(n int64, noun string) string {
 }
 
 // String says the basis in one line: "300 traces, 300 root requests, at
-// least 300 requests per node (customer), 1 fit window".
+// least 300 requests per node (customer), fitted on 1 window of the
+// capture".
 func (b *Basis) String() string {
 	s := fmt.Sprintf("%s, %s, %s, at least %s per node", count(b.Traces, "trace"),
 		count(b.Roots, "root request"), count(int64(b.Services), "service"), count(b.MinRequests, "request"))
@@ -118,7 +119,7 @@ func (b *Basis) String() string {
 		s += " (" + b.MinNode + ")"
 	}
 	if b.Windows > 0 {
-		s += ", " + count(int64(b.Windows), "fit window")
+		s += ", fitted on " + count(int64(b.Windows), "window") + " of the capture"
 	} else {
 		s += ", not fitted"
 	}

@@ -68,7 +68,7 @@ func sampleIncident() *incident.Incident {
 			{Node: "currency", Changed: true, AtNS: t0 + 30e9, Metric: "call_latency", Baseline: 8.5, Value: 455, Z: 32.5},
 			{Node: "cart", Changed: true, AtNS: t0 + 40e9, Metric: "slow_share", Baseline: 0.05, Value: 0.36, Z: 4.8},
 			{Node: "frontend", Changed: true, AtNS: t0 + 30e9, Metric: "latency", Baseline: 123, Value: 3430, Z: 78, ExplainedBy: []string{"currency"}},
-			{Node: "ads", Note: "1 requests in the normal range: too few to judge"},
+			{Node: "ads", Note: "1 request in the normal range: too few to judge"},
 			{Node: "email"},
 		},
 		Path: []incident.PathStep{{Caller: "frontend", Callee: "currency", CalleeAtNS: t0 + 30e9, CallerAtNS: t0 + 30e9,

@@ -29,7 +29,7 @@ func TestAnalyzeCommand(t *testing.T) {
 	}
 	require.NotContains(t, stdout, "--wide prints")
 	// The bundled example rests on enough data to rank.
-	require.Contains(t, stdout, "data       300 traces, 300 root requests, 6 services, at least 300 requests per node (customer), 1 fit window\n")
+	require.Contains(t, stdout, "data       300 traces, 300 root requests, 6 services, at least 300 requests per node (customer), fitted on 1 window of the capture\n")
 	require.NotContains(t, stderr, "thin data")
 	for _, f := range []string{"report.html", "report.md", "report.json", "model.json", "calibrated.json", "dataset/spans.parquet"} {
 		fi, err := os.Stat(filepath.Join(out, f))
