@@ -313,6 +313,13 @@ type Edge struct {
 	// of waiting for the alarm to clear. On a confirmed edge (Async false)
 	// the failure reaches the caller through Propagation.
 	FailBlocked bool `json:"fail_blocked,omitempty"`
+	// HeldAtAlarm, on a FailBlocked edge, is how many of its publishes
+	// each memory alarm holds before the publisher knows it is blocked:
+	// RabbitMQ blocks a connection when it next publishes and tells the
+	// client then (connection.blocked), so the publishes already on their
+	// way wait for the alarm to clear, and only the later ones fail at
+	// once. 0 means every publish during the alarm fails at once.
+	HeldAtAlarm int `json:"held_at_alarm,omitempty"`
 	// Observed holds measurements the model was built from.
 	Observed *EdgeObserved `json:"observed,omitempty"`
 	// Provenance says, per field name, where the value came from.

@@ -115,6 +115,9 @@ func (m *Model) Validate() error {
 				add(fmt.Errorf("%s.batch: size %d without linger_ms waits for ever for a full batch", p, b.Size))
 			}
 		}
+		if e.HeldAtAlarm < 0 {
+			add(fmt.Errorf("%s.held_at_alarm: %d is negative", p, e.HeldAtAlarm))
+		}
 		if e.Bulkhead < 0 {
 			add(fmt.Errorf("%s.bulkhead: %d is negative", p, e.Bulkhead))
 		}

@@ -158,8 +158,8 @@ func slicesClone(s []string) []string { return append([]string(nil), s...) }
 // dir: for each, before in sample and each change predicted from
 // before's model, with the load curve and without it.
 func predictLoad(t *testing.T, w io.Writer, dir, set string) error {
-	fmt.Fprintln(w, "| setting | run | flow success meas / pred (gap) | without the load curve (gap) | flow p50 ms meas / pred (err) | flow p99 ms meas / pred (err) | overloaded meas / pred (seeds) | within targets |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| setting | run | flow success meas / pred (gap) | without the load curve (gap) | flow p50 ms meas / pred (err) | flow p99 ms meas / pred (err) | overloaded meas / pred (seeds) | peak ready rights, points meas / pred | memory alarm meas / pred (seeds) | within targets |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, s := range notifyLoadSettings {
 		if !inSet(s, set) {
 			continue
@@ -210,11 +210,12 @@ func predictLoad(t *testing.T, w io.Writer, dir, set string) error {
 			over := meas.Unfinished > 0
 			pover := 2*p.Overloaded > p.Seeds
 			ok := within(change == "", m, p) && over == pover
-			fmt.Fprintf(w, "| %s (%s; %s; %d curve) | %s | %.1f%% / %.1f%% (%+.1f pp) | %.1f%% (%+.1f pp) | %.0f / %.0f (%+.0f%%) | %.0f / %.0f (%+.0f%%) | %v / %v (%d/%d) | %s |\n",
+			fmt.Fprintf(w, "| %s (%s; %s; %d curve) | %s | %.1f%% / %.1f%% (%+.1f pp) | %.1f%% (%+.1f pp) | %.0f / %.0f (%+.0f%%) | %.0f / %.0f (%+.0f%%) | %v / %v (%d/%d) | %.0f, %.0f / %.0f, %.0f | %v / %v (%d/%d) | %s |\n",
 				s.name, s.set, strings.Join(s.args, " "), curves, name,
 				100*m.Success, 100*p.Success, 100*(p.Success-m.Success), 100*pf.Success, 100*(pf.Success-m.Success),
 				m.P50, p.P50, 100*relErr(p.P50, m.P50), m.P99, p.P99, 100*relErr(p.P99, m.P99),
-				over, pover, p.Overloaded, p.Seeds, yesNo(ok))
+				over, pover, p.Overloaded, p.Seeds, m.Peak["rights"], m.Peak["points"], p.Peak["rights"], p.Peak["points"],
+				m.Alarm, p.Alarm, p.Alarms, p.Seeds, yesNo(ok))
 		}
 	}
 	fmt.Fprintf(w, "\nTargets (issue 37): in sample, success within 3 pp and p50 within 15%%; a change, within 5 pp, 25%% p50 and 50%% p99; overloaded (flows unfinished after the drain) called as measured.\n")

@@ -281,6 +281,11 @@ type route struct {
 	// pub: the callee is a queue node, and a call is a publish
 	// (Engine.publish, from turnedAway: pub routes are guarded).
 	pub bool
+	// heldMax is Edge.HeldAtAlarm; heldN the publishes held in the
+	// alarm that began at tick heldAt.
+	heldMax int32
+	heldN   int32
+	heldAt  int64
 	// batch, on a pub route of an edge with Batch, holds the publishes
 	// waiting for their batch; nil none.
 	batch *batcher

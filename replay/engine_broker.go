@@ -278,7 +278,17 @@ func (e *Engine) publish(l int32, r *route, seq uint32) {
 		}
 		alarm = b.alarm
 		if alarm && r.failBlocked {
-			// The publisher gives up at once on a blocked connection.
+			// The publisher gives up at once on a blocked connection,
+			// once it knows: the alarm's first heldMax publishes were on
+			// their way and wait for it to clear.
+			if r.heldAt != b.alarmAt {
+				r.heldAt, r.heldN = b.alarmAt, 0
+			}
+			if r.heldN < r.heldMax {
+				r.heldN++
+				e.hold(q, l, seq)
+				return
+			}
 			e.refuse(q, l, seq)
 			return
 		}

@@ -585,3 +585,32 @@ func TestBatchingPublisher(t *testing.T) {
 		})
 	}
 }
+
+func TestHeldAtAlarm(t *testing.T) {
+	// TestBrokerMemoryMonitor's rabbitmq broker and a fail_blocked
+	// publisher: with held_at_alarm 3 each alarm holds its first three
+	// publishes until it clears (they wait, and succeed), and refuses the
+	// rest; with 0 it refuses them all and nobody waits.
+	var refused [2]int64
+	for i, held := range []int{0, 3} {
+		m := qmodel(100, cascade.Const(1), cascade.Queue{Broker: "mq", Consumers: 4, Prefetch: 1, MessageBytes: 1000},
+			func(m *cascade.Model) {
+				m.Edges[0].FailBlocked = true
+				m.Edges[0].HeldAtAlarm = held
+				m.Brokers = []cascade.Broker{{Name: "mq", System: "rabbitmq", MemoryWatermarkBytes: 150e3, RateMemoryS: 2, RateWindowMS: 1000}}
+			})
+		r := replayT(t, m)
+		b := r.Brokers[0]
+		_, st := queueOf(t, r, "q")
+		require.Positive(t, b.Alarms)
+		refused[i] = st.Rejected
+		if held == 0 {
+			require.Zero(t, st.BlockedMS, "nobody waits")
+			continue
+		}
+		require.Positive(t, st.BlockedMS, "the first publishes of each alarm wait for it")
+		// At most three held an alarm (the broker tells the rest).
+		require.LessOrEqual(t, refused[0]-refused[1], int64(3*b.Alarms)+int64(b.Alarms))
+	}
+	require.Less(t, refused[1], refused[0], "fewer refused when the first ones wait")
+}

@@ -201,6 +201,9 @@ func (e *Engine) build() error {
 		if r.edge >= 0 {
 			r.ed = &e.edges[r.edge]
 			r.failBlocked = r.pub && m.Edges[r.edge].FailBlocked
+			if r.failBlocked {
+				r.heldMax = int32(min(m.Edges[r.edge].HeldAtAlarm, math.MaxInt32))
+			}
 			if b := m.Edges[r.edge].Batch; r.pub && b != nil && b.Size > 1 {
 				r.batch = &batcher{route: int32(i), size: b.Size, linger: max(1, e.ticks(b.LingerMS))}
 			}
@@ -353,8 +356,10 @@ func (e *Engine) reset(seed uint64) {
 	e.m.reset(e)
 	e.resetBrokers(seed)
 	for i := range e.routes {
-		if b := e.routes[i].batch; b != nil {
+		r := &e.routes[i]
+		if b := r.batch; b != nil {
 			b.buf, b.gen = b.buf[:0], 0
 		}
+		r.heldN, r.heldAt = 0, -1
 	}
 }
