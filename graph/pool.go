@@ -297,7 +297,7 @@ const (
 	// capSuccessShare is the share of successes past the deadline's
 	// band that makes it a wait cap.
 	capSuccessShare = 0.02
-	waitMedianS  = 0.1  // the medians' log-ratio's scale
+	waitMedianS     = 0.1 // the medians' log-ratio's scale
 )
 
 // totalDeadline returns, for a pool whose first band of failures is at

@@ -35,14 +35,14 @@ type queueAcc struct {
 	// byIndex counts, by a redelivery's index (1: a message's first,
 	// up to maxRedelIndex), those back at once and those delayed, to
 	// read a policy of immediate retries before a delay queue.
-	byIndex [maxRedelIndex + 1][2]int64
-	delayVia              map[int32]int64
-	ttlMS                 float64
-	bytes                 float64
-	bytesN                int64
-	consumers             map[[2]int32]struct{} // (node, instance)
-	out                   map[int32]*deliveryAcc
-	groups                map[int32]struct{}
+	byIndex   [maxRedelIndex + 1][2]int64
+	delayVia  map[int32]int64
+	ttlMS     float64
+	bytes     float64
+	bytesN    int64
+	consumers map[[2]int32]struct{} // (node, instance)
+	out       map[int32]*deliveryAcc
+	groups    map[int32]struct{}
 	// deadLetter counts, per other queue, messages published here and
 	// delivered from there (a dead-letter route the broker took).
 	deadLetter map[int32]int64
