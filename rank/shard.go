@@ -406,14 +406,8 @@ func DecodePartial(data []byte) (*Partial, error) {
 	if err := replay.DecodeStrict(data, &w); err != nil {
 		return nil, err
 	}
-	if w.Format != replay.PartialFormat {
-		return nil, fmt.Errorf("format %q, want %q (not a partial result)", w.Format, replay.PartialFormat)
-	}
-	if w.Version != replay.PartialVersion {
-		return nil, fmt.Errorf("partial format version %d, this cascade reads version %d", w.Version, replay.PartialVersion)
-	}
-	if w.Kind != PartialKind {
-		return nil, fmt.Errorf("a %s partial, not a ranking's", w.Kind)
+	if err := w.PartialHeader.Check(PartialKind, "a ranking's"); err != nil {
+		return nil, err
 	}
 	p := &Partial{PartialHeader: w.PartialHeader, Source: w.Source, Config: w.Config, Replays: w.Replays, Prefix: w.Prefix}
 	switch {

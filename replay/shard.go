@@ -238,3 +238,19 @@ func PeekPartial(data []byte) (PartialHeader, error) {
 	}
 	return h, nil
 }
+
+// Check checks a decoded partial's header: the partial format, a version
+// this build reads, and the kind of stage (kind) whose partial it must
+// be (what names that stage in the error: "a fit's").
+func (h PartialHeader) Check(kind, what string) error {
+	if h.Format != PartialFormat {
+		return fmt.Errorf("format %q, want %q (not a partial result)", h.Format, PartialFormat)
+	}
+	if h.Version != PartialVersion {
+		return fmt.Errorf("partial format version %d, this cascade reads version %d", h.Version, PartialVersion)
+	}
+	if h.Kind != kind {
+		return fmt.Errorf("a %s partial, not %s", h.Kind, what)
+	}
+	return nil
+}
