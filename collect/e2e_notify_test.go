@@ -107,13 +107,7 @@ func TestE2ENotify(t *testing.T) {
 		t.Skip("SKIPPED: the RabbitMQ notification chain's end-to-end test runs only with " + envE2ENotify +
 			"=1 (.ci/e2e-notify.sh sets it, after building testdata/notify and installing rabbitmq-server)")
 	}
-	app, prometheus := os.Getenv(envNotifyApp), os.Getenv(envPrometheus)
-	require.NotEmpty(t, app, envNotifyApp+" must name the notify binary (go build in testdata/notify)")
-	require.NotEmpty(t, prometheus, envPrometheus+" must name the Prometheus binary")
-	rabbit := os.Getenv(envRabbitMQ)
-	if rabbit == "" {
-		rabbit = "/usr/lib/rabbitmq/bin"
-	}
+	app, prometheus, rabbit := notifyBinaries(t)
 	runs, every := envInt(t, envNotifyRuns, 1), envInt(t, envNotifyEvery, 10)
 	seed0 := envInt(t, envNotifySeed, notifySeed)
 	headroom := int64(envInt(t, envNotifyHeadroom, 65)) << 20
@@ -699,4 +693,18 @@ func readSamplesFn(dir string, fn func(metric, labels string)) error {
 		fn(s.Metric, s.Labels)
 		return nil
 	})
+}
+
+// notifyBinaries returns the notify app, Prometheus and RabbitMQ's bin
+// directory the live notify tests run (their environment variables).
+func notifyBinaries(t *testing.T) (app, prometheus, rabbit string) {
+	t.Helper()
+	app, prometheus = os.Getenv(envNotifyApp), os.Getenv(envPrometheus)
+	require.NotEmpty(t, app, envNotifyApp+" must name the notify binary (go build in testdata/notify)")
+	require.NotEmpty(t, prometheus, envPrometheus+" must name the Prometheus binary")
+	rabbit = os.Getenv(envRabbitMQ)
+	if rabbit == "" {
+		rabbit = "/usr/lib/rabbitmq/bin"
+	}
+	return app, prometheus, rabbit
 }

@@ -79,13 +79,7 @@ func TestE2ENotifyLoad(t *testing.T) {
 		t.Skip("SKIPPED: the load-dependent notification chain runs only with " + envNotifyLoad +
 			"=1 (.ci/e2e-notify.sh sets it, after building testdata/notify and installing rabbitmq-server)")
 	}
-	app, prometheus := os.Getenv(envNotifyApp), os.Getenv(envPrometheus)
-	require.NotEmpty(t, app, envNotifyApp+" must name the notify binary (go build in testdata/notify)")
-	require.NotEmpty(t, prometheus, envPrometheus+" must name the Prometheus binary")
-	rabbit := os.Getenv(envRabbitMQ)
-	if rabbit == "" {
-		rabbit = "/usr/lib/rabbitmq/bin"
-	}
+	app, prometheus, rabbit := notifyBinaries(t)
 	headroom := int64(envInt(t, envNotifyHeadroom, 65)) << 20
 	set := os.Getenv(envNotifyLoadSet)
 	out := os.Getenv(envNotifyOut)
