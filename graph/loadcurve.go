@@ -187,10 +187,11 @@ func loadCurve(seq []seqReq, excl []float64, scale float64, replicas int, window
 	slowOK := top.med >= curveMinSlowdown*first.med && mannWhitneyZ(exOf(first), exOf(top)) >= curveZ
 	failOK := top.fail-first.fail >= curveMinFail && twoProportionZ(first.fail, first.hi-first.lo, top.fail, top.hi-top.lo) >= curveZ
 	if slowOK || failOK {
-		dSlow, dFail := windowDiffZ(rs2win(len(load), seq, excl, start, window), load)
+		ws := rs2win(len(load), seq, excl, start, window)
+		dSlow, dFail := windowDiffZ(ws, load)
 		slowOK = slowOK && dSlow >= curveDiffZ
 		failOK = failOK && dFail >= curveDiffZ
-		tSlow, tFail, matched := timeZ(rs2win(len(load), seq, excl, start, window), load)
+		tSlow, tFail, matched := timeZ(ws, load)
 		slowOK = slowOK && matched && math.Abs(tSlow) < curveZ
 		failOK = failOK && matched && math.Abs(tFail) < curveZ
 	}
