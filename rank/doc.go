@@ -6,13 +6,13 @@
 // candidate changes from the model and its baseline replays (Derive),
 // replays each against the baseline over the same seeds under a normal
 // and a surge traffic, and returns a Report: every candidate with its
-// paired effect, 95% interval and verdict (win, not enough data, no
-// measurable effect, worse), what it costs and why it works, the best
-// compatible set of wins, the capacity curve (Capacity, also callable on
-// its own) and the metastability check. RunShard and Merge split Run's
-// replays over processes or machines and join them into the same Report
-// (docs/shard.md). `cascade rank` and `cascade analyze` call it; package
-// report renders what it returns.
+// paired effect, 95% interval and verdict (win, no measurable effect,
+// worse, not enough data, model off its capture, failed), what it costs
+// and why it works, the best compatible set of wins, the capacity curve
+// (Capacity, also callable on its own) and the metastability check.
+// RunShard and Merge split Run's replays over processes or machines and
+// join them into the same Report (docs/shard.md). `cascade rank` and
+// `cascade analyze` call it; package report renders what it returns.
 //
 // Where an incident began is package incident's job; both rank and
 // incident replay through package replay.
