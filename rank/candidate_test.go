@@ -192,27 +192,3 @@ func TestFieldsAndConflicts(t *testing.T) {
 		})
 	}
 }
-
-func TestScaleDist(t *testing.T) {
-	tests := []struct {
-		in, want cascade.Dist
-	}{
-		{cascade.Const(2), cascade.Const(3)},
-		{cascade.Dist{Kind: cascade.DistExp, Mean: 4, SpikeProb: 0.1, SpikeMS: 10, Floor: 1, Cap: 100},
-			cascade.Dist{Kind: cascade.DistExp, Mean: 6, SpikeProb: 0.1, SpikeMS: 15, Floor: 1.5, Cap: 150}},
-		{cascade.Dist{Kind: cascade.DistNormal, Mean: 10, Sigma: 2}, cascade.Dist{Kind: cascade.DistNormal, Mean: 15, Sigma: 3}},
-		{cascade.Dist{Kind: cascade.DistEmpirical, Points: []float64{2, 4}}, cascade.Dist{Kind: cascade.DistEmpirical, Points: []float64{3, 6}}},
-		{cascade.Dist{Kind: cascade.DistTiers, P50: 2, P95: 4, P99: 8}, cascade.Dist{Kind: cascade.DistTiers, P50: 3, P95: 6, P99: 12}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in.Kind, func(t *testing.T) {
-			got := scaleDist(tc.in, 1.5)
-			require.Equal(t, tc.want, got)
-			require.InDelta(t, 1.5*tc.in.MeanValue(), got.MeanValue(), 1e-9)
-		})
-	}
-	ln := cascade.Dist{Kind: cascade.DistLognormal, Mu: 1, Sigma: 0.5}
-	got := scaleDist(ln, 1.5)
-	require.InDelta(t, 1.5*ln.MeanValue(), got.MeanValue(), 1e-9)
-	require.Equal(t, 0.5, got.Sigma)
-}

@@ -2,7 +2,6 @@ package rank
 
 import (
 	"encoding/json"
-	"math"
 	"sort"
 	"strings"
 
@@ -53,38 +52,10 @@ func nodePatch(name string, patch map[string]any) map[string]json.RawMessage {
 	return map[string]json.RawMessage{name: raw(patch)}
 }
 
-// scaleDist returns d with every time multiplied by f (f > 0): the same
-// shape, f times slower.
-func scaleDist(d cascade.Dist, f float64) cascade.Dist {
-	if d.Kind == cascade.DistLognormal {
-		d.Mu += math.Log(f)
-	} else {
-		d.Value *= f
-		d.Mean *= f
-		d.Sigma *= f
-		d.Min *= f
-		d.Max *= f
-		d.P50 *= f
-		d.P95 *= f
-		d.P99 *= f
-	}
-	if len(d.Points) > 0 {
-		p := make([]float64, len(d.Points))
-		for i, x := range d.Points {
-			p[i] = x * f
-		}
-		d.Points = p
-	}
-	d.SpikeMS *= f
-	d.Floor *= f
-	d.Cap *= f
-	return d
-}
-
 // slowNode returns a node patch that makes n's service f times longer,
 // its observed tiers too (replay may draw from them).
 func slowNode(n *cascade.Node, f float64) map[string]any {
-	p := map[string]any{"service_ms": replaceDist(scaleDist(n.Service, f))}
+	p := map[string]any{"service_ms": replaceDist(n.Service.Times(f))}
 	if t := n.Tiers; t != nil {
 		st := *t
 		st.P50 *= f
