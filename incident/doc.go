@@ -7,8 +7,8 @@
 // Investigate are its entry points; `cascade analyze` and `cascade rank
 // --incident` call them, and report renders the Incident they return.
 //
-// It stands above rank: the replays go through rank.Replays and the faults
-// are written as rank's scenario patches; rank imports nothing of it.
+// It stands above replay: the replays go through replay.Batch and the faults
+// are written as replay's scenario patches; replay imports nothing of it.
 //
 // # Method
 //

@@ -9,6 +9,7 @@ import (
 
 	"cascade"
 	"cascade/internal/numfmt"
+	"cascade/replay"
 )
 
 // Candidate is one remediation: a scenario of changes to the model, with
@@ -135,7 +136,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 	for i := range m.Entries {
 		en := &m.Entries[i]
 		retryCandidates(en.Retry, "client→"+en.Node, "entry "+en.Node, func(p map[string]any) *cascade.Scenario {
-			return &cascade.Scenario{Entries: nodePatch(en.Node, p)}
+			return &cascade.Scenario{Entries: replay.NodePatch(en.Node, p)}
 		}, add)
 		entryLimits(ev, en, add)
 	}
@@ -154,7 +155,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 			continue
 		}
 		retryCandidates(e.Retry, label, key, func(p map[string]any) *cascade.Scenario {
-			return &cascade.Scenario{Edges: map[string]json.RawMessage{key: raw(p)}}
+			return &cascade.Scenario{Edges: map[string]json.RawMessage{key: replay.RawPatch(p)}}
 		}, add)
 		if topo != nil && isQueue(m, e.To) {
 			publishCandidates(m, topo, e, key, label, add)
@@ -189,7 +190,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 				Name:        "queue=" + fmt.Sprint(q) + " " + n.Name,
 				Description: fmt.Sprintf("%s: bounded queue of %d per replica (%s)", n.Name, q, why),
 				Kind:        KindQueue,
-				Scenario:    &cascade.Scenario{Nodes: nodePatch(n.Name, map[string]any{"queue_cap": q})},
+				Scenario:    &cascade.Scenario{Nodes: replay.NodePatch(n.Name, map[string]any{"queue_cap": q})},
 			})
 		}
 		if n.Breaker == nil && len(callers[n.Name]) > 0 && ev.saw(failing, n.Name) {
@@ -198,7 +199,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 				Description: fmt.Sprintf("%s: circuit breaker (opens at %g%% errors over %d calls, open %s, %d probes)",
 					n.Name, 100*breakerRate, breakerWindow, ms(breakerOpenMS), breakerProbes),
 				Kind: KindBreaker,
-				Scenario: &cascade.Scenario{Nodes: nodePatch(n.Name, map[string]any{"breaker": cascade.Breaker{
+				Scenario: &cascade.Scenario{Nodes: replay.NodePatch(n.Name, map[string]any{"breaker": cascade.Breaker{
 					ErrorRate: breakerRate, Window: breakerWindow, OpenMS: breakerOpenMS, HalfOpenProbes: breakerProbes,
 				}})},
 			})
@@ -208,7 +209,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 				Name:        "deadline " + n.Name,
 				Description: n.Name + ": deadline propagation (drop work whose caller gave up)",
 				Kind:        KindDeadline,
-				Scenario:    &cascade.Scenario{Nodes: nodePatch(n.Name, map[string]any{"deadline_propagation": true})},
+				Scenario:    &cascade.Scenario{Nodes: replay.NodePatch(n.Name, map[string]any{"deadline_propagation": true})},
 			})
 		}
 		nodeRemedies(m, ev, n, latencyTargetMS, add)
@@ -226,7 +227,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 					Name:        "lb=" + lb + " " + n.Name,
 					Description: fmt.Sprintf("%s: load balancing %s (was %s)", n.Name, lb, cur),
 					Kind:        KindBalancer,
-					Scenario:    &cascade.Scenario{Nodes: nodePatch(n.Name, map[string]any{"load_balancer": lb})},
+					Scenario:    &cascade.Scenario{Nodes: replay.NodePatch(n.Name, map[string]any{"load_balancer": lb})},
 				})
 			}
 		}
@@ -257,7 +258,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 				Name:        "rate-limit " + en.Node,
 				Description: fmt.Sprintf("%s: rate limit %s/s, burst %s (%s)", en.Node, num(rate), num(burst), kneeNote(ev, share)),
 				Kind:        KindRateLimit,
-				Scenario: &cascade.Scenario{Entries: nodePatch(en.Node, map[string]any{"rate_limit": cascade.RateLimit{
+				Scenario: &cascade.Scenario{Entries: replay.NodePatch(en.Node, map[string]any{"rate_limit": cascade.RateLimit{
 					RatePerSec: rate, Burst: burst,
 				}})},
 			})
@@ -280,7 +281,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 				Name:        "replicas+1 " + b.Name,
 				Description: fmt.Sprintf("%s (bottleneck, %.0f%% busy): replicas %d→%d", b.Name, 100*u, b.Replicas, b.Replicas+1),
 				Kind:        KindReplicas,
-				Scenario:    &cascade.Scenario{Nodes: nodePatch(b.Name, map[string]any{"replicas": b.Replicas + 1})},
+				Scenario:    &cascade.Scenario{Nodes: replay.NodePatch(b.Name, map[string]any{"replicas": b.Replicas + 1})},
 			})
 		}
 		add(pool)
@@ -298,7 +299,7 @@ func poolCandidate(m *cascade.Model, b *cascade.Node) Candidate {
 	c := Candidate{
 		Name:     "pool×2 " + b.Name,
 		Kind:     KindPool,
-		Scenario: &cascade.Scenario{Nodes: nodePatch(b.Name, map[string]any{"concurrency": 2 * b.Concurrency})},
+		Scenario: &cascade.Scenario{Nodes: replay.NodePatch(b.Name, map[string]any{"concurrency": 2 * b.Concurrency})},
 	}
 	for i := range m.Edges {
 		e := &m.Edges[i]
@@ -308,7 +309,7 @@ func poolCandidate(m *cascade.Model, b *cascade.Node) Candidate {
 		if c.Scenario.Edges == nil {
 			c.Scenario.Edges = map[string]json.RawMessage{}
 		}
-		c.Scenario.Edges[e.From+"->"+e.To] = raw(map[string]any{"parallelism": 2 * e.Parallelism})
+		c.Scenario.Edges[e.From+"->"+e.To] = replay.RawPatch(map[string]any{"parallelism": 2 * e.Parallelism})
 		c.Description += fmt.Sprintf(", and %s→%s's shared pool %d→%d", e.From, e.To, e.Parallelism, 2*e.Parallelism)
 	}
 	return c
@@ -385,7 +386,7 @@ func fanOutCandidates(m *cascade.Model, e *cascade.Edge, key, label string, call
 			Name:        fmt.Sprintf("cap=%d %s", cap, key),
 			Description: fmt.Sprintf("%s: at most %d calls at once per request (was all at once)", label, cap),
 			Kind:        KindCap,
-			Scenario:    &cascade.Scenario{Edges: map[string]json.RawMessage{key: raw(map[string]any{"parallelism": cap})}},
+			Scenario:    &cascade.Scenario{Edges: map[string]json.RawMessage{key: replay.RawPatch(map[string]any{"parallelism": cap})}},
 		})
 	}
 	// Batching, when this edge is the callee's only caller (the callee's
@@ -399,7 +400,7 @@ func fanOutCandidates(m *cascade.Model, e *cascade.Edge, key, label string, call
 	k := min(maxBatch, int(math.Ceil(mean)))
 	calls := math.Ceil(mean / float64(k))
 	f := 1 + batchItemCost*float64(k-1)
-	patch := map[string]any{"fan_out": replaceDist(cascade.Const(calls))}
+	patch := map[string]any{"fan_out": replay.DistPatch(cascade.Const(calls))}
 	timeout := ""
 	if e.TimeoutMS > 0 {
 		// The timeout was set for one item; a batch gets as much more
@@ -413,8 +414,8 @@ func fanOutCandidates(m *cascade.Model, e *cascade.Edge, key, label string, call
 			label, num(round3(mean)), num(calls), k, e.To, num(f), timeout),
 		Kind: KindBatching,
 		Scenario: &cascade.Scenario{
-			Edges: map[string]json.RawMessage{key: raw(patch)},
-			Nodes: nodePatch(e.To, slowNode(callee, f)),
+			Edges: map[string]json.RawMessage{key: replay.RawPatch(patch)},
+			Nodes: replay.NodePatch(e.To, replay.SlowNode(callee, f)),
 		},
 	})
 }

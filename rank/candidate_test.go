@@ -167,8 +167,8 @@ func TestDeriveSensible(t *testing.T) {
 
 func TestFieldsAndConflicts(t *testing.T) {
 	s := &cascade.Scenario{
-		Nodes:   nodePatch("db", map[string]any{"queue_cap": 3, "breaker": map[string]any{"window": 5}}),
-		Entries: nodePatch("api", map[string]any{"retry": map[string]any{"max_attempts": 1, "backoff": map[string]any{"kind": "none"}}}),
+		Nodes:   replay.NodePatch("db", map[string]any{"queue_cap": 3, "breaker": map[string]any{"window": 5}}),
+		Entries: replay.NodePatch("api", map[string]any{"retry": map[string]any{"max_attempts": 1, "backoff": map[string]any{"kind": "none"}}}),
 	}
 	require.Equal(t, []string{"entry:api/retry.backoff", "entry:api/retry.max_attempts", "node:db/breaker", "node:db/queue_cap"}, fieldsOf(s))
 	tests := []struct {

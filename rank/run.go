@@ -170,7 +170,7 @@ func runRank(ctx context.Context, m *cascade.Model, cfg Config, sh *sharding) (*
 			return nil, fmt.Errorf("tick check: %w", err)
 		}
 	}
-	rn := newRunner(cfg)
+	rn := replay.NewBatch(cfg.Batch())
 	bres, err := sh.baseline(ctx, rn, base, regimes)
 	if err != nil {
 		return nil, fmt.Errorf("baseline: %w", err)
@@ -178,7 +178,7 @@ func runRank(ctx context.Context, m *cascade.Model, cfg Config, sh *sharding) (*
 	rep := &Report{
 		Model:      base.Name,
 		Objective:  cfg.Objective,
-		Seeds:      rn.seeds(&job{}),
+		Seeds:      rn.Seeds(&replay.BatchJob{}),
 		DurationMS: float64(cfg.Duration) / 1e6,
 		DrainMS:    float64(max(cfg.Drain, 0)) / 1e6,
 		TickMS:     float64(cfg.Tick) / 1e6,
@@ -213,7 +213,7 @@ func runRank(ctx context.Context, m *cascade.Model, cfg Config, sh *sharding) (*
 	uniqueNames(cands)
 
 	// Every candidate's model, then all their replays at once.
-	var jobs []job
+	var jobs []replay.BatchJob
 	var jobCand, jobRegime []int
 	first := make([]int, len(cands))
 	applyErr := make([]error, len(cands))
@@ -230,7 +230,7 @@ func runRank(ctx context.Context, m *cascade.Model, cfg Config, sh *sharding) (*
 			drain = replay.DrainFor(cm)
 		}
 		for r := range regimes {
-			jobs = append(jobs, job{model: cm, traffic: regimes[r].Traffic, drain: drain})
+			jobs = append(jobs, replay.BatchJob{Model: cm, Traffic: regimes[r].Traffic, Drain: drain})
 			jobCand, jobRegime = append(jobCand, i), append(jobRegime, r)
 		}
 	}
@@ -274,12 +274,12 @@ func runRank(ctx context.Context, m *cascade.Model, cfg Config, sh *sharding) (*
 }
 
 // runOne replays one model under every regime.
-func runOne(ctx context.Context, rn *runner, m *cascade.Model, regimes []Regime) ([][]*replay.Result, error) {
-	jobs := make([]job, len(regimes))
+func runOne(ctx context.Context, rn *replay.Batch, m *cascade.Model, regimes []Regime) ([][]*replay.Result, error) {
+	jobs := make([]replay.BatchJob, len(regimes))
 	for r := range regimes {
-		jobs[r] = job{model: m, traffic: regimes[r].Traffic}
+		jobs[r] = replay.BatchJob{Model: m, Traffic: regimes[r].Traffic}
 	}
-	res, errs, err := rn.run(ctx, jobs)
+	res, errs, err := rn.Run(ctx, jobs)
 	if err != nil {
 		return nil, err
 	}
