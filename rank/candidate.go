@@ -142,7 +142,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 	}
 	// A model with message queues: a delivery edge is the queue's (its
 	// candidates are the queue's own), a publish edge has the publisher's
-	// (see queue.go).
+	// (see candidate_queue.go).
 	var topo *queueTopology
 	if hasQueues(m) {
 		topo = topologyOf(m)
