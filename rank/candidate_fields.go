@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"cascade"
-	"cascade/internal/numfmt"
 )
 
 // fieldsOf lists the fields a scenario patches, as "node:NAME/FIELD",
@@ -102,9 +101,3 @@ func compatible(a, b *Candidate) bool {
 	}
 	return true
 }
-
-// num formats a number briefly (numfmt.Brief).
-func num(x float64) string { return numfmt.Brief(x) }
-
-// ms formats milliseconds: "850 ms", "1.2 s".
-func ms(x float64) string { return numfmt.MS(x) }
