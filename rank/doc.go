@@ -2,7 +2,7 @@
 // its capacity and checks it for metastability. Run and Capacity are its
 // entry points; `cascade rank` and `cascade analyze` call them, and report
 // renders what they return. Where an incident began is the incident
-// package's job, which stands above this one and replays through Replays.
+// package's job, which stands beside this one and replays through replay.Batch.
 //
 // # Candidates
 //
