@@ -66,6 +66,44 @@ const (
 // Const returns a constant distribution.
 func Const(v float64) Dist { return Dist{Kind: DistConst, Value: v} }
 
+// Times returns d with every value it draws multiplied by f (f > 0): the
+// same shape, f times longer (or, for counts, f times more). It scales
+// the parameters of d's kind, the spike, the floor and the cap; Scale
+// and ShiftMS, the what-if knobs, stay as they are.
+func (d Dist) Times(f float64) Dist {
+	if f == 1 {
+		return d
+	}
+	switch d.Kind {
+	case DistConst:
+		d.Value *= f
+	case DistExp:
+		d.Mean *= f
+	case DistLognormal:
+		d.Mu += math.Log(f)
+	case DistNormal:
+		d.Mean *= f
+		d.Sigma *= f
+	case DistUniform:
+		d.Min *= f
+		d.Max *= f
+	case DistEmpirical:
+		p := make([]float64, len(d.Points))
+		for i, x := range d.Points {
+			p[i] = x * f
+		}
+		d.Points = p
+	case DistTiers:
+		d.P50 *= f
+		d.P95 *= f
+		d.P99 *= f
+	}
+	d.SpikeMS *= f
+	d.Floor *= f
+	d.Cap *= f
+	return d
+}
+
 // MeanValue returns the distribution's mean with its spike, Scale and
 // ShiftMS, before floor and cap (for empirical, the sample mean; for
 // tiers, an approximation).

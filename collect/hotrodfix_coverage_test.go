@@ -45,19 +45,19 @@ func TestHotRODFixCoverage(t *testing.T) {
 	cfg.Seeds, cfg.Parallel = 8, 2
 	cfg.Duration = 300 * time.Second
 	traffic := bm.ObservedTraffic()
-	var jobs []rank.Job
+	var jobs []replay.BatchJob
 	var names []string
-	jobs = append(jobs, rank.Job{Model: bm, Traffic: traffic})
+	jobs = append(jobs, replay.BatchJob{Model: bm, Traffic: traffic})
 	for _, c := range fixChanges() {
 		if c.scen == nil || caps[c.name] == nil {
 			continue
 		}
 		pm, _, err := replay.Apply(bm, c.scen)
 		require.NoError(t, err)
-		jobs = append(jobs, rank.Job{Model: pm, Traffic: traffic})
+		jobs = append(jobs, replay.BatchJob{Model: pm, Traffic: traffic})
 		names = append(names, c.name)
 	}
-	out, errs, err := rank.Replays(ctx, cfg, jobs)
+	out, errs, err := replay.NewBatch(cfg.Batch()).Run(ctx, jobs)
 	require.NoError(t, err)
 	for _, e := range errs {
 		require.NoError(t, e)

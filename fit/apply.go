@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"math"
 	"slices"
 
 	"cascade"
@@ -76,7 +75,7 @@ func applyAxis(out, base *cascade.Model, ax *Axis, i int) {
 			case ParamFanOut:
 				e.FanOut = b.FanOut
 				if !ax.Held {
-					e.FanOut = scaleDist(b.FanOut, v)
+					e.FanOut = b.FanOut.Times(v)
 				}
 			}
 		}
@@ -152,40 +151,4 @@ func TierDist(t string, tr *cascade.Tiers) cascade.Dist {
 		}
 	}
 	return cascade.Dist{Kind: cascade.DistTiers, P50: tr.P50, P95: tr.P95, P99: tr.P99}
-}
-
-// scaleDist returns d scaled by s (a draw of the result is s times a
-// draw of d).
-func scaleDist(d cascade.Dist, s float64) cascade.Dist {
-	if s == 1 {
-		return d
-	}
-	switch d.Kind {
-	case cascade.DistConst:
-		d.Value *= s
-	case cascade.DistExp:
-		d.Mean *= s
-	case cascade.DistLognormal:
-		d.Mu += math.Log(s)
-	case cascade.DistNormal:
-		d.Mean *= s
-		d.Sigma *= s
-	case cascade.DistUniform:
-		d.Min *= s
-		d.Max *= s
-	case cascade.DistEmpirical:
-		pts := make([]float64, len(d.Points))
-		for i, p := range d.Points {
-			pts[i] = p * s
-		}
-		d.Points = pts
-	case cascade.DistTiers:
-		d.P50 *= s
-		d.P95 *= s
-		d.P99 *= s
-	}
-	d.SpikeMS *= s
-	d.Floor *= s
-	d.Cap *= s
-	return d
 }

@@ -15,6 +15,9 @@
 // infectable nodes, and Warnings naming each signal given and not judged.
 // Package report renders it.
 //
+// It stands beside package rank, over replay: the replays go through
+// replay.Batch and the faults are written as replay's scenario patches.
+//
 // DefaultConfig gives the thresholds the method was chosen with; the
 // confidence's track record is counted on faults held out from that
 // choice (docs/validation.md, "Root cause, round 2").

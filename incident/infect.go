@@ -9,7 +9,6 @@ import (
 
 	"cascade"
 	"cascade/internal/numfmt"
-	"cascade/rank"
 	"cascade/replay"
 )
 
@@ -36,23 +35,23 @@ func infectability(ctx context.Context, m *cascade.Model, cfg Config) ([]Infecta
 	if err != nil {
 		return nil, nil, fmt.Errorf("model: %w", err)
 	}
-	rc := rank.Config{Seed: cfg.Seed, Seeds: cfg.Seeds, Parallel: cfg.Parallel, Duration: cfg.Duration,
+	rc := replay.BatchSettings{Seed: cfg.Seed, Seeds: cfg.Seeds, Parallel: cfg.Parallel, Duration: cfg.Duration,
 		Tick: cfg.Tick, Window: time.Second}
 	// Under the load the traces showed: a closed loop slows with its
 	// servers, an open load does not.
 	t := base.ObservedTraffic()
-	jobs := []rank.Job{{Model: base, Traffic: t}}
+	jobs := []replay.BatchJob{{Model: base, Traffic: t}}
 	names := make([]string, 0, len(base.Nodes))
 	for i := range base.Nodes {
 		n := &base.Nodes[i]
-		sm, _, err := replay.Apply(base, &cascade.Scenario{Nodes: rank.NodePatch(n.Name, rank.SlowNode(n, 1+cfg.Slowdown))})
+		sm, _, err := replay.Apply(base, &cascade.Scenario{Nodes: replay.NodePatch(n.Name, replay.SlowNode(n, 1+cfg.Slowdown))})
 		if err != nil {
 			return nil, nil, fmt.Errorf("slow %s: %w", n.Name, err)
 		}
 		names = append(names, n.Name)
-		jobs = append(jobs, rank.Job{Model: sm, Traffic: t})
+		jobs = append(jobs, replay.BatchJob{Model: sm, Traffic: t})
 	}
-	res, errs, err := rank.Replays(ctx, rc, jobs)
+	res, errs, err := replay.NewBatch(rc).Run(ctx, jobs)
 	if err != nil {
 		return nil, nil, err
 	}

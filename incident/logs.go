@@ -552,11 +552,7 @@ func judgeLogs(li logInput, acc, ref *spanAcc, states []*nodeState, names []stri
 	}
 	for _, st := range states {
 		for _, ch := range ljs[st.name] {
-			for k, j := range ch.js {
-				if k >= scan && j.judged && (!st.js[k].judged || j.out) {
-					st.js[k] = merge(st.js[k], j)
-				}
-			}
+			st.join(ch.js, scan)
 		}
 	}
 	return ljs, warn

@@ -12,7 +12,6 @@ import (
 
 	"cascade"
 	"cascade/internal/numfmt"
-	"cascade/rank"
 	"cascade/replay"
 )
 
@@ -77,7 +76,7 @@ func (f *fault) scenario(m *cascade.Model) *cascade.Scenario {
 		patch["overload"] = map[string]any{"base": math.Min(1, n.Overload.Base+f.errRise), "failure_gaps": nil}
 	}
 	if len(patch) > 0 {
-		s.Nodes = rank.NodePatch(f.node, patch)
+		s.Nodes = replay.NodePatch(f.node, patch)
 	}
 	if f.netMS > 0 {
 		for i := range m.Edges {
@@ -87,14 +86,14 @@ func (f *fault) scenario(m *cascade.Model) *cascade.Scenario {
 			}
 			var p map[string]any
 			if e.NetworkMS == nil {
-				p = map[string]any{"network_ms": rank.DistPatch(cascade.Const(f.netMS))}
+				p = map[string]any{"network_ms": replay.DistPatch(cascade.Const(f.netMS))}
 			} else {
 				p = map[string]any{"network_ms": map[string]any{"shift_ms": e.NetworkMS.ShiftMS + f.netMS}}
 			}
 			if s.Edges == nil {
 				s.Edges = map[string]json.RawMessage{}
 			}
-			s.Edges[e.From+"->"+e.To] = rank.RawPatch(p)
+			s.Edges[e.From+"->"+e.To] = replay.RawPatch(p)
 		}
 	}
 	return s
@@ -430,7 +429,7 @@ func verifyOrder(ctx context.Context, acc, ref *spanAcc, m *cascade.Model, cfg C
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	t := base.ObservedTraffic()
-	jobs := []rank.Job{{Model: base, Traffic: t}}
+	jobs := []replay.BatchJob{{Model: base, Traffic: t}}
 	var faulted []int // the candidates with a fault, in cands order
 	var ranked []int  // the candidates the check ranks: in the model
 	faults := map[int]fault{}
@@ -456,7 +455,7 @@ func verifyOrder(ctx context.Context, acc, ref *spanAcc, m *cascade.Model, cfg C
 		}
 		faulted = append(faulted, i)
 		faults[i] = f
-		jobs = append(jobs, rank.Job{Model: fm, Traffic: t})
+		jobs = append(jobs, replay.BatchJob{Model: fm, Traffic: t})
 	}
 	if len(ranked) < 2 {
 		return order, nil
@@ -466,10 +465,10 @@ func verifyOrder(ctx context.Context, acc, ref *spanAcc, m *cascade.Model, cfg C
 	if len(faulted) > 0 {
 		tick := checkTick(base, cfg.Tick)
 		tickMS = float64(tick) / 1e6
-		rc := rank.Config{Seed: cfg.Seed, Seeds: cfg.Seeds, Parallel: cfg.Parallel, Duration: checkDuration(base, cfg.Duration),
+		rc := replay.BatchSettings{Seed: cfg.Seed, Seeds: cfg.Seeds, Parallel: cfg.Parallel, Duration: checkDuration(base, cfg.Duration),
 			Tick: tick, Window: time.Second}
 		var errs []error
-		if res, errs, err = rank.Replays(ctx, rc, jobs); err != nil {
+		if res, errs, err = replay.NewBatch(rc).Run(ctx, jobs); err != nil {
 			return nil, err
 		}
 		if err := errors.Join(errs...); err != nil {

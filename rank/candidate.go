@@ -3,12 +3,11 @@ package rank
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 
 	"cascade"
-	"cascade/internal/numfmt"
+	"cascade/replay"
 )
 
 // Candidate is one remediation: a scenario of changes to the model, with
@@ -135,13 +134,13 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 	for i := range m.Entries {
 		en := &m.Entries[i]
 		retryCandidates(en.Retry, "client→"+en.Node, "entry "+en.Node, func(p map[string]any) *cascade.Scenario {
-			return &cascade.Scenario{Entries: nodePatch(en.Node, p)}
+			return &cascade.Scenario{Entries: replay.NodePatch(en.Node, p)}
 		}, add)
 		entryLimits(ev, en, add)
 	}
 	// A model with message queues: a delivery edge is the queue's (its
 	// candidates are the queue's own), a publish edge has the publisher's
-	// (see queue.go).
+	// (see candidate_queue.go).
 	var topo *queueTopology
 	if hasQueues(m) {
 		topo = topologyOf(m)
@@ -154,7 +153,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 			continue
 		}
 		retryCandidates(e.Retry, label, key, func(p map[string]any) *cascade.Scenario {
-			return &cascade.Scenario{Edges: map[string]json.RawMessage{key: raw(p)}}
+			return &cascade.Scenario{Edges: map[string]json.RawMessage{key: replay.RawPatch(p)}}
 		}, add)
 		if topo != nil && isQueue(m, e.To) {
 			publishCandidates(m, topo, e, key, label, add)
@@ -184,292 +183,16 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 			queueCandidates(m, ev, topo, n, add)
 			continue
 		}
-		if q, why := littleQueue(n, ev, latencyTargetMS); q > 0 && ev.saw(queued, n.Name) {
-			add(Candidate{
-				Name:        "queue=" + fmt.Sprint(q) + " " + n.Name,
-				Description: fmt.Sprintf("%s: bounded queue of %d per replica (%s)", n.Name, q, why),
-				Kind:        KindQueue,
-				Scenario:    &cascade.Scenario{Nodes: nodePatch(n.Name, map[string]any{"queue_cap": q})},
-			})
-		}
-		if n.Breaker == nil && len(callers[n.Name]) > 0 && ev.saw(failing, n.Name) {
-			add(Candidate{
-				Name: "breaker " + n.Name,
-				Description: fmt.Sprintf("%s: circuit breaker (opens at %g%% errors over %d calls, open %s, %d probes)",
-					n.Name, 100*breakerRate, breakerWindow, ms(breakerOpenMS), breakerProbes),
-				Kind: KindBreaker,
-				Scenario: &cascade.Scenario{Nodes: nodePatch(n.Name, map[string]any{"breaker": cascade.Breaker{
-					ErrorRate: breakerRate, Window: breakerWindow, OpenMS: breakerOpenMS, HalfOpenProbes: breakerProbes,
-				}})},
-			})
-		}
-		if !n.DeadlinePropagation && ev.saw(zombies, n.Name) {
-			add(Candidate{
-				Name:        "deadline " + n.Name,
-				Description: n.Name + ": deadline propagation (drop work whose caller gave up)",
-				Kind:        KindDeadline,
-				Scenario:    &cascade.Scenario{Nodes: nodePatch(n.Name, map[string]any{"deadline_propagation": true})},
-			})
-		}
-		nodeRemedies(m, ev, n, latencyTargetMS, add)
-		nodeLimits(m, ev, n, bneck, add)
-		if n.Replicas > 1 {
-			cur := n.LoadBalancer
-			if cur == "" {
-				cur = "round-robin"
-			}
-			for _, lb := range []string{"round-robin", "random", "least-loaded", "p2c"} {
-				if lb == cur {
-					continue
-				}
-				add(Candidate{
-					Name:        "lb=" + lb + " " + n.Name,
-					Description: fmt.Sprintf("%s: load balancing %s (was %s)", n.Name, lb, cur),
-					Kind:        KindBalancer,
-					Scenario:    &cascade.Scenario{Nodes: nodePatch(n.Name, map[string]any{"load_balancer": lb})},
-				})
-			}
-		}
+		nodeCandidates(m, ev, n, callers[n.Name], latencyTargetMS, bneck, add)
 	}
 
 	if topo != nil {
 		brokerCandidates(m, ev, topo, add)
 	}
 
-	// An entry rate limit at the knee, split by share.
-	if ev != nil && ev.KneePerSec > 0 {
-		var shares float64
-		for i := range m.Entries {
-			shares += m.Entries[i].Share
-		}
-		for i := range m.Entries {
-			en := &m.Entries[i]
-			if en.RateLimit != nil {
-				continue
-			}
-			share := 1 / float64(len(m.Entries))
-			if shares > 0 {
-				share = en.Share / shares
-			}
-			rate := round3(ev.KneePerSec * share)
-			burst := math.Max(1, math.Ceil(rate*rateLimitBurstS))
-			add(Candidate{
-				Name:        "rate-limit " + en.Node,
-				Description: fmt.Sprintf("%s: rate limit %s/s, burst %s (%s)", en.Node, num(rate), num(burst), kneeNote(ev, share)),
-				Kind:        KindRateLimit,
-				Scenario: &cascade.Scenario{Entries: nodePatch(en.Node, map[string]any{"rate_limit": cascade.RateLimit{
-					RatePerSec: rate, Burst: burst,
-				}})},
-			})
-		}
-	}
-
-	// Capacity on the bottleneck: the busiest node, where its pool binds.
-	if b := bottleneck(m, ev); b != nil && poolBinds(ev, b.Name) {
-		u := ev.Utilisation[b.Name]
-		pool := poolCandidate(m, b)
-		if b.Replicas == 1 {
-			// One replica: a second one and a pool twice the size are
-			// the same slots, one change in effect, ranked once.
-			pool.Description = fmt.Sprintf("%s (bottleneck, %.0f%% busy): %d→%d slots (pool %d→%d; a second replica is the same capacity)%s",
-				b.Name, 100*u, b.Concurrency, 2*b.Concurrency, b.Concurrency, 2*b.Concurrency, pool.Description)
-		} else {
-			pool.Description = fmt.Sprintf("%s (bottleneck, %.0f%% busy): pool %d→%d slots per replica%s",
-				b.Name, 100*u, b.Concurrency, 2*b.Concurrency, pool.Description)
-			add(Candidate{
-				Name:        "replicas+1 " + b.Name,
-				Description: fmt.Sprintf("%s (bottleneck, %.0f%% busy): replicas %d→%d", b.Name, 100*u, b.Replicas, b.Replicas+1),
-				Kind:        KindReplicas,
-				Scenario:    &cascade.Scenario{Nodes: nodePatch(b.Name, map[string]any{"replicas": b.Replicas + 1})},
-			})
-		}
-		add(pool)
-	}
+	rateLimitCandidates(m, ev, add)
+	capacityCandidates(m, ev, add)
 	return out
-}
-
-// poolCandidate doubles the pool the node's work waits in: its slots per
-// replica and, when a caller's shared pool into it holds the same limit
-// (a worker pool seen both as the callee's concurrency and as the edge's
-// parallelism), that pool too, so the change is not held back by the
-// copy it leaves. Its Description holds only what it says of those
-// shared pools.
-func poolCandidate(m *cascade.Model, b *cascade.Node) Candidate {
-	c := Candidate{
-		Name:     "pool×2 " + b.Name,
-		Kind:     KindPool,
-		Scenario: &cascade.Scenario{Nodes: nodePatch(b.Name, map[string]any{"concurrency": 2 * b.Concurrency})},
-	}
-	for i := range m.Edges {
-		e := &m.Edges[i]
-		if e.To != b.Name || !e.SharedPool || e.Parallelism <= 0 || e.Parallelism > b.Concurrency*b.Replicas {
-			continue
-		}
-		if c.Scenario.Edges == nil {
-			c.Scenario.Edges = map[string]json.RawMessage{}
-		}
-		c.Scenario.Edges[e.From+"->"+e.To] = raw(map[string]any{"parallelism": 2 * e.Parallelism})
-		c.Description += fmt.Sprintf(", and %s→%s's shared pool %d→%d", e.From, e.To, e.Parallelism, 2*e.Parallelism)
-	}
-	return c
-}
-
-// retryCandidates adds fewer attempts, backoff with full jitter and a
-// retry budget for a policy that retries.
-func retryCandidates(r *cascade.Retry, label, key string, scen func(map[string]any) *cascade.Scenario, add func(Candidate)) {
-	if r == nil || r.MaxAttempts <= 1 || r.Reactivation <= 0 {
-		return
-	}
-	retry := func(p map[string]any) *cascade.Scenario { return scen(map[string]any{"retry": p}) }
-	for _, to := range []int{1, 2} {
-		if to >= r.MaxAttempts {
-			continue
-		}
-		what := "no retries"
-		if to == 2 {
-			what = "one retry"
-		}
-		add(Candidate{
-			Name:        fmt.Sprintf("attempts=%d %s", to, key),
-			Description: fmt.Sprintf("%s: max attempts %d→%d (%s)", label, r.MaxAttempts, to, what),
-			Kind:        KindAttempts,
-			Scenario:    retry(map[string]any{"max_attempts": to}),
-		})
-	}
-	if b := r.Backoff; !(b.Kind == cascade.BackoffFullJitter && b.BaseMS >= backoffBaseMS) {
-		was := b.Kind
-		if was == "" {
-			was = cascade.BackoffNone
-		}
-		if b.BaseMS > 0 {
-			was += " " + ms(b.BaseMS)
-		}
-		add(Candidate{
-			Name:        "backoff " + key,
-			Description: fmt.Sprintf("%s: exponential backoff %s + full jitter, capped at %s (was %s)", label, ms(backoffBaseMS), ms(backoffCapMS), was),
-			Kind:        KindBackoff,
-			Scenario: retry(map[string]any{"backoff": map[string]any{
-				"kind": cascade.BackoffFullJitter, "base_ms": backoffBaseMS, "max_ms": backoffCapMS,
-			}}),
-		})
-	}
-	if r.Budget == nil {
-		add(Candidate{
-			Name:        "budget " + key,
-			Description: fmt.Sprintf("%s: retry budget of %g%% of calls (was unlimited)", label, 100*budgetRatio),
-			Kind:        KindBudget,
-			Scenario:    retry(map[string]any{"budget": map[string]any{"ratio": budgetRatio}}),
-		})
-	}
-}
-
-// fanOutCandidates adds a concurrency cap and batching for an edge whose
-// calls fan out.
-func fanOutCandidates(m *cascade.Model, e *cascade.Edge, key, label string, callers []string, add func(Candidate)) {
-	mean := e.FanOut.MeanValue()
-	if e.Observed != nil && e.Observed.FanOutMean > 0 {
-		mean = e.Observed.FanOutMean
-	}
-	if mean <= 1 || e.Async {
-		return
-	}
-	// Concurrency cap where there is none: half the parallelism seen (at
-	// least 1). An edge with a pool has its cut among the limits
-	// (edgeLimits), where it binds.
-	par := mean
-	if e.Observed != nil && e.Observed.ObservedParallel > 0 {
-		par = e.Observed.ObservedParallel
-	}
-	if cap := max(1, int(math.Floor(par/2))); e.Parallelism == 0 && float64(cap) < par {
-		add(Candidate{
-			Name:        fmt.Sprintf("cap=%d %s", cap, key),
-			Description: fmt.Sprintf("%s: at most %d calls at once per request (was all at once)", label, cap),
-			Kind:        KindCap,
-			Scenario:    &cascade.Scenario{Edges: map[string]json.RawMessage{key: raw(map[string]any{"parallelism": cap})}},
-		})
-	}
-	// Batching, when this edge is the callee's only caller (the callee's
-	// service time changes for every caller) and there are at least two
-	// calls to batch: a mean below 2 is mostly single calls (or retries
-	// read as repeats), and "batch 1.2 calls into 1" changes nothing real.
-	callee := m.Node(e.To)
-	if callee == nil || len(callers) != 1 || mean < 2 {
-		return
-	}
-	k := min(maxBatch, int(math.Ceil(mean)))
-	calls := math.Ceil(mean / float64(k))
-	f := 1 + batchItemCost*float64(k-1)
-	patch := map[string]any{"fan_out": replaceDist(cascade.Const(calls))}
-	timeout := ""
-	if e.TimeoutMS > 0 {
-		// The timeout was set for one item; a batch gets as much more
-		// time as it takes.
-		patch["timeout_ms"] = round3(e.TimeoutMS * f)
-		timeout = ", timeout ×" + num(f)
-	}
-	add(Candidate{
-		Name: fmt.Sprintf("batch=%d %s", k, key),
-		Description: fmt.Sprintf("%s: batch %s calls into %s (batches of %d, %s service ×%s%s)",
-			label, num(round3(mean)), num(calls), k, e.To, num(f), timeout),
-		Kind: KindBatching,
-		Scenario: &cascade.Scenario{
-			Edges: map[string]json.RawMessage{key: raw(patch)},
-			Nodes: nodePatch(e.To, slowNode(callee, f)),
-		},
-	})
-}
-
-// littleQueue sizes a bounded queue by Little's law: the calls a replica
-// may hold (in service and queued) are L = λ·W for its call rate λ and
-// the latency target W, so the queue is ⌈λ·W⌉ − slots (at least 1). It
-// returns 0 for nodes without a slot limit or with a bounded queue.
-func littleQueue(n *cascade.Node, ev *Evidence, targetMS float64) (int, string) {
-	if n.Concurrency <= 0 || n.QueueCap > 0 {
-		return 0, ""
-	}
-	rate, p99 := 0.0, 0.0
-	if o := n.Observed; o != nil {
-		rate, p99 = o.RatePerSec, o.LatencyP99MS
-	}
-	if ev != nil {
-		if rate <= 0 {
-			rate = ev.RatePerSec[n.Name]
-		}
-		if p99 <= 0 {
-			p99 = ev.P99MS[n.Name]
-		}
-	}
-	w, wWhy := targetMS, "target"
-	if w <= 0 {
-		w, wWhy = 2*p99, "2× p99"
-	}
-	if rate <= 0 || w <= 0 {
-		return 0, ""
-	}
-	lambda := rate / float64(n.Replicas)
-	l := math.Ceil(lambda * w / 1000)
-	q := max(1, int(l)-n.Concurrency)
-	return q, fmt.Sprintf("Little: %s/s × %s (%s) = %s in system − %d slots",
-		num(round3(lambda)), ms(round3(w)), wWhy, num(l), n.Concurrency)
-}
-
-// bottleneck returns the node of highest utilisation, or nil.
-func bottleneck(m *cascade.Model, ev *Evidence) *cascade.Node {
-	if ev == nil {
-		return nil
-	}
-	var best *cascade.Node
-	for i := range m.Nodes {
-		n := &m.Nodes[i]
-		u := ev.Utilisation[n.Name]
-		if n.Concurrency <= 0 || u <= 0 {
-			continue
-		}
-		if best == nil || u > ev.Utilisation[best.Name] || u == ev.Utilisation[best.Name] && n.Name < best.Name {
-			best = n
-		}
-	}
-	return best
 }
 
 // userCandidate wraps a scenario of the user's.
@@ -485,20 +208,4 @@ func userCandidate(s *cascade.Scenario, i int) Candidate {
 	c := *s
 	c.Name = name
 	return Candidate{Name: name, Description: desc, Kind: KindScenario, Fields: fieldsOf(&c), Scenario: &c}
-}
-
-func round3(x float64) float64 { return numfmt.Round3(x) }
-
-// kneeNote says where a rate-limit candidate's rate comes from, so that
-// it reads apart from the knee beside it: the highest swept load before
-// the capacity knee, the entry's share of it when there are several.
-func kneeNote(ev *Evidence, share float64) string {
-	s := "the highest swept load, at which goodput still kept up (the knee lies beyond the sweep)"
-	if ev.CapacityKneePerSec > 0 {
-		s = fmt.Sprintf("the highest swept load below the capacity knee of %s/s", num(ev.CapacityKneePerSec))
-	}
-	if share < 1 {
-		return fmt.Sprintf("its %s%% share of %s/s, %s", num(100*share), num(ev.KneePerSec), s)
-	}
-	return s
 }

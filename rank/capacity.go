@@ -110,34 +110,34 @@ func Capacity(ctx context.Context, m *cascade.Model, cfg Config) (*CapacityCurve
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	c, _, err := capacity(ctx, newRunner(cfg), base, cfg)
+	c, _, err := capacity(ctx, replay.NewBatch(cfg.Batch()), base, cfg)
 	return c, err
 }
 
 // capacity sweeps the load; it also returns the replays of the lowest
 // load.
-func capacity(ctx context.Context, rn *runner, m *cascade.Model, cfg Config) (*CapacityCurve, []*replay.Result, error) {
+func capacity(ctx context.Context, rn *replay.Batch, m *cascade.Model, cfg Config) (*CapacityCurve, []*replay.Result, error) {
 	rate := totalRate(m, cfg)
 	if rate <= 0 {
 		return nil, nil, ErrNoEntries
 	}
 	n := cfg.CapacityPoints
-	jobs := make([]job, n)
+	jobs := make([]replay.BatchJob, n)
 	factors := make([]float64, n)
 	for i := range jobs {
 		f := cfg.CapacityMin + (cfg.CapacityMax-cfg.CapacityMin)*float64(i)/float64(n-1)
 		factors[i] = round3(f)
-		jobs[i] = job{model: m, seeds: cfg.CapacitySeeds, series: true,
-			traffic: &cascade.Traffic{Kind: cascade.TrafficPoisson, RatePerSec: rate * factors[i]}}
+		jobs[i] = replay.BatchJob{Model: m, Seeds: cfg.CapacitySeeds, Series: true,
+			Traffic: &cascade.Traffic{Kind: cascade.TrafficPoisson, RatePerSec: rate * factors[i]}}
 	}
-	res, errs, err := rn.run(ctx, jobs)
+	res, errs, err := rn.Run(ctx, jobs)
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, fmt.Errorf("capacity sweep: %w", err)
 	}
-	c := &CapacityCurve{BaseRatePerSec: rate, Seeds: rn.seeds(&jobs[0])}
+	c := &CapacityCurve{BaseRatePerSec: rate, Seeds: rn.Seeds(&jobs[0])}
 	for i, rs := range res {
 		c.Points = append(c.Points, capacityPoint(factors[i], rs))
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/replay"
 )
 
 // fourSlots is one node with 4 slots and a constant 10 ms service: a
@@ -78,8 +79,8 @@ func TestMetastability(t *testing.T) {
 	cfg.SurgeFactor = 1.5
 	cfg.Derive = false
 	cfg.Scenarios = []*cascade.Scenario{
-		{Name: "attempts=1", Entries: nodePatch("uplink", map[string]any{"retry": map[string]any{"max_attempts": 1}})},
-		{Name: "backoff", Entries: nodePatch("uplink", map[string]any{"retry": map[string]any{
+		{Name: "attempts=1", Entries: replay.NodePatch("uplink", map[string]any{"retry": map[string]any{"max_attempts": 1}})},
+		{Name: "backoff", Entries: replay.NodePatch("uplink", map[string]any{"retry": map[string]any{
 			"backoff": map[string]any{"kind": "full-jitter", "base_ms": 100, "max_ms": 1000}}})},
 	}
 	rep, err := Run(context.Background(), loadModel(t, "../testdata/replay/seed000.json"), cfg)
@@ -107,13 +108,13 @@ func TestCompatibleSet(t *testing.T) {
 	cfg.Duration = 20 * time.Second
 	cfg.Derive = false
 	retry := func(p map[string]any) map[string]json.RawMessage {
-		return nodePatch("uplink", map[string]any{"retry": p})
+		return replay.NodePatch("uplink", map[string]any{"retry": p})
 	}
 	cfg.Scenarios = []*cascade.Scenario{
 		{Name: "attempts=1", Entries: retry(map[string]any{"max_attempts": 1})},
 		{Name: "attempts=2", Entries: retry(map[string]any{"max_attempts": 2})},
-		{Name: "queue", Nodes: nodePatch("server", map[string]any{"queue_cap": 8})},
-		{Name: "pool", Nodes: nodePatch("server", map[string]any{"concurrency": 8})},
+		{Name: "queue", Nodes: replay.NodePatch("server", map[string]any{"queue_cap": 8})},
+		{Name: "pool", Nodes: replay.NodePatch("server", map[string]any{"concurrency": 8})},
 	}
 	rep, err := Run(context.Background(), loadModel(t, "../testdata/replay/seed000.json"), cfg)
 	require.NoError(t, err)

@@ -276,3 +276,15 @@ func parseMS(s string) (float64, error) {
 	}
 	return float64(d) / 1e6, nil
 }
+
+// Batch returns the settings of the ranking's replays: its seeds,
+// parallelism, duration, drain, tick, window, tier and progress, each
+// seed over its own draw of the model when Resample is set.
+func (c *Config) Batch() replay.BatchSettings {
+	s := replay.BatchSettings{Seed: c.Seed, Seeds: c.Seeds, Parallel: c.Parallel, Duration: c.Duration,
+		Tick: c.Tick, Window: c.Window, Tier: c.Tier, Drain: c.Drain, Progress: c.Progress}
+	if c.Resample {
+		s.Draw = resample
+	}
+	return s
+}

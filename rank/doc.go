@@ -1,5 +1,6 @@
 // Package rank ranks remediations for a model by replaying them, sweeps
-// its capacity and checks it for metastability.
+// its capacity and checks it for metastability. Where an incident began
+// is package incident's job, which stands beside this one over replay.
 //
 // Run is the entry point: given a model (cascade.Model) and a Config
 // (objective, seeds, traffic, surge, the user's own scenarios), it derives

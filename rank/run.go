@@ -135,8 +135,60 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 }
 
 // runRank is Run, with the candidates' replays sharded when sh is not
-// nil (see sharding).
+// nil (see sharding). It runs in phases, each a method of ranking that
+// leaves its part of the report for the next.
 func runRank(ctx context.Context, m *cascade.Model, cfg Config, sh *sharding) (*Report, error) {
+	rk, err := newRanking(m, cfg, sh)
+	if err != nil {
+		return nil, err
+	}
+	rk.setRegimes()
+	if err := rk.checkTick(ctx); err != nil {
+		return nil, err
+	}
+	rk.batch = replay.NewBatch(rk.cfg.Batch())
+	if err := rk.replayBaseline(ctx); err != nil {
+		return nil, err
+	}
+	low, err := rk.sweepCapacity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ev := evidence(rk.base, rk.bres, rk.rep.Capacity, low, totalRate(rk.base, rk.cfg))
+	cands := rk.candidates(ev)
+	runs, errs, err := rk.replayCandidates(ctx, cands)
+	if err != nil {
+		return nil, err
+	}
+	ranked := rk.scoreRows(cands, runs, errs)
+	if err := rk.tryBestSet(ctx, ranked); err != nil {
+		return nil, err
+	}
+	rk.checkMetastability()
+	return rk.rep, nil
+}
+
+// ranking is one run of the ranking: its settled configuration and
+// model, and what its phases have found so far.
+type ranking struct {
+	cfg Config
+	sh  *sharding
+	// m is the model as given, base with its own scenarios applied.
+	m, base *cascade.Model
+	// autoDrain is set when the drain is each model's own (Config.Drain
+	// was 0), observed when the normal traffic is the observed one.
+	autoDrain, observed bool
+	regimes             []Regime
+	tickNote            string
+	batch               *replay.Batch
+	// bres holds the baseline's replays per regime.
+	bres [][]*replay.Result
+	rep  *Report
+}
+
+// newRanking checks the configuration and settles the model and the
+// drain.
+func newRanking(m *cascade.Model, cfg Config, sh *sharding) (*ranking, error) {
 	if cfg.Objective == "" {
 		cfg.Objective = ObjectiveGoodput
 	}
@@ -148,106 +200,152 @@ func runRank(ctx context.Context, m *cascade.Model, cfg Config, sh *sharding) (*
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	// The drain, unless given, is the model's own; a candidate whose
-	// policy makes work wait longer gets its own (see job.drain).
+	// policy makes work wait longer gets its own (see
+	// replay.BatchJob.Drain).
 	auto := cfg.Drain == 0
 	if auto {
 		cfg.Drain = replay.DrainFor(base)
 	}
-	// The observed traffic is the load the traces showed: closed-loop
-	// clients when they waited for their answers, else Poisson arrivals
-	// at the entries' rates.
-	observed := cfg.Traffic == nil
-	if observed {
-		cfg.Traffic = base.ObservedTraffic()
+	return &ranking{cfg: cfg, sh: sh, m: m, base: base, autoDrain: auto}, nil
+}
+
+// setRegimes settles the normal traffic and the regimes: the observed
+// traffic is the load the traces showed, closed-loop clients when they
+// waited for their answers, else Poisson arrivals at the entries' rates.
+func (rk *ranking) setRegimes() {
+	rk.observed = rk.cfg.Traffic == nil
+	if rk.observed {
+		rk.cfg.Traffic = rk.base.ObservedTraffic()
 	}
-	regimes := regimesOf(base, cfg)
-	if observed && cfg.Traffic != nil {
-		regimes[0].Name = "observed " + regimes[0].Name
+	rk.regimes = regimesOf(rk.base, rk.cfg)
+	if rk.observed && rk.cfg.Traffic != nil {
+		rk.regimes[0].Name = "observed " + rk.regimes[0].Name
 	}
-	var tickNote string
-	if cfg.TickCheck {
-		if cfg.Tick, tickNote, err = sh.refineTick(ctx, cfg, base, regimes[0]); err != nil {
-			return nil, fmt.Errorf("tick check: %w", err)
-		}
+}
+
+// checkTick refines the tick (Config.TickCheck).
+func (rk *ranking) checkTick(ctx context.Context) error {
+	if !rk.cfg.TickCheck {
+		return nil
 	}
-	rn := newRunner(cfg)
-	bres, err := sh.baseline(ctx, rn, base, regimes)
+	var err error
+	if rk.cfg.Tick, rk.tickNote, err = rk.sh.refineTick(ctx, rk.cfg, rk.base, rk.regimes[0]); err != nil {
+		return fmt.Errorf("tick check: %w", err)
+	}
+	return nil
+}
+
+// replayBaseline replays the baseline under every regime and starts the
+// report: its header, the fit check and the baseline's summaries.
+func (rk *ranking) replayBaseline(ctx context.Context) error {
+	bres, err := rk.sh.baseline(ctx, rk.batch, rk.base, rk.regimes)
 	if err != nil {
-		return nil, fmt.Errorf("baseline: %w", err)
+		return fmt.Errorf("baseline: %w", err)
 	}
+	cfg := rk.cfg
 	rep := &Report{
-		Model:      base.Name,
+		Model:      rk.base.Name,
 		Objective:  cfg.Objective,
-		Seeds:      rn.seeds(&job{}),
+		Seeds:      rk.batch.Seeds(&replay.BatchJob{}),
 		DurationMS: float64(cfg.Duration) / 1e6,
 		DrainMS:    float64(max(cfg.Drain, 0)) / 1e6,
 		TickMS:     float64(cfg.Tick) / 1e6,
-		TickNote:   tickNote,
+		TickNote:   rk.tickNote,
 		Resampled:  cfg.Resample,
-		Regimes:    regimes,
-		Basis:      BasisOf(m),
+		Regimes:    rk.regimes,
+		Basis:      BasisOf(rk.m),
 		Flows:      flowsIn(bres),
 	}
-	if observed && cfg.FitCheck {
-		rep.Fit = FitOf(base, bres[0], regimes[0].Name, DefaultTolerance(), rep.TickMS)
+	if rk.observed && cfg.FitCheck {
+		rep.Fit = FitOf(rk.base, bres[0], rk.regimes[0].Name, DefaultTolerance(), rep.TickMS)
 	}
-	for r := range regimes {
+	for r := range rk.regimes {
 		s := replay.Summarize(bres[r])
-		s.Scenario = regimes[r].Name
+		s.Scenario = rk.regimes[r].Name
 		rep.Baseline = append(rep.Baseline, s)
 	}
-	var low []*replay.Result
-	if cfg.Capacity && totalRate(base, cfg) > 0 {
-		if rep.Capacity, low, err = sh.capacity(ctx, rn, base, cfg); err != nil {
-			return nil, err
-		}
+	rk.bres, rk.rep = bres, rep
+	return nil
+}
+
+// sweepCapacity sweeps the capacity curve (Config.Capacity) into the
+// report and returns the replays at its lowest load.
+func (rk *ranking) sweepCapacity(ctx context.Context) ([]*replay.Result, error) {
+	if !rk.cfg.Capacity || totalRate(rk.base, rk.cfg) <= 0 {
+		return nil, nil
 	}
-	ev := evidence(base, bres, rep.Capacity, low, totalRate(base, cfg))
+	curve, low, err := rk.sh.capacity(ctx, rk.batch, rk.base, rk.cfg)
+	if err != nil {
+		return nil, err
+	}
+	rk.rep.Capacity = curve
+	return low, nil
+}
+
+// candidates returns the derived candidates the evidence calls for
+// (Config.Derive) and the user's, their names made unique.
+func (rk *ranking) candidates(ev *Evidence) []Candidate {
 	var cands []Candidate
-	if cfg.Derive {
-		cands = Derive(base, ev, cfg.LatencyTargetMS)
+	if rk.cfg.Derive {
+		cands = Derive(rk.base, ev, rk.cfg.LatencyTargetMS)
 	}
-	for i, s := range cfg.Scenarios {
+	for i, s := range rk.cfg.Scenarios {
 		cands = append(cands, userCandidate(s, i))
 	}
 	uniqueNames(cands)
+	return cands
+}
 
-	// Every candidate's model, then all their replays at once.
-	var jobs []job
+// replayCandidates applies every candidate to the model, then replays
+// them all at once under every regime. runs[i] holds candidate i's
+// replays per regime, nil when its scenario did not apply; errs[i] says
+// what failed it.
+func (rk *ranking) replayCandidates(ctx context.Context, cands []Candidate) (runs [][][]*replay.Result, errs []error, err error) {
+	var jobs []replay.BatchJob
 	var jobCand, jobRegime []int
 	first := make([]int, len(cands))
-	applyErr := make([]error, len(cands))
+	errs = make([]error, len(cands))
 	for i := range cands {
 		first[i] = -1
-		cm, _, err := replay.Apply(base, cands[i].Scenario)
+		cm, _, err := replay.Apply(rk.base, cands[i].Scenario)
 		if err != nil {
-			applyErr[i] = err
+			errs[i] = err
 			continue
 		}
 		first[i] = len(jobs)
 		var drain time.Duration
-		if auto {
+		if rk.autoDrain {
 			drain = replay.DrainFor(cm)
 		}
-		for r := range regimes {
-			jobs = append(jobs, job{model: cm, traffic: regimes[r].Traffic, drain: drain})
+		for r := range rk.regimes {
+			jobs = append(jobs, replay.BatchJob{Model: cm, Traffic: rk.regimes[r].Traffic, Drain: drain})
 			jobCand, jobRegime = append(jobCand, i), append(jobRegime, r)
 		}
 	}
-	res, errs, err := sh.run(ctx, rn, jobs, jobCand, jobRegime)
+	res, jobErrs, err := rk.sh.run(ctx, rk.batch, jobs, jobCand, jobRegime)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	rep.NoiseFloor = math.Round(baselineSpread(cfg.Objective, bres)*1e6) / 1e6
+	runs = make([][][]*replay.Result, len(cands))
+	for i := range cands {
+		if first[i] >= 0 {
+			n := len(rk.regimes)
+			runs[i] = res[first[i] : first[i]+n]
+			errs[i] = errors.Join(jobErrs[first[i] : first[i]+n]...)
+		}
+	}
+	return runs, errs, nil
+}
+
+// scoreRows scores every candidate against the baseline into the report's
+// rows, ranked, and returns the replays of each row in their order (nil
+// for a failed one).
+func (rk *ranking) scoreRows(cands []Candidate, runs [][][]*replay.Result, errs []error) [][][]*replay.Result {
+	rep := rk.rep
+	rep.NoiseFloor = math.Round(baselineSpread(rk.cfg.Objective, rk.bres)*1e6) / 1e6
 	rows := make([]Row, len(cands))
 	for i := range cands {
-		var cres [][]*replay.Result
-		err := applyErr[i]
-		if first[i] >= 0 {
-			cres = res[first[i] : first[i]+len(regimes)]
-			err = errors.Join(errs[first[i] : first[i]+len(regimes)]...)
-		}
-		rows[i] = score(base, cfg.Objective, rep.NoiseFloor, regimes, cands[i], bres, cres, err)
+		rows[i] = score(rk.base, rk.cfg.Objective, rep.NoiseFloor, rk.regimes, cands[i], rk.bres, runs[i], errs[i])
 	}
 	if rep.Basis != nil && rep.Basis.Thin != "" {
 		abstain(rows)
@@ -257,29 +355,37 @@ func runRank(ctx context.Context, m *cascade.Model, cfg Config, sh *sharding) (*
 	}
 	order := rankRows(rows)
 	rep.Rows = make([]Row, len(rows))
-	runs := make([][][]*replay.Result, len(rows))
+	ranked := make([][][]*replay.Result, len(rows))
 	for i, j := range order {
 		rep.Rows[i] = rows[j]
 		if rows[j].Verdict != Failed {
-			runs[i] = res[first[j] : first[j]+len(regimes)]
+			ranked[i] = runs[j]
 		}
 	}
-	if rep.Set, err = bestSet(ctx, rn, base, cfg, rep.NoiseFloor, regimes, bres, rep.Rows, runs); err != nil {
-		return nil, err
+	return ranked
+}
+
+// tryBestSet tries the best compatible set of wins together.
+func (rk *ranking) tryBestSet(ctx context.Context, ranked [][][]*replay.Result) error {
+	var err error
+	rk.rep.Set, err = bestSet(ctx, rk.batch, rk.base, rk.cfg, rk.rep.NoiseFloor, rk.regimes, rk.bres, rk.rep.Rows, ranked)
+	return err
+}
+
+// checkMetastability checks the surge regime, when there is one.
+func (rk *ranking) checkMetastability() {
+	if len(rk.regimes) > 1 {
+		rk.rep.Metastability = metastability(rk.regimes[1], rk.cfg, rk.bres[1], rk.rep.Rows)
 	}
-	if len(regimes) > 1 {
-		rep.Metastability = metastability(regimes[1], cfg, bres[1], rep.Rows)
-	}
-	return rep, nil
 }
 
 // runOne replays one model under every regime.
-func runOne(ctx context.Context, rn *runner, m *cascade.Model, regimes []Regime) ([][]*replay.Result, error) {
-	jobs := make([]job, len(regimes))
+func runOne(ctx context.Context, rn *replay.Batch, m *cascade.Model, regimes []Regime) ([][]*replay.Result, error) {
+	jobs := make([]replay.BatchJob, len(regimes))
 	for r := range regimes {
-		jobs[r] = job{model: m, traffic: regimes[r].Traffic}
+		jobs[r] = replay.BatchJob{Model: m, Traffic: regimes[r].Traffic}
 	}
-	res, errs, err := rn.run(ctx, jobs)
+	res, errs, err := rn.Run(ctx, jobs)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/replay"
 )
 
 func TestTInterval(t *testing.T) {
@@ -91,10 +92,10 @@ func loadModel(t testing.TB, path string) *cascade.Model {
 func TestNoOpIsNeverAWin(t *testing.T) {
 	m := loadModel(t, "../testdata/replay/seed000.json")
 	noop := []*cascade.Scenario{
-		{Name: "empty", Nodes: nodePatch("server", map[string]any{})},
-		{Name: "observed", Nodes: nodePatch("server", map[string]any{"observed": map[string]any{"requests": 5}})},
-		{Name: "unlimited-queue", Nodes: nodePatch("downlink", map[string]any{"queue_cap": 3})},
-		{Name: "provenance", Edges: map[string]json.RawMessage{"uplink->server": raw(map[string]any{"provenance": map[string]any{"fan_out": "user"}})}},
+		{Name: "empty", Nodes: replay.NodePatch("server", map[string]any{})},
+		{Name: "observed", Nodes: replay.NodePatch("server", map[string]any{"observed": map[string]any{"requests": 5}})},
+		{Name: "unlimited-queue", Nodes: replay.NodePatch("downlink", map[string]any{"queue_cap": 3})},
+		{Name: "provenance", Edges: map[string]json.RawMessage{"uplink->server": replay.RawPatch(map[string]any{"provenance": map[string]any{"fan_out": "user"}})}},
 	}
 	for _, o := range Objectives {
 		t.Run(string(o), func(t *testing.T) {

@@ -41,7 +41,7 @@ type SetStep struct {
 // Config.MaxSet) that patches no field of a member: it joins when the
 // set with it beats the set without it on the mean of the paired
 // objective differences. runs[i] are rows[i]'s replays.
-func bestSet(ctx context.Context, rn *runner, base *cascade.Model, cfg Config, floor float64, regimes []Regime,
+func bestSet(ctx context.Context, rn *replay.Batch, base *cascade.Model, cfg Config, floor float64, regimes []Regime,
 	bres [][]*replay.Result, rows []Row, runs [][][]*replay.Result) (*Set, error) {
 	var wins []int
 	for i := range rows {
@@ -142,7 +142,7 @@ func mergeScenarios(ss []*cascade.Scenario) *cascade.Scenario {
 				_ = json.Unmarshal(prev, &a)
 			}
 			_ = json.Unmarshal(p, &b)
-			(*dst)[k] = raw(mergeJSON(a, b))
+			(*dst)[k] = replay.RawPatch(mergeJSON(a, b))
 		}
 	}
 	for _, s := range ss {

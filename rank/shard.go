@@ -123,15 +123,15 @@ func (sh *sharding) refineTick(ctx context.Context, cfg Config, m *cascade.Model
 
 // baseline replays the baseline, or takes it from shard 0's partial in a
 // merge.
-func (sh *sharding) baseline(ctx context.Context, rn *runner, m *cascade.Model, regimes []Regime) ([][]*replay.Result, error) {
+func (sh *sharding) baseline(ctx context.Context, rn *replay.Batch, m *cascade.Model, regimes []Regime) ([][]*replay.Result, error) {
 	if sh != nil && sh.parts != nil {
 		b := sh.prefix.Baseline
 		if len(b) != len(regimes) {
 			return nil, fmt.Errorf("%w: %s: shard 0's partial carries a baseline of %d regimes, not %d", replay.ErrPartials, sh.parts[0].File, len(b), len(regimes))
 		}
 		for r := range b {
-			if len(b[r]) != len(rn.seeds(&job{})) || slices.Contains(b[r], nil) {
-				return nil, fmt.Errorf("%w: %s: shard 0's partial carries a baseline of %d seeds, not %d", replay.ErrPartials, sh.parts[0].File, len(b[r]), len(rn.seeds(&job{})))
+			if len(b[r]) != len(rn.Seeds(&replay.BatchJob{})) || slices.Contains(b[r], nil) {
+				return nil, fmt.Errorf("%w: %s: shard 0's partial carries a baseline of %d seeds, not %d", replay.ErrPartials, sh.parts[0].File, len(b[r]), len(rn.Seeds(&replay.BatchJob{})))
 			}
 		}
 		return b, nil
@@ -145,7 +145,7 @@ func (sh *sharding) baseline(ctx context.Context, rn *runner, m *cascade.Model, 
 
 // capacity sweeps the load, or takes the sweep from shard 0's partial in
 // a merge.
-func (sh *sharding) capacity(ctx context.Context, rn *runner, m *cascade.Model, cfg Config) (*CapacityCurve, []*replay.Result, error) {
+func (sh *sharding) capacity(ctx context.Context, rn *replay.Batch, m *cascade.Model, cfg Config) (*CapacityCurve, []*replay.Result, error) {
 	if sh != nil && sh.parts != nil {
 		if sh.prefix.Capacity == nil {
 			return nil, nil, fmt.Errorf("%w: %s: shard 0's partial carries no capacity sweep", replay.ErrPartials, sh.parts[0].File)
@@ -162,9 +162,9 @@ func (sh *sharding) capacity(ctx context.Context, rn *runner, m *cascade.Model, 
 // run replays jobs (job i is candidate cand[i]'s, under regime reg[i]):
 // all of them unsharded, a shard's units, or none, taking them from the
 // partials.
-func (sh *sharding) run(ctx context.Context, rn *runner, jobs []job, cand, reg []int) ([][]*replay.Result, []error, error) {
+func (sh *sharding) run(ctx context.Context, rn *replay.Batch, jobs []replay.BatchJob, cand, reg []int) ([][]*replay.Result, []error, error) {
 	if sh == nil {
-		return rn.run(ctx, jobs)
+		return rn.Run(ctx, jobs)
 	}
 	// Unit numbers: job i's seed k is unit first[i]+k.
 	first := make([]int, len(jobs))
@@ -172,7 +172,7 @@ func (sh *sharding) run(ctx context.Context, rn *runner, jobs []job, cand, reg [
 	maxSeeds := 0
 	for i := range jobs {
 		first[i] = sh.units
-		seeds[i] = rn.seeds(&jobs[i])
+		seeds[i] = rn.Seeds(&jobs[i])
 		sh.units += len(seeds[i])
 		maxSeeds = max(maxSeeds, len(seeds[i]))
 	}
@@ -186,31 +186,31 @@ func (sh *sharding) run(ctx context.Context, rn *runner, jobs []job, cand, reg [
 // unit at that position is the shard's, on a runner whose first seed is
 // that seed (a job's seed k replays alike on any engine: replay.Engine.Run
 // resets it).
-func (sh *sharding) replay(ctx context.Context, rn *runner, jobs []job, cand, reg, first []int, seeds [][]uint64, maxSeeds int) error {
+func (sh *sharding) replay(ctx context.Context, rn *replay.Batch, jobs []replay.BatchJob, cand, reg, first []int, seeds [][]uint64, maxSeeds int) error {
 	owned := 0
 	for u := range sh.units {
 		if sh.shard.Owns(u) {
 			owned++
 		}
 	}
-	rn.plan(owned)
+	rn.Plan(owned)
 	for k := range maxSeeds {
-		var batch []job
+		var batch []replay.BatchJob
 		var at []int
 		for i := range jobs {
 			if k < len(seeds[i]) && sh.shard.Owns(first[i]+k) {
 				j := jobs[i]
-				j.seeds = 1
+				j.Seeds = 1
 				batch, at = append(batch, j), append(at, i)
 			}
 		}
 		if len(batch) == 0 {
 			continue
 		}
-		cfg := rn.cfg
-		cfg.Seed = seeds[at[0]][k]
-		cfg.Progress = nil
-		res, errs, err := newRunner(cfg).run(ctx, batch)
+		set := rn.Settings()
+		set.Seed = seeds[at[0]][k]
+		set.Progress = nil
+		res, errs, err := replay.NewBatch(set).Run(ctx, batch)
 		if err != nil {
 			return err
 		}
@@ -222,7 +222,7 @@ func (sh *sharding) replay(ctx context.Context, rn *runner, jobs []job, cand, re
 				r.Result = res[b][0]
 			}
 			sh.replays = append(sh.replays, r)
-			rn.tick()
+			rn.Done()
 		}
 	}
 	slices.SortFunc(sh.replays, func(a, b Replay) int {
@@ -234,7 +234,7 @@ func (sh *sharding) replay(ctx context.Context, rn *runner, jobs []job, cand, re
 // take puts every job's results together from the partials' units: a
 // job's error is that of its first seed to fail, as when it replays in
 // one piece (it stops there).
-func (sh *sharding) take(jobs []job, cand, reg, first []int, seeds [][]uint64) ([][]*replay.Result, []error, error) {
+func (sh *sharding) take(jobs []replay.BatchJob, cand, reg, first []int, seeds [][]uint64) ([][]*replay.Result, []error, error) {
 	count := len(sh.parts)
 	type key struct {
 		cand, reg int

@@ -30,8 +30,8 @@ func TestShardTakeFirstError(t *testing.T) {
 				[]*Partial{a, b}[u%2].Replays = append([]*Partial{a, b}[u%2].Replays, r)
 			}
 			sh := &sharding{parts: []*Partial{a, b}}
-			rn := newRunner(Config{Seed: 1, Seeds: 3})
-			res, errs, err := sh.run(t.Context(), rn, []job{{}}, []int{0}, []int{0})
+			rn := replay.NewBatch(replay.BatchSettings{Seed: 1, Seeds: 3})
+			res, errs, err := sh.run(t.Context(), rn, []replay.BatchJob{{}}, []int{0}, []int{0})
 			require.NoError(t, err)
 			if tc.want == "" {
 				require.NoError(t, errs[0])

@@ -12,7 +12,7 @@ import (
 // baseline under the normal traffic, with the run's first seed, duration
 // and window.
 func refineTick(ctx context.Context, cfg Config, m *cascade.Model, normal Regime) (time.Duration, string, error) {
-	rc := newRunner(cfg).replayConfig(&job{traffic: normal.Traffic})
+	rc := replay.NewBatch(cfg.Batch()).Config(&replay.BatchJob{Traffic: normal.Traffic})
 	rc.Parallel = cfg.Parallel
 	return replay.RefineTick(ctx, m, rc)
 }

@@ -59,18 +59,7 @@ func RunSeeds(ctx context.Context, m *cascade.Model, cfg Config) ([]*Result, err
 	}
 	out := make([]*Result, k)
 	g, ctx := errgroup.WithContext(ctx)
-	next := make(chan int)
-	g.Go(func() error {
-		defer close(next)
-		for i := 0; i < k; i++ {
-			select {
-			case next <- i:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		return nil
-	})
+	next := indices(ctx, g, k)
 	for w := 0; w < par; w++ {
 		e := first
 		g.Go(func() error {

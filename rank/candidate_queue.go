@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"cascade"
+	"cascade/replay"
 )
 
 // The remediations seed 002 names for a chain of tasks over a message
@@ -91,7 +92,7 @@ func rabbit(q *cascade.Queue) bool { return q.System == "" || strings.EqualFold(
 
 // queuePatch is a node patch over the queue's fields.
 func queuePatch(name string, p map[string]any) map[string]json.RawMessage {
-	return nodePatch(name, map[string]any{"queue": p})
+	return replay.NodePatch(name, map[string]any{"queue": p})
 }
 
 // consumerFailing reports whether a consumer of queue name failed in the
@@ -256,7 +257,7 @@ func brokerCandidates(m *cascade.Model, ev *Evidence, t *queueTopology, add func
 				Scenario:    &cascade.Scenario{Nodes: map[string]json.RawMessage{}},
 			}
 			for _, n := range qs {
-				c.Scenario.Nodes[n.Name] = raw(map[string]any{"queue": p})
+				c.Scenario.Nodes[n.Name] = replay.RawPatch(map[string]any{"queue": p})
 			}
 			add(c)
 		}
@@ -474,7 +475,7 @@ func consumerCandidates(m *cascade.Model, ev *Evidence, t *queueTopology, n *cas
 				continue
 			}
 			slots = (to + max(1, cn.Replicas) - 1) / max(1, cn.Replicas)
-			c.Scenario.Nodes[name] = raw(map[string]any{"concurrency": slots})
+			c.Scenario.Nodes[name] = replay.RawPatch(map[string]any{"concurrency": slots})
 			c.Description += fmt.Sprintf(", and %s's slots %d → %d per replica, which would hold them back", name, cn.Concurrency, slots)
 		}
 		add(c)
@@ -537,7 +538,7 @@ func publishCandidates(m *cascade.Model, t *queueTopology, e *cascade.Edge, key,
 			Description: fmt.Sprintf("%s: publish without waiting for the confirm (%s no longer waits for the broker; a refused publish is lost, not retried)",
 				label, e.From),
 			Kind:     KindPublish,
-			Scenario: &cascade.Scenario{Edges: map[string]json.RawMessage{key: raw(map[string]any{"async": true})}},
+			Scenario: &cascade.Scenario{Edges: map[string]json.RawMessage{key: replay.RawPatch(map[string]any{"async": true})}},
 		})
 	}
 	var queues []string
@@ -555,7 +556,7 @@ func publishCandidates(m *cascade.Model, t *queueTopology, e *cascade.Edge, key,
 		Description: fmt.Sprintf("%s: publish to %d of %d queues (drop %s): a product change, %s no longer runs; flow success then counts only the remaining tasks",
 			e.From, len(queues)-1, len(queues), e.To, strings.Join(t.consumers[e.To], ", ")),
 		Kind:     KindFanOutCut,
-		Scenario: &cascade.Scenario{Edges: map[string]json.RawMessage{key: raw(map[string]any{"fan_out": replaceDist(cascade.Const(0))})}},
+		Scenario: &cascade.Scenario{Edges: map[string]json.RawMessage{key: replay.RawPatch(map[string]any{"fan_out": replay.DistPatch(cascade.Const(0))})}},
 	})
 }
 
@@ -590,6 +591,6 @@ func offPathCandidate(t *queueTopology, e *cascade.Edge, key, label string, add 
 		Name:        "off-path " + key,
 		Description: fmt.Sprintf("%s: move %s off the request path (async: %s no longer waits for it)", label, e.To, e.From),
 		Kind:        KindAsync,
-		Scenario:    &cascade.Scenario{Edges: map[string]json.RawMessage{key: raw(map[string]any{"async": true})}},
+		Scenario:    &cascade.Scenario{Edges: map[string]json.RawMessage{key: replay.RawPatch(map[string]any{"async": true})}},
 	})
 }

@@ -2,105 +2,11 @@ package rank
 
 import (
 	"encoding/json"
-	"math"
 	"sort"
 	"strings"
 
 	"cascade"
-	"cascade/internal/numfmt"
 )
-
-// distKeys are the JSON fields of cascade.Dist: a patch that replaces a
-// distribution nulls the ones it does not set, because a merge patch
-// merges objects key by key.
-var distKeys = []string{"kind", "value", "mean", "mu", "sigma", "min", "max", "p50", "p95", "p99",
-	"points", "spike_prob", "spike", "floor", "cap"}
-
-// replaceDist returns a merge patch that replaces a distribution by d.
-func replaceDist(d cascade.Dist) map[string]any {
-	return replaceObject(d, distKeys)
-}
-
-// replaceObject returns v's JSON object with null for every key of keys
-// that v leaves out.
-func replaceObject(v any, keys []string) map[string]any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic("rank: " + err.Error())
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		panic("rank: " + err.Error())
-	}
-	for _, k := range keys {
-		if _, ok := m[k]; !ok {
-			m[k] = nil
-		}
-	}
-	return m
-}
-
-// raw marshals a patch.
-func raw(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic("rank: " + err.Error())
-	}
-	return b
-}
-
-func nodePatch(name string, patch map[string]any) map[string]json.RawMessage {
-	return map[string]json.RawMessage{name: raw(patch)}
-}
-
-// scaleDist returns d with every time multiplied by f (f > 0): the same
-// shape, f times slower.
-func scaleDist(d cascade.Dist, f float64) cascade.Dist {
-	if d.Kind == cascade.DistLognormal {
-		d.Mu += math.Log(f)
-	} else {
-		d.Value *= f
-		d.Mean *= f
-		d.Sigma *= f
-		d.Min *= f
-		d.Max *= f
-		d.P50 *= f
-		d.P95 *= f
-		d.P99 *= f
-	}
-	if len(d.Points) > 0 {
-		p := make([]float64, len(d.Points))
-		for i, x := range d.Points {
-			p[i] = x * f
-		}
-		d.Points = p
-	}
-	d.SpikeMS *= f
-	d.Floor *= f
-	d.Cap *= f
-	return d
-}
-
-// slowNode returns a node patch that makes n's service f times longer,
-// its observed tiers too (replay may draw from them).
-func slowNode(n *cascade.Node, f float64) map[string]any {
-	p := map[string]any{"service_ms": replaceDist(scaleDist(n.Service, f))}
-	if t := n.Tiers; t != nil {
-		st := *t
-		st.P50 *= f
-		st.P95 *= f
-		st.P99 *= f
-		st.Mean *= f
-		if len(t.Points) > 0 {
-			st.Points = make([]float64, len(t.Points))
-			for i, x := range t.Points {
-				st.Points[i] = x * f
-			}
-		}
-		p["tiers"] = replaceObject(st, []string{"p50", "p95", "p99", "mean", "points"})
-	}
-	return p
-}
 
 // fieldsOf lists the fields a scenario patches, as "node:NAME/FIELD",
 // "edge:FROM->TO/FIELD" and "entry:NAME/FIELD" (nested objects add
@@ -195,9 +101,3 @@ func compatible(a, b *Candidate) bool {
 	}
 	return true
 }
-
-// num formats a number briefly (numfmt.Brief).
-func num(x float64) string { return numfmt.Brief(x) }
-
-// ms formats milliseconds: "850 ms", "1.2 s".
-func ms(x float64) string { return numfmt.MS(x) }

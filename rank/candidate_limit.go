@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"cascade"
+	"cascade/replay"
 )
 
 // Every limit of the model gets a candidate that raises it and one that
@@ -44,7 +45,7 @@ func nodeLimits(m *cascade.Model, ev *Evidence, n *cascade.Node, bottleneck stri
 				Name:        "pool÷2 " + n.Name,
 				Description: fmt.Sprintf("%s: pool %d→%d slots per replica (%s)", n.Name, n.Concurrency, to, why),
 				Kind:        KindPool,
-				Scenario:    &cascade.Scenario{Nodes: nodePatch(n.Name, map[string]any{"concurrency": to})},
+				Scenario:    &cascade.Scenario{Nodes: replay.NodePatch(n.Name, map[string]any{"concurrency": to})},
 			})
 		}
 	}
@@ -54,7 +55,7 @@ func nodeLimits(m *cascade.Model, ev *Evidence, n *cascade.Node, bottleneck stri
 				Name:        name + " " + n.Name,
 				Description: fmt.Sprintf("%s: queue cap %d→%d per replica (the queue filled)", n.Name, q, to),
 				Kind:        KindQueue,
-				Scenario:    &cascade.Scenario{Nodes: nodePatch(n.Name, map[string]any{"queue_cap": to})},
+				Scenario:    &cascade.Scenario{Nodes: replay.NodePatch(n.Name, map[string]any{"queue_cap": to})},
 			})
 		}
 		queue("queue×2", 2*q)
@@ -71,7 +72,7 @@ func nodeLimits(m *cascade.Model, ev *Evidence, n *cascade.Node, bottleneck stri
 				Name:        name + " " + n.Name,
 				Description: fmt.Sprintf("%s: breaker opens at %s%%→%s%% errors (it opened)", n.Name, num(100*b.ErrorRate), num(100*to)),
 				Kind:        KindBreaker,
-				Scenario:    &cascade.Scenario{Nodes: nodePatch(n.Name, map[string]any{"breaker": map[string]any{"error_rate": to}})},
+				Scenario:    &cascade.Scenario{Nodes: replay.NodePatch(n.Name, map[string]any{"breaker": map[string]any{"error_rate": to}})},
 			})
 		}
 		if b.ErrorRate < 1 {
@@ -128,7 +129,7 @@ func edgeLimits(m *cascade.Model, ev *Evidence, e *cascade.Edge, key, label stri
 			Name:        name + " " + key,
 			Description: fmt.Sprintf("%s: %s (%s)", label, what, why),
 			Kind:        KindPool,
-			Scenario:    &cascade.Scenario{Edges: map[string]json.RawMessage{key: raw(map[string]any{"parallelism": to})}},
+			Scenario:    &cascade.Scenario{Edges: map[string]json.RawMessage{key: replay.RawPatch(map[string]any{"parallelism": to})}},
 		})
 	}
 	pool("pool×2", 2*p)
@@ -172,7 +173,7 @@ func entryLimits(ev *Evidence, en *cascade.Entry, add func(Candidate)) {
 			Description: fmt.Sprintf("%s: rate limit %s/s→%s/s, burst %s→%s (it turned requests away)",
 				en.Node, num(rl.RatePerSec), num(rate), num(rl.Burst), num(burst)),
 			Kind: KindRateLimit,
-			Scenario: &cascade.Scenario{Entries: nodePatch(en.Node, map[string]any{"rate_limit": cascade.RateLimit{
+			Scenario: &cascade.Scenario{Entries: replay.NodePatch(en.Node, map[string]any{"rate_limit": cascade.RateLimit{
 				RatePerSec: rate, Burst: burst,
 			}})},
 		})

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"cascade"
+	"cascade/replay"
 )
 
 // The remediations seed 002 names besides retries, fan-out and
@@ -111,7 +112,7 @@ func edgeRemedies(m *cascade.Model, ev *Evidence, e *cascade.Edge, key, label st
 				Description: fmt.Sprintf("%s: make the call async, fire and forget (a failed call fails %s %.0f%% of the time%s)",
 					label, e.From, 100*e.Propagation, why),
 				Kind:     KindAsync,
-				Scenario: &cascade.Scenario{Edges: map[string]json.RawMessage{key: raw(map[string]any{"async": true})}},
+				Scenario: &cascade.Scenario{Edges: map[string]json.RawMessage{key: replay.RawPatch(map[string]any{"async": true})}},
 			})
 		}
 	}
@@ -130,7 +131,7 @@ func edgeRemedies(m *cascade.Model, ev *Evidence, e *cascade.Edge, key, label st
 		Description: fmt.Sprintf("%s: a fallback, %s answers degraded (a default or cached answer) for %.0f%% of the failed calls instead of failing (degraded answers count as successes)",
 			label, e.From, 100*fallbackQ),
 		Kind:     KindFallback,
-		Scenario: &cascade.Scenario{Edges: map[string]json.RawMessage{key: raw(map[string]any{"fallback": cascade.Fallback{Probability: fallbackQ}})}},
+		Scenario: &cascade.Scenario{Edges: map[string]json.RawMessage{key: replay.RawPatch(map[string]any{"fallback": cascade.Fallback{Probability: fallbackQ}})}},
 	})
 }
 
@@ -176,8 +177,8 @@ func nodeRemedies(m *cascade.Model, ev *Evidence, n *cascade.Node, latencyTarget
 				n.Name, heavy.From, heavy.To, k, n.Concurrency, n.Concurrency-k, heavy.From, 100*share),
 			Kind: KindBulkhead,
 			Scenario: &cascade.Scenario{
-				Edges: map[string]json.RawMessage{key: raw(map[string]any{"bulkhead": k})},
-				Nodes: nodePatch(n.Name, map[string]any{"concurrency": n.Concurrency - k}),
+				Edges: map[string]json.RawMessage{key: replay.RawPatch(map[string]any{"bulkhead": k})},
+				Nodes: replay.NodePatch(n.Name, map[string]any{"concurrency": n.Concurrency - k}),
 			},
 		})
 	}
@@ -210,6 +211,6 @@ func nodeRemedies(m *cascade.Model, ev *Evidence, n *cascade.Node, latencyTarget
 		Description: fmt.Sprintf("%s: priority split, turn low-priority calls (%.0f%% of requests) away once %d are queued per replica (%s), so the queue stays open to the rest",
 			n.Name, 100*low/shares, at, why),
 		Kind:     KindPriority,
-		Scenario: &cascade.Scenario{Nodes: nodePatch(n.Name, map[string]any{"shed_low_at": at})},
+		Scenario: &cascade.Scenario{Nodes: replay.NodePatch(n.Name, map[string]any{"shed_low_at": at})},
 	})
 }
