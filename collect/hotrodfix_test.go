@@ -25,6 +25,7 @@ import (
 
 	"cascade"
 	"cascade/analyze"
+	"cascade/dataset"
 	"cascade/fit"
 	"cascade/graph"
 	"cascade/ingest"
@@ -416,7 +417,7 @@ func readCapture(t testing.TB, path string) []cascade.Span {
 func readDataset(t testing.TB, dir string) []cascade.Span {
 	t.Helper()
 	var spans []cascade.Span
-	require.NoError(t, ingest.ReadSpans(dir, func(s *cascade.Span) error {
+	require.NoError(t, dataset.ReadSpans(dir, func(s *cascade.Span) error {
 		spans = append(spans, s.Clone())
 		return nil
 	}))

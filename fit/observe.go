@@ -15,7 +15,7 @@ import (
 )
 
 // SpanSource calls fn for every span of a dataset and returns fn's first
-// error. Spans must come grouped by trace, as ingest.ReadSpans yields
+// error. Spans must come grouped by trace, as dataset.ReadSpans yields
 // them; the span passed to fn is only valid during the call. It has the
 // shape of graph.SpanSource.
 type SpanSource func(fn func(*cascade.Span) error) error

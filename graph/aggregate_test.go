@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
 	"cascade/ingest"
 	"cascade/internal/testutil"
@@ -42,7 +43,7 @@ func connectorDataset(tb testing.TB, cfg testutil.ConnectorConfig) string {
 }
 
 func readSamples(dir string) graph.SampleSource {
-	return func(fn func(*cascade.Sample) error) error { return ingest.ReadSamples(dir, fn) }
+	return func(fn func(*cascade.Sample) error) error { return dataset.ReadSamples(dir, fn) }
 }
 
 // CompareAggregate returns per-edge and per-node lines comparing an

@@ -13,13 +13,13 @@ import (
 
 // SpanSource calls fn for every span of a dataset and returns fn's first
 // error. Spans must come grouped by trace (all spans of a trace one after
-// another); within a trace any order will do. ingest.ReadSpans, which
+// another); within a trace any order will do. dataset.ReadSpans, which
 // yields spans sorted by trace and then start, is one. The span passed to
 // fn is only valid during the call: the builder copies what it keeps.
 type SpanSource func(fn func(*cascade.Span) error) error
 
 // SampleSource calls fn for every metric point and returns fn's first
-// error; ingest.ReadSamples is one. Any order will do.
+// error; dataset.ReadSamples is one. Any order will do.
 type SampleSource func(fn func(*cascade.Sample) error) error
 
 // Spans returns a SpanSource over spans held in memory (tests, examples,

@@ -253,7 +253,7 @@ type PathStep struct {
 }
 
 // RootCause reads an incident from spans grouped by trace (the order of
-// ingest.ReadSpans): per node and window the latency as callers see it,
+// dataset.ReadSpans): per node and window the latency as callers see it,
 // the self time and the error rate; the change point of each node against
 // its normal range (its first windows, or reference when not nil); the
 // origin; the path; and, when m is not nil, each node's infectability in

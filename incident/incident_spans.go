@@ -157,7 +157,7 @@ func (a *spanAcc) intern(name string) string {
 }
 
 // add takes the next span; spans must come grouped by trace. The span
-// and its strings are only valid during the call (ingest.ReadSpans lends
+// and its strings are only valid during the call (dataset.ReadSpans lends
 // them), so what is kept is copied.
 func (a *spanAcc) add(s *cascade.Span) {
 	if s.TraceID != a.trace {

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
-	"cascade/ingest"
 	"cascade/internal/testutil"
 	"cascade/testdata/shapes"
 )
@@ -21,14 +21,14 @@ import (
 // without them when logs is false.
 func shapeIncidentLogs(t *testing.T, dir string, logs bool) *Incident {
 	t.Helper()
-	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) })
+	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
 	cfg := DefaultConfig()
 	cfg.Slowdown = 0
 	in := Input{Spans: src, Model: res.Model}
 	if logs {
-		in.Logs = func(fn func(*cascade.LogRecord) error) error { return ingest.ReadLogs(dir, fn) }
+		in.Logs = func(fn func(*cascade.LogRecord) error) error { return dataset.ReadLogs(dir, fn) }
 	}
 	inc, err := Investigate(context.Background(), in, cfg)
 	require.NoError(t, err)
@@ -208,10 +208,10 @@ func TestShapesLogsReference(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: tc.throw})
 			spans := func(d string) graph.SpanSource {
-				return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(d, fn) }
+				return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(d, fn) }
 			}
 			logs := func(d string) LogSource {
-				return func(fn func(*cascade.LogRecord) error) error { return ingest.ReadLogs(d, fn) }
+				return func(fn func(*cascade.LogRecord) error) error { return dataset.ReadLogs(d, fn) }
 			}
 			cfg := DefaultConfig()
 			cfg.Slowdown, cfg.Verify = 0, 0

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
-	"cascade/ingest"
 	"cascade/internal/testutil"
 	"cascade/testdata/shapes"
 )
@@ -49,7 +49,7 @@ func TestShapesHealthy(t *testing.T) {
 // the origins).
 func shapeIncident(t *testing.T, dir string) *Incident {
 	t.Helper()
-	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) })
+	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
 	cfg := DefaultConfig()
@@ -64,7 +64,7 @@ func shapeIncident(t *testing.T, dir string) *Incident {
 func shapeIncidentRef(t *testing.T, dir, refDir string) *Incident {
 	t.Helper()
 	spans := func(d string) graph.SpanSource {
-		return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(d, fn) }
+		return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(d, fn) }
 	}
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), spans(dir), nil)
 	require.NoError(t, err)

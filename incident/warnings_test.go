@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
-	"cascade/ingest"
 	"cascade/internal/testutil"
 	"cascade/testdata/shapes"
 )
@@ -22,10 +22,10 @@ func TestLogWarnings(t *testing.T) {
 	refDir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 1200, Format: shapes.NezhaCSV, Logs: true, Seed: 7})
 	dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock"})
 	spans := func(d string) graph.SpanSource {
-		return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(d, fn) }
+		return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(d, fn) }
 	}
 	logs := func(d string) LogSource {
-		return func(fn func(*cascade.LogRecord) error) error { return ingest.ReadLogs(d, fn) }
+		return func(fn func(*cascade.LogRecord) error) error { return dataset.ReadLogs(d, fn) }
 	}
 	tests := []struct {
 		name           string

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
-	"cascade/ingest"
 	"cascade/internal/testutil"
 	"cascade/replay"
 	"cascade/testdata/shapes"
@@ -88,7 +88,7 @@ type outcome struct{ p50, p99, success float64 }
 func shapeModel(t *testing.T, cfg shapes.Config) (*cascade.Model, outcome) {
 	t.Helper()
 	dir, _ := testutil.ShapeDataset(t, cfg)
-	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) })
+	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
 	o := testutil.CaptureOutcome(t, dir)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/ingest"
 	"cascade/testdata/shapes"
 )
@@ -57,7 +58,7 @@ func CaptureOutcome(tb testing.TB, dir string) Outcome {
 	tb.Helper()
 	var ok []float64
 	roots := 0
-	require.NoError(tb, ingest.ReadSpans(dir, func(s *cascade.Span) error {
+	require.NoError(tb, dataset.ReadSpans(dir, func(s *cascade.Span) error {
 		if s.IsRoot() {
 			roots++
 			if s.Status != cascade.StatusError {
