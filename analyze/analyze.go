@@ -193,7 +193,7 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	if gcfg.Dataset == "" {
 		gcfg.Dataset = strings.Join(cfg.Inputs, " ")
 	}
-	var gsamples graph.SampleSource
+	var gsamples cascade.SampleSource
 	if samples != nil {
 		gsamples = samples
 	}
@@ -213,7 +213,7 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	} else {
 		fcfg := cfg.Fit
 		fcfg.Progress = stage("fit")
-		var fsamples fit.SampleSource
+		var fsamples cascade.SampleSource
 		if samples != nil {
 			fsamples = samples
 		}
@@ -443,7 +443,7 @@ func write(dir string, a *report.Analysis, out []outFile) error {
 // baselineSpans returns the spans of cfg.Baseline: the dataset it
 // names, or its trace files ingested into a temporary dataset that done
 // removes.
-func baselineSpans(ctx context.Context, cfg Config) (graph.SpanSource, string, func(), error) {
+func baselineSpans(ctx context.Context, cfg Config) (cascade.SpanSource, string, func(), error) {
 	if len(cfg.Baseline) == 1 {
 		if _, err := os.Stat(filepath.Join(cfg.Baseline[0], dataset.SpansFile)); err == nil {
 			if len(cfg.BaselineLogs)+len(cfg.BaselineMetrics) > 0 {
@@ -482,7 +482,7 @@ func logsOf(dir string) incident.LogSource {
 
 // samplesOf returns the metric samples of the dataset dir, or nil when
 // it has no metrics.parquet.
-func samplesOf(dir string) graph.SampleSource {
+func samplesOf(dir string) cascade.SampleSource {
 	if _, err := os.Stat(filepath.Join(dir, dataset.MetricsFile)); err != nil {
 		return nil
 	}

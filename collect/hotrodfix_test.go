@@ -156,7 +156,7 @@ func quantile(xs []float64, q float64) float64 {
 func fixModel(ctx context.Context, name string, spans []cascade.Span, samples []cascade.Sample) (*cascade.Model, error) {
 	cfg := analyze.DefaultConfig()
 	src := graph.Spans(spans)
-	var ssrc graph.SampleSource
+	var ssrc cascade.SampleSource
 	if samples != nil {
 		ssrc = graph.Samples(samples)
 	}
@@ -168,7 +168,7 @@ func fixModel(ctx context.Context, name string, spans []cascade.Span, samples []
 	}
 	fcfg := cfg.Fit
 	fcfg.Seed, fcfg.Parallel = cfg.Rank.Seed, 2
-	obs, err := fit.Observe(ctx, fcfg, g.Model, fit.SpanSource(src), fit.SampleSource(ssrc))
+	obs, err := fit.Observe(ctx, fcfg, g.Model, src, ssrc)
 	if err != nil {
 		return nil, fmt.Errorf("fit %s: %w", name, err)
 	}

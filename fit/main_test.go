@@ -12,7 +12,6 @@ import (
 
 	"cascade"
 	"cascade/dataset"
-	"cascade/fit"
 	"cascade/graph"
 	"cascade/ingest"
 )
@@ -68,7 +67,7 @@ func trainTicketDataset(tb testing.TB) string {
 	return ingested(tb, "trainticket", "nezha-trainticket/trace/08_43_trace.csv.gz")
 }
 
-func spansOf(dir string) fit.SpanSource {
+func spansOf(dir string) cascade.SpanSource {
 	return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }
 }
 
@@ -77,7 +76,7 @@ func buildModel(tb testing.TB, dir string, level graph.Level) *graph.Result {
 	tb.Helper()
 	cfg := graph.DefaultConfig()
 	cfg.Level = level
-	res, err := graph.Build(context.Background(), cfg, graph.SpanSource(spansOf(dir)), nil)
+	res, err := graph.Build(context.Background(), cfg, spansOf(dir), nil)
 	require.NoError(tb, err)
 	return res
 }

@@ -42,7 +42,7 @@ func connectorDataset(tb testing.TB, cfg testutil.ConnectorConfig) string {
 	return icfg.Out
 }
 
-func readSamples(dir string) graph.SampleSource {
+func readSamples(dir string) cascade.SampleSource {
 	return func(fn func(*cascade.Sample) error) error { return dataset.ReadSamples(dir, fn) }
 }
 

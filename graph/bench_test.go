@@ -48,7 +48,7 @@ func BenchmarkBuild(b *testing.B) {
 	cases := []struct {
 		name  string
 		spans int
-		src   graph.SpanSource
+		src   cascade.SpanSource
 	}{
 		{"dataset", len(spans), readSpans(dir)},
 		{"memory", len(spans), graph.Spans(spans)},
@@ -94,6 +94,6 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func readSpans(dir string) graph.SpanSource {
+func readSpans(dir string) cascade.SpanSource {
 	return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }
 }

@@ -21,7 +21,7 @@ import (
 // without them when logs is false.
 func shapeIncidentLogs(t *testing.T, dir string, logs bool) *Incident {
 	t.Helper()
-	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
+	src := cascade.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
 	cfg := DefaultConfig()
@@ -207,7 +207,7 @@ func TestShapesLogsReference(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: tc.throw})
-			spans := func(d string) graph.SpanSource {
+			spans := func(d string) cascade.SpanSource {
 				return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(d, fn) }
 			}
 			logs := func(d string) LogSource {

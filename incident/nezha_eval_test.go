@@ -63,8 +63,8 @@ func nezhaDataset(t *testing.T, files []string) func(func(*cascade.Span) error) 
 // nezhaData is one ingested dataset: its spans, its samples (nil
 // without metrics) and the model graph builds from it.
 type nezhaData struct {
-	spans   graph.SpanSource
-	samples graph.SampleSource
+	spans   cascade.SpanSource
+	samples cascade.SampleSource
 	model   *cascade.Model
 	logs    LogSource
 }

@@ -49,7 +49,7 @@ func TestShapesHealthy(t *testing.T) {
 // the origins).
 func shapeIncident(t *testing.T, dir string) *Incident {
 	t.Helper()
-	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
+	src := cascade.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
 	cfg := DefaultConfig()
@@ -63,7 +63,7 @@ func shapeIncident(t *testing.T, dir string) *Incident {
 // refDir.
 func shapeIncidentRef(t *testing.T, dir, refDir string) *Incident {
 	t.Helper()
-	spans := func(d string) graph.SpanSource {
+	spans := func(d string) cascade.SpanSource {
 		return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(d, fn) }
 	}
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), spans(dir), nil)

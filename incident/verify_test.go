@@ -126,7 +126,7 @@ func TestVerifyOrder(t *testing.T) {
 func TestVerifyDeterministic(t *testing.T) {
 	cfg := shapes.Config{Shape: "mixed", Traces: int(shapes.Rate("mixed") * 120), Slow: "stock", SlowFactor: 3}
 	dir, _ := testutil.ShapeDataset(t, cfg)
-	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
+	src := cascade.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
 	var want []byte

@@ -21,7 +21,7 @@ import (
 func TestLogWarnings(t *testing.T) {
 	refDir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 1200, Format: shapes.NezhaCSV, Logs: true, Seed: 7})
 	dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock"})
-	spans := func(d string) graph.SpanSource {
+	spans := func(d string) cascade.SpanSource {
 		return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(d, fn) }
 	}
 	logs := func(d string) LogSource {
@@ -82,7 +82,7 @@ func TestMetricWarnings(t *testing.T) {
 	flat := func(string, float64) float64 { return 1 }
 	spans := synth{slow: flat, starve: none}.spans()
 	t0 := spans[0].Start
-	series := func(kind cascade.MetricKind, svc string, from, to int, high float64, at int) graph.SampleSource {
+	series := func(kind cascade.MetricKind, svc string, from, to int, high float64, at int) cascade.SampleSource {
 		var out []cascade.Sample
 		for s := from; s < to; s += 10 {
 			v := 0.2 + 0.01*float64(s%30)/10
@@ -101,13 +101,13 @@ func TestMetricWarnings(t *testing.T) {
 			return nil
 		}
 	}
-	cpu := func(svc string, from, to int, high float64, at int) graph.SampleSource {
+	cpu := func(svc string, from, to int, high float64, at int) cascade.SampleSource {
 		return series(cascade.MetricCPU, svc, from, to, high, at)
 	}
 	tests := []struct {
 		name       string
-		samples    graph.SampleSource
-		refSamples graph.SampleSource
+		samples    cascade.SampleSource
+		refSamples cascade.SampleSource
 		want       string
 		wantJudged bool // db's evidence holds the metric
 	}{

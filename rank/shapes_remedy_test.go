@@ -97,7 +97,7 @@ func TestShapesRemedies(t *testing.T) {
 func remedyShape(t *testing.T, cfg shapes.Config) (*cascade.Model, testutil.Outcome) {
 	t.Helper()
 	dir, _ := testutil.ShapeDataset(t, cfg)
-	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
+	src := cascade.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
 	return res.Model, testutil.CaptureOutcome(t, dir)

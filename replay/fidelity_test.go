@@ -88,7 +88,7 @@ type outcome struct{ p50, p99, success float64 }
 func shapeModel(t *testing.T, cfg shapes.Config) (*cascade.Model, outcome) {
 	t.Helper()
 	dir, _ := testutil.ShapeDataset(t, cfg)
-	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
+	src := cascade.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
 	o := testutil.CaptureOutcome(t, dir)

@@ -246,8 +246,8 @@ func graphSources(cmd *cobra.Command, args, metrics []string, format string, pul
 // alone when there are no spans.
 func buildGraph(cmd *cobra.Command, cfg graph.Config, dirs []string) (*graph.Result, error) {
 	ctx := cmd.Context()
-	var spans []graph.SpanSource
-	var samples []graph.SampleSource
+	var spans []cascade.SpanSource
+	var samples []cascade.SampleSource
 	for _, d := range dirs {
 		spans = append(spans, spansOf(d))
 		if s := samplesOf(d); s != nil {
@@ -270,7 +270,7 @@ func buildGraph(cmd *cobra.Command, cfg graph.Config, dirs []string) (*graph.Res
 		}
 		return nil
 	}
-	var sampleSource graph.SampleSource
+	var sampleSource cascade.SampleSource
 	if len(samples) > 0 {
 		sampleSource = allSamples
 	}
@@ -362,12 +362,12 @@ func graphInput(cmd *cobra.Command, args, metrics []string, format string) (dir 
 	return icfg.Out, cleanup, nil
 }
 
-func spansOf(dir string) graph.SpanSource {
+func spansOf(dir string) cascade.SpanSource {
 	return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }
 }
 
 // samplesOf reads the dataset's metrics, if it has any.
-func samplesOf(dir string) graph.SampleSource {
+func samplesOf(dir string) cascade.SampleSource {
 	if _, err := os.Stat(filepath.Join(dir, dataset.MetricsFile)); err != nil {
 		return nil
 	}
