@@ -13,7 +13,7 @@ import (
 	"cascade/dataset"
 	"cascade/graph"
 	"cascade/ingest"
-	"cascade/testdata/brokersim"
+	"cascade/internal/brokersim"
 )
 
 // brokersimDataset writes a brokersim capture (traces and the broker's

@@ -15,8 +15,8 @@ import (
 	"cascade/dataset"
 	"cascade/graph"
 	"cascade/ingest"
+	"cascade/internal/brokersim"
 	"cascade/replay"
-	"cascade/testdata/brokersim"
 )
 
 // brokersimModel generates a brokersim capture (OTLP traces and the
