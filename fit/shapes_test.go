@@ -14,7 +14,7 @@ import (
 	"cascade/dataset"
 	"cascade/fit"
 	"cascade/graph"
-	"cascade/internal/testutil"
+	"cascade/internal/shapetest"
 	"cascade/testdata/shapes"
 )
 
@@ -46,7 +46,7 @@ func TestShapesFit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, truth := testutil.ShapeDataset(t, tc.cfg)
+			dir, truth := shapetest.Dataset(t, tc.cfg)
 			spans := func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }
 			res, err := graph.Build(context.Background(), graph.DefaultConfig(), spans, nil)
 			require.NoError(t, err)
@@ -107,7 +107,7 @@ func TestShapesFit(t *testing.T) {
 // (0.01 to 0.5): every value lies below the measured interval, so the
 // calibrated edge keeps a p within it, and the provenance says observed.
 func TestFitKeepsMeasured(t *testing.T) {
-	dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Fail: "stock", SlowFrom: 1e-3})
+	dir, _ := shapetest.Dataset(t, shapes.Config{Shape: "pairs", Fail: "stock", SlowFrom: 1e-3})
 	spans := func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), spans, nil)
 	require.NoError(t, err)

@@ -9,7 +9,7 @@ import (
 	"cascade"
 	"cascade/dataset"
 	"cascade/graph"
-	"cascade/internal/testutil"
+	"cascade/internal/shapetest"
 	"cascade/testdata/shapes"
 )
 
@@ -21,7 +21,7 @@ func TestShapesIncident(t *testing.T) {
 	for _, name := range shapes.Names() {
 		t.Run(name, func(t *testing.T) {
 			n := int(shapes.Rate(name) * 120)
-			dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: name, Traces: n, Slow: "stock", SlowFactor: 3})
+			dir, _ := shapetest.Dataset(t, shapes.Config{Shape: name, Traces: n, Slow: "stock", SlowFactor: 3})
 			inc := shapeIncident(t, dir)
 			t.Logf("origins %v", inc.Origins)
 			require.NotEmpty(t, inc.Origins, "%+v", inc.Nodes)
@@ -36,7 +36,7 @@ func TestShapesHealthy(t *testing.T) {
 	for _, name := range shapes.Names() {
 		t.Run(name, func(t *testing.T) {
 			n := int(shapes.Rate(name) * 120)
-			dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: name, Traces: n})
+			dir, _ := shapetest.Dataset(t, shapes.Config{Shape: name, Traces: n})
 			inc := shapeIncident(t, dir)
 			require.Empty(t, inc.Origins, "%+v", brief(inc))
 		})

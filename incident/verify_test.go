@@ -11,7 +11,7 @@ import (
 	"cascade"
 	"cascade/dataset"
 	"cascade/graph"
-	"cascade/internal/testutil"
+	"cascade/internal/shapetest"
 	"cascade/testdata/shapes"
 )
 
@@ -125,7 +125,7 @@ func TestVerifyOrder(t *testing.T) {
 // slots by index.
 func TestVerifyDeterministic(t *testing.T) {
 	cfg := shapes.Config{Shape: "mixed", Traces: int(shapes.Rate("mixed") * 120), Slow: "stock", SlowFactor: 3}
-	dir, _ := testutil.ShapeDataset(t, cfg)
+	dir, _ := shapetest.Dataset(t, cfg)
 	src := cascade.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)

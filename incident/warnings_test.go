@@ -10,7 +10,7 @@ import (
 	"cascade"
 	"cascade/dataset"
 	"cascade/graph"
-	"cascade/internal/testutil"
+	"cascade/internal/shapetest"
 	"cascade/testdata/shapes"
 )
 
@@ -19,8 +19,8 @@ import (
 // with its logs, or without a reference (the first windows), they are
 // judged and nothing is said.
 func TestLogWarnings(t *testing.T) {
-	refDir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 1200, Format: shapes.NezhaCSV, Logs: true, Seed: 7})
-	dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock"})
+	refDir, _ := shapetest.Dataset(t, shapes.Config{Shape: "pairs", Traces: 1200, Format: shapes.NezhaCSV, Logs: true, Seed: 7})
+	dir, _ := shapetest.Dataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock"})
 	spans := func(d string) cascade.SpanSource {
 		return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(d, fn) }
 	}
