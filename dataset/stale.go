@@ -50,7 +50,7 @@ func readOwner(dir string) (pid int, host string, ok bool) {
 	return pid, host, pid > 0
 }
 
-// tempName reports whether name is a temporary directory Create
+// tempName reports whether name is a temporary directory NewWriter
 // makes beside a dataset named base (".BASE.tmp-DIGITS"), or one Publish
 // moves the old dataset to (".BASE.tmp-DIGITS.old").
 func tempName(name, base string) (temp, old bool) {

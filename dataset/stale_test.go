@@ -27,7 +27,7 @@ func TestStaleHelperProcess(t *testing.T) {
 	if out == "" {
 		t.Skip("a helper: TestCleanStale runs it")
 	}
-	w, err := Create(out, 0)
+	w, err := NewWriter(out, 0)
 	require.NoError(t, err)
 	io.Copy(io.Discard, os.Stdin)
 	w.Abort()
@@ -157,7 +157,7 @@ func TestCleanStale(t *testing.T) {
 		var notes []string
 		out := filepath.Join(top, "ds")
 		CleanStale(out, time.Now(), func(s string) { notes = append(notes, s) })
-		w, err := Create(out, 0)
+		w, err := NewWriter(out, 0)
 		require.NoError(t, err)
 		s := cascade.Span{TraceID: "t", SpanID: "a", Service: "svc", Start: 1, Duration: 1}
 		require.NoError(t, w.AddSpan(&s))

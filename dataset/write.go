@@ -84,11 +84,11 @@ type Writer struct {
 // WriteSpans shares the strings its rows repeat.
 const bigTrace = 4096
 
-// Create starts a dataset at out: a temporary directory beside it, named
+// NewWriter starts a dataset at out: a temporary directory beside it, named
 // for this process (see CleanStale). runRows is how many rows are sorted
 // in memory before a run is spilled, zero meaning the default. It fails
 // when out exists and is neither a dataset nor an empty directory.
-func Create(out string, runRows int) (*Writer, error) {
+func NewWriter(out string, runRows int) (*Writer, error) {
 	if info, err := os.Stat(out); err == nil {
 		if !info.IsDir() {
 			return nil, fmt.Errorf("dataset %s: exists and is not a directory", out)

@@ -19,7 +19,7 @@ type store struct {
 }
 
 func createStore(out string, runRows int) (*store, error) {
-	w, err := dataset.Create(out, runRows)
+	w, err := dataset.NewWriter(out, runRows)
 	if err != nil {
 		return nil, err
 	}
