@@ -341,23 +341,29 @@ func shareStrings(r *cascade.Span, strs map[string]string) {
 // WriteSamples writes metrics.parquet: the points added, in stored order
 // (CompareSamples), those keep reports true for.
 func (w *Writer) WriteSamples(keep func(*cascade.Sample) bool) error {
-	fw, err := newFileWriter[cascade.Sample](filepath.Join(w.tmp, MetricsFile),
+	return writeFile(w.tmp, MetricsFile, w.samples, keep,
 		parquet.Ascending("service"), parquet.Ascending("instance"), parquet.Ascending("metric"),
 		parquet.Ascending("labels"), parquet.Ascending("time"))
+}
+
+// writeFile writes the file name in dir: the rows of s in stored order,
+// those keep reports true for, declared sorted by sorting.
+func writeFile[T any](dir, name string, s *sorter[T], keep func(*T) bool, sorting ...parquet.SortingColumn) error {
+	fw, err := newFileWriter[T](filepath.Join(dir, name), sorting...)
 	if err != nil {
 		return err
 	}
-	err = w.samples.drain(func(s *cascade.Sample) error {
-		if !keep(s) {
+	err = s.drain(func(row *T) error {
+		if !keep(row) {
 			return nil
 		}
-		return fw.write(s)
+		return fw.write(row)
 	})
 	if e := fw.close(); err == nil {
 		err = e
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", MetricsFile, err)
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil
 }

@@ -2,8 +2,6 @@ package dataset
 
 import (
 	"cmp"
-	"fmt"
-	"path/filepath"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -43,22 +41,5 @@ func CompareLogs(a, b *cascade.LogRecord) int {
 // it is given. A dataset without logs is one whose writer never called
 // WriteLogs.
 func (w *Writer) WriteLogs(keep func(*cascade.LogRecord) bool) error {
-	fw, err := newFileWriter[cascade.LogRecord](filepath.Join(w.tmp, LogsFile),
-		parquet.Ascending("service"), parquet.Ascending("time"))
-	if err != nil {
-		return err
-	}
-	err = w.logs.drain(func(r *cascade.LogRecord) error {
-		if !keep(r) {
-			return nil
-		}
-		return fw.write(r)
-	})
-	if e := fw.close(); err == nil {
-		err = e
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", LogsFile, err)
-	}
-	return nil
+	return writeFile(w.tmp, LogsFile, w.logs, keep, parquet.Ascending("service"), parquet.Ascending("time"))
 }
