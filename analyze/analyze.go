@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/fit"
 	"cascade/graph"
 	"cascade/incident"
@@ -171,7 +172,7 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 
 	// Ingest, unless the input is a dataset already.
 	stage("ingest")
-	dir, sum, keep, cleanup, err := dataset(ctx, cfg, &a.Files)
+	dir, sum, keep, cleanup, err := openDataset(ctx, cfg, &a.Files)
 	if err != nil {
 		return nil, err
 	}
@@ -180,10 +181,10 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	if sum.Spans == 0 {
 		return nil, &ingest.InputError{File: strings.Join(cfg.Inputs, ", "), Err: fmt.Errorf("no spans to analyse: %w", ingest.ErrNoInput)}
 	}
-	spans := func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }
+	spans := func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }
 	var samples func(fn func(*cascade.Sample) error) error
-	if _, err := os.Stat(filepath.Join(dir, ingest.MetricsFile)); err == nil {
-		samples = func(fn func(*cascade.Sample) error) error { return ingest.ReadSamples(dir, fn) }
+	if _, err := os.Stat(filepath.Join(dir, dataset.MetricsFile)); err == nil {
+		samples = func(fn func(*cascade.Sample) error) error { return dataset.ReadSamples(dir, fn) }
 	}
 
 	// The call graph.
@@ -192,7 +193,7 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	if gcfg.Dataset == "" {
 		gcfg.Dataset = strings.Join(cfg.Inputs, " ")
 	}
-	var gsamples graph.SampleSource
+	var gsamples cascade.SampleSource
 	if samples != nil {
 		gsamples = samples
 	}
@@ -212,7 +213,7 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	} else {
 		fcfg := cfg.Fit
 		fcfg.Progress = stage("fit")
-		var fsamples fit.SampleSource
+		var fsamples cascade.SampleSource
 		if samples != nil {
 			fsamples = samples
 		}
@@ -333,11 +334,11 @@ func entryRate(m *cascade.Model) float64 {
 	return r
 }
 
-// dataset returns the dataset directory to read: the input when it is a
+// openDataset returns the dataset directory to read: the input when it is a
 // dataset, else the inputs ingested into a temporary directory inside
 // Out. keep moves that into Out/dataset (replacing the last run's) once
 // the analysis has succeeded; cleanup removes what keep did not move.
-func dataset(ctx context.Context, cfg Config, files *[]string) (dir string, sum *ingest.Summary, keep func() error, cleanup func(), err error) {
+func openDataset(ctx context.Context, cfg Config, files *[]string) (dir string, sum *ingest.Summary, keep func() error, cleanup func(), err error) {
 	nop := func() {}
 	keep = func() error { return nil }
 	if len(cfg.Inputs) == 1 && isDataset(cfg.Inputs[0]) {
@@ -372,12 +373,12 @@ func dataset(ctx context.Context, cfg Config, files *[]string) (dir string, sum 
 		return "", nil, nil, nop, err
 	}
 	sum.Dataset = DatasetDir
-	*files = append(*files, filepath.Join(DatasetDir, ingest.SpansFile))
-	if _, err := os.Stat(filepath.Join(icfg.Out, ingest.MetricsFile)); err == nil {
-		*files = append(*files, filepath.Join(DatasetDir, ingest.MetricsFile))
+	*files = append(*files, filepath.Join(DatasetDir, dataset.SpansFile))
+	if _, err := os.Stat(filepath.Join(icfg.Out, dataset.MetricsFile)); err == nil {
+		*files = append(*files, filepath.Join(DatasetDir, dataset.MetricsFile))
 	}
-	if _, err := os.Stat(filepath.Join(icfg.Out, ingest.LogsFile)); err == nil {
-		*files = append(*files, filepath.Join(DatasetDir, ingest.LogsFile))
+	if _, err := os.Stat(filepath.Join(icfg.Out, dataset.LogsFile)); err == nil {
+		*files = append(*files, filepath.Join(DatasetDir, dataset.LogsFile))
 	}
 	keep = func() error {
 		final := filepath.Join(cfg.Out, DatasetDir)
@@ -391,7 +392,7 @@ func dataset(ctx context.Context, cfg Config, files *[]string) (dir string, sum 
 
 // isDataset reports whether path is a directory holding spans.parquet.
 func isDataset(path string) bool {
-	fi, err := os.Stat(filepath.Join(path, ingest.SpansFile))
+	fi, err := os.Stat(filepath.Join(path, dataset.SpansFile))
 	return err == nil && fi.Mode().IsRegular()
 }
 
@@ -442,14 +443,14 @@ func write(dir string, a *report.Analysis, out []outFile) error {
 // baselineSpans returns the spans of cfg.Baseline: the dataset it
 // names, or its trace files ingested into a temporary dataset that done
 // removes.
-func baselineSpans(ctx context.Context, cfg Config) (graph.SpanSource, string, func(), error) {
+func baselineSpans(ctx context.Context, cfg Config) (cascade.SpanSource, string, func(), error) {
 	if len(cfg.Baseline) == 1 {
-		if _, err := os.Stat(filepath.Join(cfg.Baseline[0], ingest.SpansFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(cfg.Baseline[0], dataset.SpansFile)); err == nil {
 			if len(cfg.BaselineLogs)+len(cfg.BaselineMetrics) > 0 {
 				return nil, "", nil, errors.New("a dataset holds its logs and metrics; ingest them into it")
 			}
 			dir := cfg.Baseline[0]
-			return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }, dir, func() {}, nil
+			return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }, dir, func() {}, nil
 		}
 	}
 	tmp, err := os.MkdirTemp("", "cascade-baseline-")
@@ -467,25 +468,25 @@ func baselineSpans(ctx context.Context, cfg Config) (graph.SpanSource, string, f
 		return nil, "", nil, err
 	}
 	dir := icfg.Out
-	return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }, dir, done, nil
+	return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }, dir, done, nil
 }
 
 // logsOf returns the log records of the dataset dir, or nil when it has
 // no logs.parquet.
 func logsOf(dir string) incident.LogSource {
-	if _, err := os.Stat(filepath.Join(dir, ingest.LogsFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, dataset.LogsFile)); err != nil {
 		return nil
 	}
-	return func(fn func(*cascade.LogRecord) error) error { return ingest.ReadLogs(dir, fn) }
+	return func(fn func(*cascade.LogRecord) error) error { return dataset.ReadLogs(dir, fn) }
 }
 
 // samplesOf returns the metric samples of the dataset dir, or nil when
 // it has no metrics.parquet.
-func samplesOf(dir string) graph.SampleSource {
-	if _, err := os.Stat(filepath.Join(dir, ingest.MetricsFile)); err != nil {
+func samplesOf(dir string) cascade.SampleSource {
+	if _, err := os.Stat(filepath.Join(dir, dataset.MetricsFile)); err != nil {
 		return nil
 	}
-	return func(fn func(*cascade.Sample) error) error { return ingest.ReadSamples(dir, fn) }
+	return func(fn func(*cascade.Sample) error) error { return dataset.ReadSamples(dir, fn) }
 }
 
 // onsetBeyond says when the incident began later into the capture than

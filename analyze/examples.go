@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"cascade"
-	"cascade/graph"
 	"cascade/incident"
 	"cascade/report"
 )
@@ -26,7 +25,7 @@ type traceAcc struct {
 // an origin, the slowest and failed of those through it since its
 // change. The order is fixed by duration and trace id, whatever the
 // order of the spans.
-func examples(spans graph.SpanSource, inc *incident.Incident) (*report.Examples, error) {
+func examples(spans cascade.SpanSource, inc *incident.Incident) (*report.Examples, error) {
 	origin, since := "", int64(0)
 	if inc != nil && len(inc.Origins) > 0 {
 		origin = inc.Origins[0]

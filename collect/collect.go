@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/ingest"
 )
 
@@ -54,7 +55,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	work := cfg.WorkDir()
 	if cfg.Finalize {
 		_, werr := os.Stat(work)
-		_, derr := os.Stat(filepath.Join(cfg.Out, ingest.SpansFile))
+		_, derr := os.Stat(filepath.Join(cfg.Out, dataset.SpansFile))
 		if errors.Is(werr, os.ErrNotExist) && derr != nil {
 			return nil, fmt.Errorf("%w: neither %s nor a dataset at %s exists", ErrNothingToFinalize, work, cfg.Out)
 		}
@@ -147,7 +148,7 @@ func finalize(ctx context.Context, out, work string, runRows int, log func(strin
 		return fin, err
 	}
 	restoreDataset(out, log)
-	_, statErr := os.Stat(filepath.Join(out, ingest.SpansFile))
+	_, statErr := os.Stat(filepath.Join(out, dataset.SpansFile))
 	exists := statErr == nil
 	if len(paths) == 0 && exists {
 		log("nothing to add: no segments in %s; %s is unchanged", work, out)
@@ -168,7 +169,7 @@ func finalize(ctx context.Context, out, work string, runRows int, log func(strin
 	if exists {
 		in := ingest.InputSummary{File: out, Format: "dataset"}
 		var c cloner
-		err := ingest.ReadSpans(out, func(s *cascade.Span) error {
+		err := dataset.ReadSpans(out, func(s *cascade.Span) error {
 			in.Spans++
 			sp := c.span(s)
 			return w.Span(&sp)
@@ -176,7 +177,7 @@ func finalize(ctx context.Context, out, work string, runRows int, log func(strin
 		if err != nil {
 			return fin, fmt.Errorf("read dataset %s: %w", out, err)
 		}
-		err = ingest.ReadSamples(out, func(s *cascade.Sample) error {
+		err = dataset.ReadSamples(out, func(s *cascade.Sample) error {
 			in.Samples++
 			sm := c.sample(s)
 			return w.Sample(&sm)
@@ -289,7 +290,7 @@ func restoreDataset(out string, log func(string, ...any)) {
 			continue
 		}
 		aside := filepath.Join(parent, name)
-		if _, err := os.Stat(filepath.Join(aside, ingest.SpansFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(aside, dataset.SpansFile)); err != nil {
 			continue
 		}
 		if err := os.Rename(aside, out); err == nil {
@@ -319,7 +320,7 @@ func logger(w io.Writer) func(string, ...any) {
 	}
 }
 
-// cloner copies the rows ingest.ReadSpans and ReadSamples lend (their
+// cloner copies the rows dataset.ReadSpans and ReadSamples lend (their
 // strings alias the reader's buffers), sharing the copies of strings that
 // repeat: services, operations and the other low-cardinality columns, and
 // the trace id of consecutive spans.

@@ -24,7 +24,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"cascade"
-	"cascade/ingest"
+	"cascade/dataset"
 )
 
 // TestE2ENotify runs the notification chain of testdata/notify against a
@@ -689,7 +689,7 @@ func eachSpan(td ptrace.Traces, fn func(ptrace.Span)) {
 
 // readSamplesFn calls fn with each stored sample's metric and labels.
 func readSamplesFn(dir string, fn func(metric, labels string)) error {
-	return ingest.ReadSamples(dir, func(s *cascade.Sample) error {
+	return dataset.ReadSamples(dir, func(s *cascade.Sample) error {
 		fn(s.Metric, s.Labels)
 		return nil
 	})

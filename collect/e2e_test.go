@@ -22,7 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"cascade"
-	"cascade/ingest"
+	"cascade/dataset"
 )
 
 // The end-to-end test runs a real traced application, HotROD (the Jaeger
@@ -238,7 +238,7 @@ func checkHotROD(t *testing.T, out string, load []dispatched) {
 	}
 	byTrace := map[string][]spanRow{}
 	services := map[string]int{}
-	require.NoError(t, ingest.ReadSpans(out, func(s *cascade.Span) error {
+	require.NoError(t, dataset.ReadSpans(out, func(s *cascade.Span) error {
 		tr := strings.Clone(s.TraceID)
 		byTrace[tr] = append(byTrace[tr], spanRow{
 			id: strings.Clone(s.SpanID), parent: strings.Clone(s.ParentSpanID), service: strings.Clone(s.Service),
@@ -316,7 +316,7 @@ func checkHotRODMetrics(t *testing.T, out string, load []dispatched, loadStart, 
 	var ok2xx, failed5xx float64
 	var rate, hotrod int
 	metrics := map[string]bool{}
-	require.NoError(t, ingest.ReadSamples(out, func(s *cascade.Sample) error {
+	require.NoError(t, dataset.ReadSamples(out, func(s *cascade.Sample) error {
 		metrics[strings.Clone(s.Metric)] = true
 		if strings.HasPrefix(s.Metric, "hotrod_") {
 			hotrod++

@@ -22,7 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"cascade"
-	"cascade/ingest"
+	"cascade/dataset"
 )
 
 // testTraces builds one trace of n spans (a root and n-1 children) of
@@ -196,7 +196,7 @@ type spanKey struct{ trace, span string }
 func readSpans(t testing.TB, dir string) map[spanKey]cascade.Span {
 	t.Helper()
 	out := map[spanKey]cascade.Span{}
-	err := ingest.ReadSpans(dir, func(s *cascade.Span) error {
+	err := dataset.ReadSpans(dir, func(s *cascade.Span) error {
 		c := *s
 		c.TraceID, c.SpanID, c.ParentSpanID = strings.Clone(s.TraceID), strings.Clone(s.SpanID), strings.Clone(s.ParentSpanID)
 		c.Service, c.Operation = strings.Clone(s.Service), strings.Clone(s.Operation)

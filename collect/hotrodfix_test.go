@@ -25,6 +25,7 @@ import (
 
 	"cascade"
 	"cascade/analyze"
+	"cascade/dataset"
 	"cascade/fit"
 	"cascade/graph"
 	"cascade/ingest"
@@ -155,7 +156,7 @@ func quantile(xs []float64, q float64) float64 {
 func fixModel(ctx context.Context, name string, spans []cascade.Span, samples []cascade.Sample) (*cascade.Model, error) {
 	cfg := analyze.DefaultConfig()
 	src := graph.Spans(spans)
-	var ssrc graph.SampleSource
+	var ssrc cascade.SampleSource
 	if samples != nil {
 		ssrc = graph.Samples(samples)
 	}
@@ -167,7 +168,7 @@ func fixModel(ctx context.Context, name string, spans []cascade.Span, samples []
 	}
 	fcfg := cfg.Fit
 	fcfg.Seed, fcfg.Parallel = cfg.Rank.Seed, 2
-	obs, err := fit.Observe(ctx, fcfg, g.Model, fit.SpanSource(src), fit.SampleSource(ssrc))
+	obs, err := fit.Observe(ctx, fcfg, g.Model, src, ssrc)
 	if err != nil {
 		return nil, fmt.Errorf("fit %s: %w", name, err)
 	}
@@ -416,7 +417,7 @@ func readCapture(t testing.TB, path string) []cascade.Span {
 func readDataset(t testing.TB, dir string) []cascade.Span {
 	t.Helper()
 	var spans []cascade.Span
-	require.NoError(t, ingest.ReadSpans(dir, func(s *cascade.Span) error {
+	require.NoError(t, dataset.ReadSpans(dir, func(s *cascade.Span) error {
 		spans = append(spans, s.Clone())
 		return nil
 	}))

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
 	"cascade/ingest"
 )
@@ -120,7 +121,7 @@ func loadNotifyCapture(t testing.TB, dir string) notifyCapture {
 func readDatasetSamples(t testing.TB, dir string) []cascade.Sample {
 	t.Helper()
 	var out []cascade.Sample
-	require.NoError(t, ingest.ReadSamples(dir, func(s *cascade.Sample) error {
+	require.NoError(t, dataset.ReadSamples(dir, func(s *cascade.Sample) error {
 		x := *s
 		x.Metric, x.Service, x.Labels = cloneString(x.Metric), cloneString(x.Service), cloneString(x.Labels)
 		out = append(out, x)

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/ingest"
 )
 
@@ -174,7 +175,7 @@ func TestPullPrometheus(t *testing.T) {
 				require.ErrorContains(t, err, tc.err)
 				var pe *ingest.ParseError
 				require.Equal(t, tc.parseErr, errors.As(err, &pe), "%v", err)
-				require.NoFileExists(t, filepath.Join(cfg.Out, ingest.SpansFile))
+				require.NoFileExists(t, filepath.Join(cfg.Out, dataset.SpansFile))
 				return
 			}
 			require.NoError(t, err)
@@ -209,7 +210,7 @@ func TestPullPrometheusWindows(t *testing.T) {
 	}, windows, "windows of 10,000 steps")
 	require.Equal(t, int64(25001), res.Summary.Samples)
 	var metric string
-	require.NoError(t, ingest.ReadSamples(cfg.Out, func(s *cascade.Sample) error {
+	require.NoError(t, dataset.ReadSamples(cfg.Out, func(s *cascade.Sample) error {
 		metric = strings.Clone(s.Metric)
 		return nil
 	}))

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/ingest"
 )
 
@@ -127,7 +128,7 @@ func TestReceiverAnswers(t *testing.T) {
 	require.NoDirExists(t, cfg.WorkDir(), "finalizing removes the work directory")
 
 	var samples []cascade.Sample
-	require.NoError(t, ingest.ReadSamples(cfg.Out, func(s *cascade.Sample) error {
+	require.NoError(t, dataset.ReadSamples(cfg.Out, func(s *cascade.Sample) error {
 		c := *s
 		c.Service, c.Metric, c.Labels, c.Instance = strings.Clone(s.Service), strings.Clone(s.Metric), strings.Clone(s.Labels), strings.Clone(s.Instance)
 		c.Kind = cascade.MetricKind(strings.Clone(string(s.Kind)))
@@ -243,8 +244,8 @@ func TestRunEmptyFinalizesEmptyDataset(t *testing.T) {
 	r := startRun(t, cfg)
 	res := r.stop(t)
 	require.Equal(t, int64(0), res.Summary.Spans)
-	require.FileExists(t, filepath.Join(cfg.Out, ingest.SpansFile))
-	require.FileExists(t, filepath.Join(cfg.Out, ingest.MetricsFile))
+	require.FileExists(t, filepath.Join(cfg.Out, dataset.SpansFile))
+	require.FileExists(t, filepath.Join(cfg.Out, dataset.MetricsFile))
 }
 
 // TestRunAddsToDataset collects twice into one dataset: the second run
@@ -313,7 +314,7 @@ func TestRunAddsToDatasetKeepsMessaging(t *testing.T) {
 		index[hex.EncodeToString(id[:])] = i
 	}
 	seen := 0
-	require.NoError(t, ingest.ReadSpans(cfg.Out, func(s *cascade.Span) error {
+	require.NoError(t, dataset.ReadSpans(cfg.Out, func(s *cascade.Span) error {
 		if s.Service != "worker" {
 			return nil
 		}

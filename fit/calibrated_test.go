@@ -45,12 +45,12 @@ func TestFitNeverWorse(t *testing.T) {
 	}{
 		{"hotrod-baseline", hotrodDataset, 30 * time.Second, "tier=model|p50|empirical,p=0.01|0.25|0.5,r=0.8:1:0.1,k=0|1", true},
 		{"nezha-onlineboutique", func(tb testing.TB) string {
-			return dataset(tb, "onlineboutique", "nezha-onlineboutique/trace/05_19_trace.csv.gz")
+			return ingested(tb, "onlineboutique", "nezha-onlineboutique/trace/05_19_trace.csv.gz")
 		}, 30 * time.Second, "tier=model|p50|empirical,p=0.1|0.5|0.9,k=0|1", true},
 		{"nezha-trainticket", trainTicketDataset, 10 * time.Second, "tier=model|p50|empirical,p=0.1|0.5|0.9,k=0|1", true},
 		{"nezha-trainticket one window", trainTicketDataset, time.Minute, "tier=model|p50|empirical,p=0.1|0.5|0.9,k=0|1", false},
 		{"zipkin", func(tb testing.TB) string {
-			return dataset(tb, "zipkin", "zipkin/hotrod-traces.json")
+			return ingested(tb, "zipkin", "zipkin/hotrod-traces.json")
 		}, 30 * time.Second, "tier=model|p50|empirical,p=0.1|0.5|0.9,k=0|1", false},
 	}
 	for _, tc := range tests {

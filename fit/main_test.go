@@ -11,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"cascade"
-	"cascade/fit"
+	"cascade/dataset"
 	"cascade/graph"
 	"cascade/ingest"
 )
@@ -34,9 +34,9 @@ var datasets struct {
 	dirs map[string]string
 }
 
-// dataset ingests files of ../testdata into a dataset once per test
+// ingested ingests files of ../testdata into a dataset once per test
 // binary and returns its directory.
-func dataset(tb testing.TB, name string, files ...string) string {
+func ingested(tb testing.TB, name string, files ...string) string {
 	tb.Helper()
 	datasets.mu.Lock()
 	defer datasets.mu.Unlock()
@@ -60,15 +60,15 @@ func dataset(tb testing.TB, name string, files ...string) string {
 }
 
 func hotrodDataset(tb testing.TB) string {
-	return dataset(tb, "hotrod", "hotrod-baseline/traces-otlp.json.gz")
+	return ingested(tb, "hotrod", "hotrod-baseline/traces-otlp.json.gz")
 }
 
 func trainTicketDataset(tb testing.TB) string {
-	return dataset(tb, "trainticket", "nezha-trainticket/trace/08_43_trace.csv.gz")
+	return ingested(tb, "trainticket", "nezha-trainticket/trace/08_43_trace.csv.gz")
 }
 
-func spansOf(dir string) fit.SpanSource {
-	return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }
+func spansOf(dir string) cascade.SpanSource {
+	return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }
 }
 
 // buildModel builds the model of a dataset as cascade graph does.
@@ -76,7 +76,7 @@ func buildModel(tb testing.TB, dir string, level graph.Level) *graph.Result {
 	tb.Helper()
 	cfg := graph.DefaultConfig()
 	cfg.Level = level
-	res, err := graph.Build(context.Background(), cfg, graph.SpanSource(spansOf(dir)), nil)
+	res, err := graph.Build(context.Background(), cfg, spansOf(dir), nil)
 	require.NoError(tb, err)
 	return res
 }

@@ -14,16 +14,6 @@ import (
 	"cascade/replay"
 )
 
-// SpanSource calls fn for every span of a dataset and returns fn's first
-// error. Spans must come grouped by trace, as ingest.ReadSpans yields
-// them; the span passed to fn is only valid during the call. It has the
-// shape of graph.SpanSource.
-type SpanSource func(fn func(*cascade.Span) error) error
-
-// SampleSource calls fn for every metric point, in any order; the sample
-// is only valid during the call. It has the shape of graph.SampleSource.
-type SampleSource func(fn func(*cascade.Sample) error) error
-
 // ErrNoTraces is returned when a dataset holds no span, so there is no
 // window to fit.
 var ErrNoTraces = errors.New("no traces")
@@ -127,7 +117,7 @@ const reservoirSize = 4096
 // finds the time range and each trace's start (its root span's, else its
 // earliest span's), the second measures the selected windows. A trace
 // belongs to the window its start falls in.
-func Observe(ctx context.Context, cfg Config, m *cascade.Model, spans SpanSource, samples SampleSource) (*Observations, error) {
+func Observe(ctx context.Context, cfg Config, m *cascade.Model, spans cascade.SpanSource, samples cascade.SampleSource) (*Observations, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

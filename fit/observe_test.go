@@ -13,7 +13,7 @@ import (
 	"cascade/graph"
 )
 
-func observe(t testing.TB, cfg fit.Config, m *cascade.Model, spans fit.SpanSource, samples fit.SampleSource) *fit.Observations {
+func observe(t testing.TB, cfg fit.Config, m *cascade.Model, spans cascade.SpanSource, samples cascade.SampleSource) *fit.Observations {
 	t.Helper()
 	obs, err := fit.Observe(context.Background(), cfg, m, spans, samples)
 	require.NoError(t, err)
@@ -119,7 +119,7 @@ func span(trace, id, parent, svc, op string, kind cascade.SpanKind, a, d int64) 
 
 func failed(s cascade.Span) cascade.Span { s.Status = cascade.StatusError; return s }
 
-func memSpans(spans []cascade.Span) fit.SpanSource {
+func memSpans(spans []cascade.Span) cascade.SpanSource {
 	return func(fn func(*cascade.Span) error) error {
 		for i := range spans {
 			if err := fn(&spans[i]); err != nil {

@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/fit"
 	"cascade/graph"
-	"cascade/ingest"
-	"cascade/internal/testutil"
+	"cascade/internal/shapetest"
 	"cascade/testdata/shapes"
 )
 
@@ -46,8 +46,8 @@ func TestShapesFit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, truth := testutil.ShapeDataset(t, tc.cfg)
-			spans := func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }
+			dir, truth := shapetest.Dataset(t, tc.cfg)
+			spans := func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }
 			res, err := graph.Build(context.Background(), graph.DefaultConfig(), spans, nil)
 			require.NoError(t, err)
 			m := res.Model
@@ -107,8 +107,8 @@ func TestShapesFit(t *testing.T) {
 // (0.01 to 0.5): every value lies below the measured interval, so the
 // calibrated edge keeps a p within it, and the provenance says observed.
 func TestFitKeepsMeasured(t *testing.T) {
-	dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Fail: "stock", SlowFrom: 1e-3})
-	spans := func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }
+	dir, _ := shapetest.Dataset(t, shapes.Config{Shape: "pairs", Fail: "stock", SlowFrom: 1e-3})
+	spans := func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), spans, nil)
 	require.NoError(t, err)
 	m := res.Model

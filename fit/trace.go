@@ -22,8 +22,6 @@ type tspan struct {
 	start, end     int64
 	failed         bool
 	resend         int32
-	pidx, first    int32
-	next, nchild   int32
 	req, rq        int32
 	request, calls bool // starts a request; has a request below it
 }
@@ -46,13 +44,14 @@ type request struct {
 // traceReader is scratch memory reused from trace to trace.
 type traceReader struct {
 	level string
-	idx   map[uint64]int32
-	order []int32
-	reqs  []request
+	// tree links the trace's spans to their parents, parents first in
+	// tree.Order.
+	tree cascade.TraceTree[uint64]
+	reqs []request
 }
 
 func newTraceReader(level string) *traceReader {
-	return &traceReader{level: level, idx: map[uint64]int32{}}
+	return &traceReader{level: level}
 }
 
 func isCalling(k cascade.SpanKind) bool { return k == cascade.KindClient || k == cascade.KindProducer }
@@ -73,50 +72,20 @@ func (t *traceReader) read(sp []tspan) (reqs []request, truncated bool) {
 		}
 		return cmp.Compare(x.id, y.id)
 	})
-	clear(t.idx)
 	for i := range sp {
-		t.idx[sp[i].id] = int32(i)
-		sp[i].pidx, sp[i].first, sp[i].next, sp[i].req, sp[i].rq = -1, -1, -1, -1, -1
-		sp[i].nchild, sp[i].request, sp[i].calls = 0, false, false
+		sp[i].req, sp[i].rq = -1, -1
+		sp[i].request, sp[i].calls = false, false
 	}
-	roots := 0
-	for i := range sp {
-		if !sp[i].hasParent {
-			roots++
-			continue
-		}
-		if j, ok := t.idx[sp[i].parent]; ok && int(j) != i {
-			sp[i].pidx = j
-		} else {
-			truncated = true
-		}
-	}
-	truncated = truncated || roots == 0
-	for i := len(sp) - 1; i >= 0; i-- {
-		if p := sp[i].pidx; p >= 0 {
-			sp[i].next = sp[p].first
-			sp[p].first = int32(i)
-			sp[p].nchild++
-		}
-	}
-	t.order = t.order[:0]
-	for i := range sp {
-		if sp[i].pidx < 0 {
-			t.order = append(t.order, int32(i))
-		}
-	}
-	for h := 0; h < len(t.order); h++ {
-		for c := sp[t.order[h]].first; c >= 0; c = sp[c].next {
-			t.order = append(t.order, c)
-		}
-	}
+	tr := &t.tree
+	tr.Link(len(sp), func(i int) (uint64, uint64, bool) { return sp[i].id, sp[i].parent, sp[i].hasParent })
+	truncated = tr.Orphans > 0 || tr.Roots == 0
 	t.reqs = t.reqs[:0]
-	for _, i := range t.order {
+	for _, i := range tr.Order {
 		t.classify(sp, i)
 	}
 	// Client and producer spans with no request below them call the
 	// node their peer names.
-	for _, i := range t.order {
+	for _, i := range tr.Order {
 		s := &sp[i]
 		if s.request || s.calls || !isCalling(s.kind) || s.req < 0 || s.peer == "" {
 			continue
@@ -138,7 +107,8 @@ func (t *traceReader) read(sp []tspan) (reqs []request, truncated bool) {
 // classify decides whether span i starts a request and records it.
 func (t *traceReader) classify(sp []tspan, i int32) {
 	s := &sp[i]
-	if s.pidx < 0 {
+	pidx := t.tree.Parent[i]
+	if pidx < 0 {
 		s.request, s.req, s.rq = true, i, int32(len(t.reqs))
 		t.reqs = append(t.reqs, request{
 			node: t.nodeName(s.svc, s.op), service: s.svc, parent: -1, start: s.start, end: s.end,
@@ -146,7 +116,7 @@ func (t *traceReader) classify(sp []tspan, i int32) {
 		})
 		return
 	}
-	p := &sp[s.pidx]
+	p := &sp[pidx]
 	switch s.kind {
 	case cascade.KindServer, cascade.KindConsumer:
 		s.request = true
@@ -169,7 +139,7 @@ func (t *traceReader) classify(sp []tspan, i int32) {
 			p.calls = true
 			r.callOp, r.resend = p.op, p.resend
 		case isCalling(s.kind):
-		case p.kind == cascade.KindUnspecified && s.kind == cascade.KindUnspecified && !p.request && p.nchild == 1:
+		case p.kind == cascade.KindUnspecified && s.kind == cascade.KindUnspecified && !p.request && t.tree.Children[pidx] == 1:
 			p.calls = true
 			r.callOp = p.op
 		}

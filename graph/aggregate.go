@@ -322,7 +322,7 @@ func (a *AggregateBuilder) Series() int { return len(a.series) }
 // BuildAggregates reads every sample and returns the model the
 // connectors' series describe (see AggregateBuilder and docs/model.md),
 // or ErrNoAggregates when there are none.
-func BuildAggregates(ctx context.Context, cfg Config, samples SampleSource) (*Result, error) {
+func BuildAggregates(ctx context.Context, cfg Config, samples cascade.SampleSource) (*Result, error) {
 	a, err := NewAggregateBuilder(cfg)
 	if err != nil {
 		return nil, err

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
-	"cascade/ingest"
 	"cascade/internal/testutil"
 )
 
@@ -24,7 +24,7 @@ var aggBench struct {
 func aggBenchFixture(b *testing.B) []cascade.Sample {
 	aggBench.once.Do(func() {
 		dir := connectorDataset(b, testutil.ConnectorConfig{})
-		err := ingest.ReadSamples(dir, func(s *cascade.Sample) error {
+		err := dataset.ReadSamples(dir, func(s *cascade.Sample) error {
 			c := *s
 			c.Service, c.Instance = strings.Clone(s.Service), strings.Clone(s.Instance)
 			c.Metric, c.Labels = strings.Clone(s.Metric), strings.Clone(s.Labels)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
 	"cascade/ingest"
 	"cascade/internal/testutil"
@@ -41,8 +42,8 @@ func connectorDataset(tb testing.TB, cfg testutil.ConnectorConfig) string {
 	return icfg.Out
 }
 
-func readSamples(dir string) graph.SampleSource {
-	return func(fn func(*cascade.Sample) error) error { return ingest.ReadSamples(dir, fn) }
+func readSamples(dir string) cascade.SampleSource {
+	return func(fn func(*cascade.Sample) error) error { return dataset.ReadSamples(dir, fn) }
 }
 
 // CompareAggregate returns per-edge and per-node lines comparing an

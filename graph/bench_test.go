@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
-	"cascade/ingest"
 )
 
 // benchSpans is the size of the synthetic benchmark fixture.
@@ -48,7 +48,7 @@ func BenchmarkBuild(b *testing.B) {
 	cases := []struct {
 		name  string
 		spans int
-		src   graph.SpanSource
+		src   cascade.SpanSource
 	}{
 		{"dataset", len(spans), readSpans(dir)},
 		{"memory", len(spans), graph.Spans(spans)},
@@ -77,7 +77,7 @@ func BenchmarkReadSpans(b *testing.B) {
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	for b.Loop() {
-		require.NoError(b, ingest.ReadSpans(dir, func(*cascade.Span) error { return nil }))
+		require.NoError(b, dataset.ReadSpans(dir, func(*cascade.Span) error { return nil }))
 	}
 	b.ReportMetric(float64(len(spans))*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
 	b.ReportMetric(float64(len(spans))*float64(b.N)/(cpuTime()-cpu0).Seconds(), "spans/cpu-s")
@@ -94,6 +94,6 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func readSpans(dir string) graph.SpanSource {
-	return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }
+func readSpans(dir string) cascade.SpanSource {
+	return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }
 }

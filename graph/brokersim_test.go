@@ -10,9 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
 	"cascade/ingest"
-	"cascade/testdata/brokersim"
+	"cascade/internal/brokersim"
 )
 
 // brokersimDataset writes a brokersim capture (traces and the broker's
@@ -38,7 +39,7 @@ func brokersimDataset(tb testing.TB, c *brokersim.Capture, format string) string
 func buildWithMetrics(tb testing.TB, dir string) *graph.Result {
 	tb.Helper()
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), readSpans(dir),
-		func(fn func(*cascade.Sample) error) error { return ingest.ReadSamples(dir, fn) })
+		func(fn func(*cascade.Sample) error) error { return dataset.ReadSamples(dir, fn) })
 	require.NoError(tb, err)
 	data, err := cascade.EncodeModel(res.Model)
 	require.NoError(tb, err)

@@ -11,20 +11,9 @@ import (
 	"cascade"
 )
 
-// SpanSource calls fn for every span of a dataset and returns fn's first
-// error. Spans must come grouped by trace (all spans of a trace one after
-// another); within a trace any order will do. ingest.ReadSpans, which
-// yields spans sorted by trace and then start, is one. The span passed to
-// fn is only valid during the call: the builder copies what it keeps.
-type SpanSource func(fn func(*cascade.Span) error) error
-
-// SampleSource calls fn for every metric point and returns fn's first
-// error; ingest.ReadSamples is one. Any order will do.
-type SampleSource func(fn func(*cascade.Sample) error) error
-
-// Spans returns a SpanSource over spans held in memory (tests, examples,
+// Spans returns a cascade.SpanSource over spans held in memory (tests, examples,
 // callers that decoded spans themselves).
-func Spans(spans []cascade.Span) SpanSource {
+func Spans(spans []cascade.Span) cascade.SpanSource {
 	return func(fn func(*cascade.Span) error) error {
 		for i := range spans {
 			if err := fn(&spans[i]); err != nil {
@@ -35,8 +24,8 @@ func Spans(spans []cascade.Span) SpanSource {
 	}
 }
 
-// Samples returns a SampleSource over points held in memory.
-func Samples(samples []cascade.Sample) SampleSource {
+// Samples returns a cascade.SampleSource over points held in memory.
+func Samples(samples []cascade.Sample) cascade.SampleSource {
 	return func(fn func(*cascade.Sample) error) error {
 		for i := range samples {
 			if err := fn(&samples[i]); err != nil {
@@ -55,7 +44,7 @@ var ErrNoSpans = errors.New("no spans")
 // uncalibrated model with the measurements behind it. samples may be nil.
 // Memory is bounded by the largest trace, the number of nodes and edges,
 // and the configured bins and reservoirs, not by the dataset's size.
-func Build(ctx context.Context, cfg Config, spans SpanSource, samples SampleSource) (*Result, error) {
+func Build(ctx context.Context, cfg Config, spans cascade.SpanSource, samples cascade.SampleSource) (*Result, error) {
 	b, err := NewBuilder(cfg)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
 	"cascade/ingest"
 )
@@ -120,7 +121,7 @@ func TestNotifyHeldPublish(t *testing.T) {
 	cfg.Out = filepath.Join(t.TempDir(), "dataset")
 	_, err := ingest.Run(context.Background(), cfg)
 	require.NoError(t, err)
-	samples := func(fn func(*cascade.Sample) error) error { return ingest.ReadSamples(cfg.Out, fn) }
+	samples := func(fn func(*cascade.Sample) error) error { return dataset.ReadSamples(cfg.Out, fn) }
 
 	traces, err := graph.Build(t.Context(), graph.DefaultConfig(), readSpans(cfg.Out), nil)
 	require.NoError(t, err)

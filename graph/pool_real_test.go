@@ -17,7 +17,7 @@ import (
 // deadline (testdata/notify/README.md). The spans show only the waits;
 // graph reads the slots, the query time and the deadline from them.
 func TestHiddenPoolNotify(t *testing.T) {
-	dir := dataset(t, "notify-rights", "notify-rights/traces.otlp.json.gz")
+	dir := ingested(t, "notify-rights", "notify-rights/traces.otlp.json.gz")
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), readSpans(dir), nil)
 	require.NoError(t, err)
 	n := res.Model.Node("rights")

@@ -185,7 +185,7 @@ func (b *Builder) addMessaging(t *tspan, s *cascade.Span) {
 // consumer's processing of the message: a span of the same service that
 // neither calls out nor publishes (Brave's "on-message" under "poll").
 func (b *Builder) processing(sp []tspan, i int32) bool {
-	s, p := &sp[i], &sp[sp[i].pidx]
+	s, p := &sp[i], &sp[b.work.tree.Parent[i]]
 	if s.svc != p.svc || s.msg == msgPublish {
 		return false
 	}
@@ -204,8 +204,9 @@ func (b *Builder) processing(sp []tspan, i int32) bool {
 // request, so never an entry.
 func (b *Builder) classifyDelivery(sp []tspan, i int32) {
 	s := &sp[i]
+	t := &b.work.tree
 	if s.msg == msgReceive {
-		for c := s.first; c >= 0; c = sp[c].next {
+		for c := t.First[i]; c >= 0; c = t.Next[c] {
 			if b.processing(sp, c) {
 				s.envelope, s.req = true, -1
 				return
@@ -215,8 +216,8 @@ func (b *Builder) classifyDelivery(sp []tspan, i int32) {
 	s.request, s.req = true, i
 	s.node = b.nodeOf(s)
 	env := i
-	if s.pidx >= 0 && sp[s.pidx].envelope {
-		env = s.pidx
+	if p := t.Parent[i]; p >= 0 && sp[p].envelope {
+		env = p
 	}
 	b.addDelivery(sp, i, env)
 }
@@ -249,7 +250,7 @@ func (b *Builder) addDelivery(sp []tspan, proc, env int32) {
 	}
 	// A consumer span under the producer's publish span (context
 	// propagated in the message): the publish is its parent.
-	if p := e.pidx; p >= 0 && sp[p].msg == msgPublish {
+	if p := b.work.tree.Parent[env]; p >= 0 && sp[p].msg == msgPublish {
 		m := b.attrs(&sp[p])
 		d.pub = m.key
 		d.dest = pick(d.dest, m.dest)
@@ -361,7 +362,8 @@ func (b *Builder) carrier(sp []tspan, i int32) bool {
 	if s.kind != kInternal && s.kind != kUnspecified {
 		return false
 	}
-	for c := s.first; c >= 0; c = sp[c].next {
+	t := &b.work.tree
+	for c := t.First[i]; c >= 0; c = t.Next[c] {
 		if sp[c].svc == s.svc && sp[c].msg == msgPublish && len(b.attrs(&sp[c]).carried) > 0 {
 			return true
 		}

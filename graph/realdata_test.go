@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
 	"cascade/ingest"
 )
@@ -27,10 +28,10 @@ var datasets struct {
 	dirs map[string]string
 }
 
-// dataset ingests the given files of ../testdata into a dataset once per
+// ingested ingests the given files of ../testdata into a dataset once per
 // test binary and returns its directory. A decoder that has not landed
 // (ingest.ErrUnsupported) skips the test.
-func dataset(tb testing.TB, name string, files ...string) string {
+func ingested(tb testing.TB, name string, files ...string) string {
 	tb.Helper()
 	datasets.mu.Lock()
 	defer datasets.mu.Unlock()
@@ -62,7 +63,7 @@ func hotrodDataset(tb testing.TB, format string) string {
 		"otlp":   "hotrod-baseline/traces-otlp.json.gz",
 		"jaeger": "hotrod-baseline/traces-jaeger-legacy.json.gz",
 	}[format]
-	return dataset(tb, "hotrod-"+format, file)
+	return ingested(tb, "hotrod-"+format, file)
 }
 
 func build(tb testing.TB, dir string, level graph.Level) *graph.Result {
@@ -237,7 +238,7 @@ func TestHotRODOperation(t *testing.T) {
 // TestNezhaOnlineBoutique checks the service graph against the ground
 // truth dependency.csv.
 func TestNezhaOnlineBoutique(t *testing.T) {
-	dir := dataset(t, "nezha-ob", "nezha-onlineboutique/trace/05_19_trace.csv.gz", "nezha-onlineboutique/trace/05_20_trace.csv.gz")
+	dir := ingested(t, "nezha-ob", "nezha-onlineboutique/trace/05_19_trace.csv.gz", "nezha-onlineboutique/trace/05_20_trace.csv.gz")
 	res := build(t, dir, graph.LevelService)
 	got := edgeSet(res.Model)
 
@@ -264,11 +265,11 @@ func TestNezhaOnlineBoutique(t *testing.T) {
 	require.Zero(t, got[missing])
 	parents := map[string]string{}
 	var currencyParents []string
-	require.NoError(t, ingest.ReadSpans(dir, func(s *cascade.Span) error {
+	require.NoError(t, dataset.ReadSpans(dir, func(s *cascade.Span) error {
 		parents[s.TraceID+s.SpanID] = strings.Clone(s.Service)
 		return nil
 	}))
-	require.NoError(t, ingest.ReadSpans(dir, func(s *cascade.Span) error {
+	require.NoError(t, dataset.ReadSpans(dir, func(s *cascade.Span) error {
 		if s.Service == "currencyservice" {
 			if p := parents[s.TraceID+s.ParentSpanID]; p != "currencyservice" {
 				currencyParents = append(currencyParents, p)
@@ -301,7 +302,7 @@ func TestNezhaOnlineBoutique(t *testing.T) {
 // TestNezhaTrainTicket checks that repeated same-operation children are
 // fan-out, not retries, and that the graph is stable across the minute.
 func TestNezhaTrainTicket(t *testing.T) {
-	dir := dataset(t, "nezha-tt", "nezha-trainticket/trace/08_43_trace.csv.gz")
+	dir := ingested(t, "nezha-tt", "nezha-trainticket/trace/08_43_trace.csv.gz")
 	res := build(t, dir, graph.LevelService)
 	m := res.Model
 	require.Len(t, m.Entries, 1)
@@ -334,7 +335,7 @@ func TestNezhaTrainTicket(t *testing.T) {
 	// too (99.7% and 91.3% here); the rest belong to rare request types
 	// (a preserve or a food order: a couple of traces a minute).
 	var spans []cascade.Span
-	require.NoError(t, ingest.ReadSpans(dir, func(s *cascade.Span) error {
+	require.NoError(t, dataset.ReadSpans(dir, func(s *cascade.Span) error {
 		spans = append(spans, cloneSpan(s))
 		return nil
 	}))
@@ -383,6 +384,6 @@ func TestNezhaTrainTicket(t *testing.T) {
 	}
 }
 
-// cloneSpan copies a span and its strings, which ingest.ReadSpans lets
+// cloneSpan copies a span and its strings, which dataset.ReadSpans lets
 // alias its buffers only during the call.
 func cloneSpan(s *cascade.Span) cascade.Span { return s.Clone() }

@@ -9,7 +9,7 @@ import (
 
 	"cascade"
 	"cascade/graph"
-	"cascade/internal/testutil"
+	"cascade/internal/shapetest"
 	"cascade/testdata/shapes"
 )
 
@@ -48,7 +48,7 @@ func TestShapesPropagation(t *testing.T) {
 	}
 	for _, c := range cfgs {
 		t.Run(c.Format+"/"+c.Shape+"/"+c.Fail, func(t *testing.T) {
-			dir, truth := testutil.ShapeDataset(t, c)
+			dir, truth := shapetest.Dataset(t, c)
 			m := build(t, dir, graph.LevelService).Model
 			callerRequests := int64(truth.Traces)
 			for _, want := range truth.Edges {

@@ -8,7 +8,7 @@ import (
 
 	"cascade"
 	"cascade/graph"
-	"cascade/internal/testutil"
+	"cascade/internal/shapetest"
 	"cascade/testdata/shapes"
 )
 
@@ -89,7 +89,7 @@ func TestShapesEvidence(t *testing.T) {
 func testShape(t *testing.T, cfg shapes.Config) (*cascade.Model, *shapes.Truth) {
 	{
 		{
-			dir, truth := testutil.ShapeDataset(t, cfg)
+			dir, truth := shapetest.Dataset(t, cfg)
 			res := build(t, dir, graph.LevelService)
 			m := res.Model
 			require.Len(t, m.Edges, len(truth.Edges))
@@ -174,7 +174,7 @@ func testShape(t *testing.T, cfg shapes.Config) (*cascade.Model, *shapes.Truth) 
 func TestShapesZombieWork(t *testing.T) {
 	for _, name := range []string{"timeout-ok", "staggered-retries"} {
 		t.Run(name, func(t *testing.T) {
-			dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: name})
+			dir, _ := shapetest.Dataset(t, shapes.Config{Shape: name})
 			m := build(t, dir, graph.LevelService).Model
 			require.Greater(t, m.Node("stock").Observed.ZombieShare, 0.05)
 			require.Zero(t, m.Node("ledger").Observed.ZombieShare)
@@ -190,8 +190,8 @@ func TestShapesZombieWork(t *testing.T) {
 func TestShapesSlowdown(t *testing.T) {
 	for _, name := range shapes.Names() {
 		t.Run(name, func(t *testing.T) {
-			base, _ := testutil.ShapeDataset(t, shapes.Config{Shape: name})
-			slow, _ := testutil.ShapeDataset(t, shapes.Config{Shape: name, Slow: "stock", SlowFactor: 2})
+			base, _ := shapetest.Dataset(t, shapes.Config{Shape: name})
+			slow, _ := shapetest.Dataset(t, shapes.Config{Shape: name, Slow: "stock", SlowFactor: 2})
 			mb := build(t, base, graph.LevelService).Model
 			ms := build(t, slow, graph.LevelService).Model
 			rise := func(node string) float64 { return ms.Node(node).Tiers.Mean/mb.Node(node).Tiers.Mean - 1 }
@@ -208,7 +208,7 @@ func TestShapesSlowdown(t *testing.T) {
 // 20 ms) still proves the lock: departure gaps come from the requests'
 // own ends, not from the bins.
 func TestShapesLongCapture(t *testing.T) {
-	dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "lock-pool", Traces: 24000})
+	dir, _ := shapetest.Dataset(t, shapes.Config{Shape: "lock-pool", Traces: 24000})
 	m := build(t, dir, graph.LevelService).Model
 	orders := m.Node("orders")
 	require.True(t, orders.Observed.CapacityProven, orders.Observed.CapacitySource)
@@ -240,7 +240,7 @@ func TestShapesLockUnderFault(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.Shape, cfg.Traces = "lock-pool", int(shapes.Rate("lock-pool")*120)
-			dir, _ := testutil.ShapeDataset(t, cfg)
+			dir, _ := shapetest.Dataset(t, cfg)
 			n := build(t, dir, graph.LevelService).Model.Node("orders")
 			t.Logf("orders: concurrency %d, proven %v, from %s", n.Concurrency, n.Observed.CapacityProven, n.Observed.CapacitySource)
 			require.Equal(t, tc.proven, n.Observed.CapacityProven, n.Observed.CapacitySource)

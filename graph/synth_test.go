@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
-	"cascade/ingest"
+	"cascade/dataset"
 )
 
 // synth generates a deterministic trace set of a small shop, about 28
@@ -152,7 +152,7 @@ func (g *synth) generate(n int) []cascade.Span {
 // stores it (zstd, row groups of 2^18 rows, sorted by trace and start).
 func writeDataset(tb testing.TB, dir string, spans []cascade.Span) {
 	tb.Helper()
-	f, err := os.Create(filepath.Join(dir, ingest.SpansFile))
+	f, err := os.Create(filepath.Join(dir, dataset.SpansFile))
 	require.NoError(tb, err)
 	w := parquet.NewGenericWriter[cascade.Span](f,
 		parquet.Compression(&parquet.Zstd),

@@ -56,10 +56,9 @@ type tspan struct {
 	// childFinal: a synchronous call of this request failed for good (the
 	// last attempt of some operation on some edge failed), so its own
 	// failure may be that call's, not its own.
-	childFinal        bool
-	pidx, first, next int32
-	nchild, req, node int32
-	excl              int64
+	childFinal bool
+	req, node  int32 // the span's request, its node (a request's)
+	excl       int64
 	// firstCall is when the request's first synchronous call started, 0
 	// when it made none.
 	firstCall int64
@@ -94,9 +93,9 @@ type call struct {
 
 // traceWork is scratch memory reused from trace to trace.
 type traceWork struct {
-	idx    map[uint64]int32
-	ids    []uint64
-	order  []int32
+	// tree links the trace's spans to their parents (tree.Parent) and
+	// children (tree.First, tree.Next), parents first in tree.Order.
+	tree   cascade.TraceTree[uint64]
 	calls  []call
 	ivs    [][2]int64
 	starts []int64
@@ -111,7 +110,7 @@ type traceWork struct {
 	pubs map[int32][]pubCall
 }
 
-func newTraceWork() traceWork { return traceWork{idx: map[uint64]int32{}} }
+func newTraceWork() traceWork { return traceWork{} }
 
 // grpcDeadlineExceeded is gRPC's status code DEADLINE_EXCEEDED.
 const grpcDeadlineExceeded = 4
@@ -153,78 +152,22 @@ func (b *Builder) flushTrace() {
 		slices.SortFunc(sp, byStart)
 	}
 	for i := range sp {
-		sp[i].pidx, sp[i].first, sp[i].next, sp[i].req, sp[i].node = -1, -1, -1, -1, -1
+		sp[i].req, sp[i].node = -1, -1
 	}
-	// Parents: a scan of the ids for small traces, a map for large ones.
-	small := len(sp) <= 48
-	if !small {
-		clear(w.idx)
-		for i := range sp {
-			w.idx[sp[i].id] = int32(i)
-		}
-	} else {
-		w.ids = w.ids[:0]
-		for i := range sp {
-			w.ids = append(w.ids, sp[i].id)
-		}
-	}
-	for i := range sp {
-		if !sp[i].hasParent {
-			// Root requests are counted by classify.
-			continue
-		}
-		j, ok := int32(-1), false
-		if small {
-			// Parents mostly start before their children: look back first.
-			for k := i - 1; k >= 0 && !ok; k-- {
-				if w.ids[k] == sp[i].parent {
-					j, ok = int32(k), true
-				}
-			}
-			for k := i + 1; k < len(sp) && !ok; k++ {
-				if w.ids[k] == sp[i].parent {
-					j, ok = int32(k), true
-				}
-			}
-		} else {
-			j, ok = w.idx[sp[i].parent]
-		}
-		if ok && int(j) != i {
-			sp[i].pidx = j
-		} else {
-			b.stats.Orphans++
-		}
-	}
-	// Children in start order: push in reverse.
-	for i := len(sp) - 1; i >= 0; i-- {
-		if p := sp[i].pidx; p >= 0 {
-			sp[i].next = sp[p].first
-			sp[p].first = int32(i)
-			sp[p].nchild++
-		}
-	}
-	// Parents before children: breadth first from the roots and orphans.
-	w.order = w.order[:0]
-	for i := range sp {
-		if sp[i].pidx < 0 {
-			w.order = append(w.order, int32(i))
-		}
-	}
-	for h := 0; h < len(w.order); h++ {
-		for c := sp[w.order[h]].first; c >= 0; c = sp[c].next {
-			w.order = append(w.order, c)
-		}
-	}
-	b.stats.Unreached += int64(len(sp) - len(w.order))
+	t := &w.tree
+	t.Link(len(sp), func(i int) (uint64, uint64, bool) { return sp[i].id, sp[i].parent, sp[i].hasParent })
+	// Root requests are counted by classify.
+	b.stats.Orphans += int64(t.Orphans)
+	b.stats.Unreached += int64(len(sp) - len(t.Order))
 
 	w.calls = w.calls[:0]
-	for _, i := range w.order {
+	for _, i := range t.Order {
 		b.classify(sp, i)
 	}
 	// Client and producer spans whose callee was not seen call the peer
 	// they name: a virtual node (a database, a cache, a queue, an
 	// uninstrumented service).
-	for _, i := range w.order {
+	for _, i := range t.Order {
 		s := &sp[i]
 		if s.msg == msgPublish {
 			// A publish goes to its queue whatever else its span shows:
@@ -262,11 +205,13 @@ func (b *Builder) flushTrace() {
 // has a caller, records the call.
 func (b *Builder) classify(sp []tspan, i int32) {
 	s := &sp[i]
-	if delivering(s.msg) || s.pidx >= 0 && sp[s.pidx].envelope && b.processing(sp, i) {
+	t := &b.work.tree
+	pidx := t.Parent[i]
+	if delivering(s.msg) || pidx >= 0 && sp[pidx].envelope && b.processing(sp, i) {
 		b.classifyDelivery(sp, i)
 		return
 	}
-	if s.pidx < 0 {
+	if pidx < 0 {
 		s.request = true
 		s.req = i
 		s.node = b.nodeOf(s)
@@ -288,7 +233,7 @@ func (b *Builder) classify(sp []tspan, i int32) {
 		}
 		return
 	}
-	p := &sp[s.pidx]
+	p := &sp[pidx]
 	switch s.kind {
 	case kServer, kConsumer:
 		s.request = true
@@ -318,14 +263,14 @@ func (b *Builder) classify(sp []tspan, i int32) {
 		// saw it. A client span that is itself a request (written under
 		// the caller's service by an instrumentation that records only
 		// client spans) times the caller's work, not this call.
-		callSpan = s.pidx
+		callSpan = pidx
 		p.hasCallee = true
 		async = async || p.kind == kProducer
 	case calling(s.kind):
-	case p.kind == kUnspecified && s.kind == kUnspecified && !p.request && p.nchild == 1:
+	case p.kind == kUnspecified && s.kind == kUnspecified && !p.request && t.Children[pidx] == 1:
 		// Kindless spans (Nezha CSV): a span whose only child runs in
 		// another service is the caller's side of that call.
-		callSpan = s.pidx
+		callSpan = pidx
 		p.hasCallee = true
 	}
 	b.addCall(sp, p.req, s.node, i, callSpan, async)
@@ -450,7 +395,7 @@ func (b *Builder) finishTrace(sp []tspan) {
 		r.excl = -unionLen(w.ivs)
 		lo = hi
 	}
-	for _, i := range w.order {
+	for _, i := range w.tree.Order {
 		s := &sp[i]
 		if !s.request {
 			continue

@@ -253,27 +253,27 @@ type PathStep struct {
 }
 
 // RootCause reads an incident from spans grouped by trace (the order of
-// ingest.ReadSpans): per node and window the latency as callers see it,
+// dataset.ReadSpans): per node and window the latency as callers see it,
 // the self time and the error rate; the change point of each node against
 // its normal range (its first windows, or reference when not nil); the
 // origin; the path; and, when m is not nil, each node's infectability in
 // replay. See the package documentation for the method.
-func RootCause(ctx context.Context, spans, reference graph.SpanSource, m *cascade.Model, cfg Config) (*Incident, error) {
+func RootCause(ctx context.Context, spans, reference cascade.SpanSource, m *cascade.Model, cfg Config) (*Incident, error) {
 	return Investigate(ctx, Input{Spans: spans, Reference: reference, Model: m}, cfg)
 }
 
 // Input is what Investigate reads.
 type Input struct {
 	// Spans are the incident's spans grouped by trace; required.
-	Spans graph.SpanSource
+	Spans cascade.SpanSource
 	// Reference, when not nil, is a fault-free capture whose spans make
 	// every node's normal range.
-	Reference graph.SpanSource
+	Reference cascade.SpanSource
 	// Samples, when not nil, are metric samples (CPU, memory, queue
 	// depth, …) joined to the nodes by service; their normal range is
 	// the points before the judged windows, and ReferenceSamples' points
 	// of the same service and metric when given.
-	Samples, ReferenceSamples graph.SampleSource
+	Samples, ReferenceSamples cascade.SampleSource
 	// Logs, when not nil, are the capture's log records (each with its
 	// service, severity, trace id and template); ReferenceLogs the
 	// reference capture's. Without ReferenceLogs, a Reference gives the
@@ -359,7 +359,7 @@ func serialised(m *cascade.Model, acc *spanAcc) {
 	}
 }
 
-func readAll(ctx context.Context, src graph.SpanSource, acc *spanAcc) error {
+func readAll(ctx context.Context, src cascade.SpanSource, acc *spanAcc) error {
 	n := 0
 	err := src(func(s *cascade.Span) error {
 		if n++; n&0xffff == 0 {

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"cascade"
-	"cascade/graph"
 )
 
 // metricLookback is how far before the first span window the metric
@@ -207,4 +206,4 @@ func rates(ps []metricPoint) []metricPoint {
 }
 
 // metricSource is the incident pass's view of metric samples.
-type metricSource = graph.SampleSource
+type metricSource = cascade.SampleSource

@@ -18,8 +18,6 @@ type tspan struct {
 	kind       cascade.SpanKind
 	start, end int64
 	failed     bool
-	parentIdx  int
-	children   int
 	request    bool
 	req        int // the request span this span belongs to
 }
@@ -129,7 +127,9 @@ type spanAcc struct {
 
 	trace string
 	spans []tspan
-	index map[string]int
+	// tree links the spans of the trace being read to their parents
+	// (tree.Parent, -1 for none) and counts their children.
+	tree  cascade.TraceTree[string]
 	names map[string]string // interned service, operation and kind names
 }
 
@@ -139,7 +139,7 @@ func newSpanAcc(width int64, capacity int, seed uint64) *spanAcc {
 		nodes: map[string]map[int64]*winAcc{}, edges: map[[2]string]map[int64]*edgeWin{},
 		roots: map[string]int64{}, rootWin: map[int64]int64{},
 		clientTimed: map[[2]string]bool{}, opCallee: map[[2]string]string{}, unanswered: map[[2]string]map[int64]int64{},
-		index: map[string]int{}, names: map[string]string{},
+		names: map[string]string{},
 		opIDs: map[opKey]int32{}, edgeIDs: map[[2]string]int32{},
 		serial: map[string]bool{}, reqs: map[string][]serialReq{},
 	}
@@ -157,7 +157,7 @@ func (a *spanAcc) intern(name string) string {
 }
 
 // add takes the next span; spans must come grouped by trace. The span
-// and its strings are only valid during the call (ingest.ReadSpans lends
+// and its strings are only valid during the call (dataset.ReadSpans lends
 // them), so what is kept is copied.
 func (a *spanAcc) add(s *cascade.Span) {
 	if s.TraceID != a.trace {
@@ -167,7 +167,7 @@ func (a *spanAcc) add(s *cascade.Span) {
 	a.spans = append(a.spans, tspan{
 		id: strings.Clone(s.SpanID), parent: strings.Clone(s.ParentSpanID),
 		service: a.intern(s.Service), op: a.intern(s.Operation), kind: cascade.SpanKind(a.intern(string(s.Kind))),
-		start: s.Start, end: s.End(), failed: s.Status == cascade.StatusError, parentIdx: -1,
+		start: s.Start, end: s.End(), failed: s.Status == cascade.StatusError,
 	})
 }
 
@@ -268,22 +268,12 @@ func (a *spanAcc) flush() {
 	if len(ss) == 0 {
 		return
 	}
-	defer func() {
-		a.spans = a.spans[:0]
-		clear(a.index)
-	}()
-	for i := range ss {
-		a.index[ss[i].id] = i
-	}
-	for i := range ss {
-		if p, ok := a.index[ss[i].parent]; ok && ss[i].parent != "" && p != i {
-			ss[i].parentIdx = p
-			ss[p].children++
-		}
-	}
+	defer func() { a.spans = a.spans[:0] }()
+	a.tree.Link(len(ss), func(i int) (string, string, bool) { return ss[i].id, ss[i].parent, ss[i].parent != "" })
+	parent, children := a.tree.Parent, a.tree.Children
 	for i := range ss {
 		s := &ss[i]
-		p := s.parentIdx
+		p := parent[i]
 		s.request = p < 0 || s.kind == cascade.KindServer || s.kind == cascade.KindConsumer || ss[p].service != s.service
 		s.req = -1
 	}
@@ -291,7 +281,7 @@ func (a *spanAcc) flush() {
 		// Walk up to the request, bounded against parent cycles.
 		j, steps := i, 0
 		for !ss[j].request && steps < len(ss) {
-			j = ss[j].parentIdx
+			j = int(parent[j])
 			steps++
 		}
 		if ss[j].request {
@@ -301,16 +291,16 @@ func (a *spanAcc) flush() {
 	var calls []call
 	for i := range ss {
 		s := &ss[i]
-		if !s.request || s.parentIdx < 0 || ss[s.parentIdx].req < 0 {
+		p := int(parent[i])
+		if !s.request || p < 0 || ss[p].req < 0 {
 			continue
 		}
-		p := s.parentIdx
 		t := i
 		pk := ss[p].kind
 		// The caller's own client span times the call, as graph reads it;
 		// a client span that is itself a request (the caller's work, from
 		// an instrumentation that writes only client spans) does not.
-		if (pk == cascade.KindClient || pk == cascade.KindProducer || pk == cascade.KindUnspecified && ss[p].children == 1) && !ss[p].request {
+		if (pk == cascade.KindClient || pk == cascade.KindProducer || pk == cascade.KindUnspecified && children[p] == 1) && !ss[p].request {
 			t = p
 		}
 		async := s.kind == cascade.KindConsumer || ss[t].kind == cascade.KindProducer
@@ -400,7 +390,7 @@ func (a *spanAcc) flush() {
 	for i := range ss {
 		// A client span that is no request and has no child: a call
 		// that nothing answered.
-		if s := &ss[i]; s.kind == cascade.KindClient && !s.request && s.children == 0 {
+		if s := &ss[i]; s.kind == cascade.KindClient && !s.request && children[i] == 0 {
 			k := [2]string{s.service, s.op}
 			m := a.unanswered[k]
 			if m == nil {
@@ -415,7 +405,7 @@ func (a *spanAcc) flush() {
 		if !s.request {
 			continue
 		}
-		if s.parentIdx < 0 {
+		if parent[i] < 0 {
 			a.roots[s.service]++
 			a.rootWin[floorDiv(s.start, a.width)]++
 		}

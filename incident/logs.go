@@ -14,7 +14,7 @@ import (
 )
 
 // LogSource calls fn for every log record of a capture (the order of
-// ingest.ReadLogs); it returns fn's first error.
+// dataset.ReadLogs); it returns fn's first error.
 type LogSource = func(fn func(*cascade.LogRecord) error) error
 
 // The log signals (see doc.go, Method): their constants, chosen on the

@@ -11,8 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
-	"cascade/ingest"
+	"cascade/internal/shapetest"
 	"cascade/internal/testutil"
 	"cascade/testdata/shapes"
 )
@@ -21,14 +22,14 @@ import (
 // without them when logs is false.
 func shapeIncidentLogs(t *testing.T, dir string, logs bool) *Incident {
 	t.Helper()
-	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) })
+	src := cascade.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
 	cfg := DefaultConfig()
 	cfg.Slowdown = 0
 	in := Input{Spans: src, Model: res.Model}
 	if logs {
-		in.Logs = func(fn func(*cascade.LogRecord) error) error { return ingest.ReadLogs(dir, fn) }
+		in.Logs = func(fn func(*cascade.LogRecord) error) error { return dataset.ReadLogs(dir, fn) }
 	}
 	inc, err := Investigate(context.Background(), in, cfg)
 	require.NoError(t, err)
@@ -57,7 +58,7 @@ func TestShapesLogsThrow(t *testing.T) {
 					}
 					cfg := shapes.Config{Shape: shape, Traces: int(shapes.Rate(shape) * 120), Format: shapes.NezhaCSV,
 						Logs: true, Throw: svc, ThrowShare: share}
-					dir, _ := testutil.ShapeDataset(t, cfg)
+					dir, _ := shapetest.Dataset(t, cfg)
 					inc := shapeIncidentLogs(t, dir, true)
 					require.NotEmpty(t, inc.Origins, "%+v", brief(inc))
 					require.Equal(t, svc, inc.Origins[0], "origins %v; nodes %+v", inc.Origins, brief(inc))
@@ -88,7 +89,7 @@ func TestShapesLogsHealthy(t *testing.T) {
 					testutil.Long(t)
 				}
 				cfg := shapes.Config{Shape: shape, Traces: int(shapes.Rate(shape) * 120), Format: shapes.NezhaCSV, Logs: true, Seed: seed}
-				dir, _ := testutil.ShapeDataset(t, cfg)
+				dir, _ := shapetest.Dataset(t, cfg)
 				inc := shapeIncidentLogs(t, dir, true)
 				require.Empty(t, inc.Origins, "%+v", brief(inc))
 			})
@@ -193,7 +194,7 @@ func TestLogCounts(t *testing.T) {
 // thrower ranks first, a healthy capture shows no origin, and the same
 // reference without its logs leaves the logs unjudged.
 func TestShapesLogsReference(t *testing.T) {
-	refDir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 1200, Format: shapes.NezhaCSV, Logs: true, Seed: 7})
+	refDir, _ := shapetest.Dataset(t, shapes.Config{Shape: "pairs", Traces: 1200, Format: shapes.NezhaCSV, Logs: true, Seed: 7})
 	tests := []struct {
 		name, throw string
 		refLogs     bool
@@ -206,12 +207,12 @@ func TestShapesLogsReference(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: tc.throw})
-			spans := func(d string) graph.SpanSource {
-				return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(d, fn) }
+			dir, _ := shapetest.Dataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: tc.throw})
+			spans := func(d string) cascade.SpanSource {
+				return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(d, fn) }
 			}
 			logs := func(d string) LogSource {
-				return func(fn func(*cascade.LogRecord) error) error { return ingest.ReadLogs(d, fn) }
+				return func(fn func(*cascade.LogRecord) error) error { return dataset.ReadLogs(d, fn) }
 			}
 			cfg := DefaultConfig()
 			cfg.Slowdown, cfg.Verify = 0, 0
@@ -234,7 +235,7 @@ func TestShapesLogsReference(t *testing.T) {
 // TestShapesLogsDeterministic: the same capture and logs give the same
 // Incident, byte for byte.
 func TestShapesLogsDeterministic(t *testing.T) {
-	dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "mixed", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock", ThrowShare: 0.3})
+	dir, _ := shapetest.Dataset(t, shapes.Config{Shape: "mixed", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock", ThrowShare: 0.3})
 	a, err := json.Marshal(shapeIncidentLogs(t, dir, true))
 	require.NoError(t, err)
 	b, err := json.Marshal(shapeIncidentLogs(t, dir, true))

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
 	"cascade/ingest"
 )
@@ -62,8 +63,8 @@ func nezhaDataset(t *testing.T, files []string) func(func(*cascade.Span) error) 
 // nezhaData is one ingested dataset: its spans, its samples (nil
 // without metrics) and the model graph builds from it.
 type nezhaData struct {
-	spans   graph.SpanSource
-	samples graph.SampleSource
+	spans   cascade.SpanSource
+	samples cascade.SampleSource
 	model   *cascade.Model
 	logs    LogSource
 }
@@ -89,12 +90,12 @@ func nezhaIngestLogs(t testing.TB, files, metrics, logs []string) nezhaData {
 	cfg.Out = filepath.Join(t.TempDir(), "dataset")
 	_, err := ingest.Run(context.Background(), cfg)
 	require.NoError(t, err, "ingest %v %v", files, metrics)
-	d := nezhaData{spans: func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(cfg.Out, fn) }}
+	d := nezhaData{spans: func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(cfg.Out, fn) }}
 	if len(metrics) > 0 {
-		d.samples = func(fn func(*cascade.Sample) error) error { return ingest.ReadSamples(cfg.Out, fn) }
+		d.samples = func(fn func(*cascade.Sample) error) error { return dataset.ReadSamples(cfg.Out, fn) }
 	}
 	if len(logs) > 0 {
-		d.logs = func(fn func(*cascade.LogRecord) error) error { return ingest.ReadLogs(cfg.Out, fn) }
+		d.logs = func(fn func(*cascade.LogRecord) error) error { return dataset.ReadLogs(cfg.Out, fn) }
 	}
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), d.spans, d.samples)
 	require.NoError(t, err, "graph %v", files)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/ingest"
 )
 
@@ -22,7 +23,7 @@ func nezha(t *testing.T, files ...string) func(func(*cascade.Span) error) error 
 	cfg.Out = filepath.Join(t.TempDir(), "dataset")
 	_, err := ingest.Run(context.Background(), cfg)
 	require.NoError(t, err)
-	return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(cfg.Out, fn) }
+	return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(cfg.Out, fn) }
 }
 
 func utc(s string) int64 {

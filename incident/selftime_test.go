@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"cascade"
 	"cascade/graph"
 )
 
@@ -133,7 +134,7 @@ func TestSelfTimeDrop(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var rs graph.SpanSource
+			var rs cascade.SpanSource
 			if tc.ref {
 				rs = graph.Spans(ref.spans())
 			}

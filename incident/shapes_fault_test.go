@@ -8,6 +8,8 @@ import (
 
 	"cascade/internal/testutil"
 	"cascade/testdata/shapes"
+
+	"cascade/internal/shapetest"
 )
 
 // TestShapesFaults injects each kind of fault — a slowdown of the
@@ -70,7 +72,7 @@ func faultMatrix(t *testing.T, format string, names []string, kinds []faultKind)
 			}
 			cfg := shapes.Config{Shape: c.shape, Traces: int(shapes.Rate(c.shape) * 120), Format: format}
 			c.kind.set(&cfg, c.svc)
-			dir, _ := testutil.ShapeDataset(t, cfg)
+			dir, _ := shapetest.Dataset(t, cfg)
 			inc := shapeIncident(t, dir)
 			require.NotEmpty(t, inc.Origins, "%+v", brief(inc))
 			require.Equal(t, c.svc, inc.Origins[0], "origins %v; nodes %+v", inc.Origins, brief(inc))
@@ -178,7 +180,7 @@ func TestShapesMixShift(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s/mix=%s/slow=%s", tc.shape, tc.mix, tc.slow), func(t *testing.T) {
 			cfg := shapes.Config{Shape: tc.shape, Traces: int(shapes.Rate(tc.shape) * 120), Mix: tc.mix, Slow: tc.slow, SlowFactor: 3}
-			dir, _ := testutil.ShapeDataset(t, cfg)
+			dir, _ := shapetest.Dataset(t, cfg)
 			inc := shapeIncident(t, dir)
 			if tc.slow == "" {
 				require.Empty(t, inc.Origins, "the mix shift flagged as a change: %+v", brief(inc))

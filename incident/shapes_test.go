@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
-	"cascade/ingest"
-	"cascade/internal/testutil"
+	"cascade/internal/shapetest"
 	"cascade/testdata/shapes"
 )
 
@@ -21,7 +21,7 @@ func TestShapesIncident(t *testing.T) {
 	for _, name := range shapes.Names() {
 		t.Run(name, func(t *testing.T) {
 			n := int(shapes.Rate(name) * 120)
-			dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: name, Traces: n, Slow: "stock", SlowFactor: 3})
+			dir, _ := shapetest.Dataset(t, shapes.Config{Shape: name, Traces: n, Slow: "stock", SlowFactor: 3})
 			inc := shapeIncident(t, dir)
 			t.Logf("origins %v", inc.Origins)
 			require.NotEmpty(t, inc.Origins, "%+v", inc.Nodes)
@@ -36,7 +36,7 @@ func TestShapesHealthy(t *testing.T) {
 	for _, name := range shapes.Names() {
 		t.Run(name, func(t *testing.T) {
 			n := int(shapes.Rate(name) * 120)
-			dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: name, Traces: n})
+			dir, _ := shapetest.Dataset(t, shapes.Config{Shape: name, Traces: n})
 			inc := shapeIncident(t, dir)
 			require.Empty(t, inc.Origins, "%+v", brief(inc))
 		})
@@ -49,7 +49,7 @@ func TestShapesHealthy(t *testing.T) {
 // the origins).
 func shapeIncident(t *testing.T, dir string) *Incident {
 	t.Helper()
-	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) })
+	src := cascade.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
 	cfg := DefaultConfig()
@@ -63,8 +63,8 @@ func shapeIncident(t *testing.T, dir string) *Incident {
 // refDir.
 func shapeIncidentRef(t *testing.T, dir, refDir string) *Incident {
 	t.Helper()
-	spans := func(d string) graph.SpanSource {
-		return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(d, fn) }
+	spans := func(d string) cascade.SpanSource {
+		return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(d, fn) }
 	}
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), spans(dir), nil)
 	require.NoError(t, err)

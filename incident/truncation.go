@@ -57,8 +57,9 @@ type fanOut struct {
 // callee and its descendants.
 func (a *spanAcc) addFans(ss []tspan, calls []call) {
 	desc := make([]int32, len(ss))
+	parent := a.tree.Parent
 	for i := range ss {
-		for j, steps := ss[i].parentIdx, 0; j >= 0 && steps < len(ss); j, steps = ss[j].parentIdx, steps+1 {
+		for j, steps := parent[i], 0; j >= 0 && steps < len(ss); j, steps = parent[j], steps+1 {
 			desc[j]++
 		}
 	}

@@ -10,6 +10,8 @@ import (
 
 	"cascade/internal/testutil"
 	"cascade/testdata/shapes"
+
+	"cascade/internal/shapetest"
 )
 
 // TestShapesEarlyReturn makes a service answer 70% of its requests
@@ -44,7 +46,7 @@ func TestShapesEarlyReturn(t *testing.T) {
 						testutil.Long(t)
 					}
 					cfg := shapes.Config{Shape: shape, Traces: int(shapes.Rate(shape) * 120), Format: set.format, EarlyReturn: svc}
-					dir, _ := testutil.ShapeDataset(t, cfg)
+					dir, _ := shapetest.Dataset(t, cfg)
 					inc := shapeIncident(t, dir)
 					require.NotEmpty(t, inc.Origins, "%+v", brief(inc))
 					require.Equal(t, svc, inc.Origins[0], "origins %v; nodes %+v", inc.Origins, brief(inc))
@@ -83,9 +85,9 @@ func TestShapesEarlyReturnOwn(t *testing.T) {
 						testutil.Long(t)
 					}
 					cfg := shapes.Config{Shape: shape, Traces: int(shapes.Rate(shape) * 120), Format: format, EarlyReturn: svc, EarlyOwn: 0.1}
-					dir, _ := testutil.ShapeDataset(t, cfg)
+					dir, _ := shapetest.Dataset(t, cfg)
 					cfg.EarlyReturn, cfg.Seed = "", 7
-					refDir, _ := testutil.ShapeDataset(t, cfg)
+					refDir, _ := shapetest.Dataset(t, cfg)
 					inc := shapeIncidentRef(t, dir, refDir)
 					require.NotEmpty(t, inc.Origins, "%+v", brief(inc))
 					require.Equal(t, svc, inc.Origins[0], "origins %v; nodes %+v", inc.Origins, brief(inc))
@@ -110,7 +112,7 @@ func TestShapesThinSlow(t *testing.T) {
 		for _, svc := range []string{"orders", "stock", "ledger"} {
 			t.Run(shape+"/"+svc, func(t *testing.T) {
 				cfg := shapes.Config{Shape: shape, Rate: 1.5, Traces: 360, Slow: svc, SlowFactor: 3}
-				dir, _ := testutil.ShapeDataset(t, cfg)
+				dir, _ := shapetest.Dataset(t, cfg)
 				inc := shapeIncident(t, dir)
 				require.NotEmpty(t, inc.Origins, "%+v", brief(inc))
 				require.Equal(t, svc, inc.Origins[0], "origins %v; nodes %+v", inc.Origins, brief(inc))

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
-	"cascade/ingest"
-	"cascade/internal/testutil"
+	"cascade/internal/shapetest"
 	"cascade/testdata/shapes"
 )
 
@@ -125,8 +125,8 @@ func TestVerifyOrder(t *testing.T) {
 // slots by index.
 func TestVerifyDeterministic(t *testing.T) {
 	cfg := shapes.Config{Shape: "mixed", Traces: int(shapes.Rate("mixed") * 120), Slow: "stock", SlowFactor: 3}
-	dir, _ := testutil.ShapeDataset(t, cfg)
-	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) })
+	dir, _ := shapetest.Dataset(t, cfg)
+	src := cascade.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
 	var want []byte

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
-	"cascade/ingest"
-	"cascade/internal/testutil"
+	"cascade/internal/shapetest"
 	"cascade/testdata/shapes"
 )
 
@@ -19,13 +19,13 @@ import (
 // with its logs, or without a reference (the first windows), they are
 // judged and nothing is said.
 func TestLogWarnings(t *testing.T) {
-	refDir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 1200, Format: shapes.NezhaCSV, Logs: true, Seed: 7})
-	dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock"})
-	spans := func(d string) graph.SpanSource {
-		return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(d, fn) }
+	refDir, _ := shapetest.Dataset(t, shapes.Config{Shape: "pairs", Traces: 1200, Format: shapes.NezhaCSV, Logs: true, Seed: 7})
+	dir, _ := shapetest.Dataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock"})
+	spans := func(d string) cascade.SpanSource {
+		return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(d, fn) }
 	}
 	logs := func(d string) LogSource {
-		return func(fn func(*cascade.LogRecord) error) error { return ingest.ReadLogs(d, fn) }
+		return func(fn func(*cascade.LogRecord) error) error { return dataset.ReadLogs(d, fn) }
 	}
 	tests := []struct {
 		name           string
@@ -82,7 +82,7 @@ func TestMetricWarnings(t *testing.T) {
 	flat := func(string, float64) float64 { return 1 }
 	spans := synth{slow: flat, starve: none}.spans()
 	t0 := spans[0].Start
-	series := func(kind cascade.MetricKind, svc string, from, to int, high float64, at int) graph.SampleSource {
+	series := func(kind cascade.MetricKind, svc string, from, to int, high float64, at int) cascade.SampleSource {
 		var out []cascade.Sample
 		for s := from; s < to; s += 10 {
 			v := 0.2 + 0.01*float64(s%30)/10
@@ -101,13 +101,13 @@ func TestMetricWarnings(t *testing.T) {
 			return nil
 		}
 	}
-	cpu := func(svc string, from, to int, high float64, at int) graph.SampleSource {
+	cpu := func(svc string, from, to int, high float64, at int) cascade.SampleSource {
 		return series(cascade.MetricCPU, svc, from, to, high, at)
 	}
 	tests := []struct {
 		name       string
-		samples    graph.SampleSource
-		refSamples graph.SampleSource
+		samples    cascade.SampleSource
+		refSamples cascade.SampleSource
 		want       string
 		wantJudged bool // db's evidence holds the metric
 	}{

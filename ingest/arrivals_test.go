@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 )
 
 // TestReadArrivals reads the root requests of real producers' captures
@@ -51,7 +52,7 @@ func TestReadArrivals(t *testing.T) {
 			_, err := Run(context.Background(), cfg)
 			require.NoError(t, err)
 			roots := 0
-			require.NoError(t, ReadSpans(cfg.Out, func(s *cascade.Span) error {
+			require.NoError(t, dataset.ReadSpans(cfg.Out, func(s *cascade.Span) error {
 				if s.IsRoot() {
 					roots++
 				}
@@ -59,7 +60,7 @@ func TestReadArrivals(t *testing.T) {
 			}))
 			require.Equal(t, tc.roots, roots)
 			got := map[string]int{}
-			require.NoError(t, ReadArrivals(cfg.Out, func(s *cascade.Span) error {
+			require.NoError(t, dataset.ReadArrivals(cfg.Out, func(s *cascade.Span) error {
 				require.True(t, s.IsRoot())
 				got[s.Operation]++
 				return nil

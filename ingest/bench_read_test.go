@@ -11,15 +11,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 )
 
 // BenchmarkReadSpans reads the HotROD spans tiled to ≥ 1M spans
 // (tiledDataset) and does nothing with them: rows reads them with
-// ReadSpans, generic with parquet-go's GenericReader (how ReadSpans read
+// dataset.ReadSpans, generic with parquet-go's GenericReader (how dataset.ReadSpans read
 // them before), which allocates every row's strings.
 func BenchmarkReadSpans(b *testing.B) {
 	dir := tiledDataset(b)
-	path := filepath.Join(dir, SpansFile)
+	path := filepath.Join(dir, dataset.SpansFile)
 	total := 0
 	require.NoError(b, readGeneric(path, func(*cascade.Span) error { total++; return nil }))
 	require.GreaterOrEqual(b, total, tiledSpans)
@@ -27,7 +28,7 @@ func BenchmarkReadSpans(b *testing.B) {
 		name string
 		read func(fn func(*cascade.Span) error) error
 	}{
-		{"rows", func(fn func(*cascade.Span) error) error { return ReadSpans(dir, fn) }},
+		{"rows", func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }},
 		{"generic", func(fn func(*cascade.Span) error) error { return readGeneric(path, fn) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"cascade/dataset"
 )
 
 // bigTraceJSON is one OTLP JSON document holding a trace of n spans (span
@@ -60,6 +62,10 @@ func bigTraceJSON(n, services, dup, conflict int) []byte {
 	return []byte(b.String())
 }
 
+// bigTrace is the dataset writer's bigTrace: the rows of one trace in one
+// sorted run from which it holds the trace at its size.
+const bigTrace = 4096
+
 // TestRunBigTrace ingests a trace bigger than the sort's runs: held in
 // memory, spilled in runs that each hold more than bigTrace of its rows
 // (counted, so held at its size), and in runs that hold fewer (grown as
@@ -84,7 +90,7 @@ func TestRunBigTrace(t *testing.T) {
 			kinds[n.Kind] = n.Count
 		}
 		require.Equal(t, map[string]int64{noticeDuplicate: 12, noticeConflict: 8}, kinds, "runRows %d", runRows)
-		b, err := os.ReadFile(filepath.Join(cfg.Out, SpansFile))
+		b, err := os.ReadFile(filepath.Join(cfg.Out, dataset.SpansFile))
 		require.NoError(t, err)
 		files = append(files, b)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 )
 
 // TestDatasetLinksRoundTrip writes spans with zero, one and two links and
@@ -33,7 +34,7 @@ func TestDatasetLinksRoundTrip(t *testing.T) {
 	_, err = w.Commit()
 	require.NoError(t, err)
 	var got []cascade.Span
-	require.NoError(t, ReadSpans(dir, func(s *cascade.Span) error {
+	require.NoError(t, dataset.ReadSpans(dir, func(s *cascade.Span) error {
 		got = append(got, s.Clone())
 		return nil
 	}))

@@ -16,10 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 )
 
 // readGeneric reads a Parquet file with parquet-go's GenericReader, as
-// ReadSpans and ReadSamples did before they read rows: the reference the
+// dataset.ReadSpans and dataset.ReadSamples did before they read rows: the reference the
 // row reader is checked and measured against.
 func readGeneric[T any](path string, fn func(*T) error) error {
 	f, err := os.Open(path)
@@ -62,7 +63,7 @@ func genericRows[T any](t testing.TB, path string) []T {
 }
 
 // genericSpans is genericRows for spans, with no links as nil, as
-// ReadSpans returns them. GenericReader makes an empty list an empty
+// dataset.ReadSpans returns them. GenericReader makes an empty list an empty
 // slice, and a file without the links column a list of one empty link.
 func genericSpans(t testing.TB, path string) []cascade.Span {
 	t.Helper()
@@ -78,14 +79,14 @@ func genericSpans(t testing.TB, path string) []cascade.Span {
 func readAllSpans(t testing.TB, dir string) []cascade.Span {
 	t.Helper()
 	var spans []cascade.Span
-	require.NoError(t, ReadSpans(dir, func(s *cascade.Span) error { spans = append(spans, s.Clone()); return nil }))
+	require.NoError(t, dataset.ReadSpans(dir, func(s *cascade.Span) error { spans = append(spans, s.Clone()); return nil }))
 	return spans
 }
 
 func readAllSamples(t testing.TB, dir string) []cascade.Sample {
 	t.Helper()
 	var samples []cascade.Sample
-	require.NoError(t, ReadSamples(dir, func(s *cascade.Sample) error { samples = append(samples, cloneSample(s)); return nil }))
+	require.NoError(t, dataset.ReadSamples(dir, func(s *cascade.Sample) error { samples = append(samples, cloneSample(s)); return nil }))
 	return samples
 }
 
@@ -164,7 +165,7 @@ func tiledDataset(tb testing.TB) string {
 	if readFixtures.tiled != "" {
 		return readFixtures.tiled
 	}
-	base := genericSpans(tb, filepath.Join(hotrod, SpansFile))
+	base := genericSpans(tb, filepath.Join(hotrod, dataset.SpansFile))
 	lo, hi := base[0].Start, base[0].End()
 	for i := range base {
 		lo, hi = min(lo, base[i].Start), max(hi, base[i].End())
@@ -213,22 +214,22 @@ func rewrite[T any](t testing.TB, dir, name string, rows []T, opts ...parquet.Wr
 	return dir
 }
 
-// TestReadMatchesGenericReader checks that ReadSpans and ReadSamples
+// TestReadMatchesGenericReader checks that dataset.ReadSpans and dataset.ReadSamples
 // return exactly the rows parquet-go's GenericReader returns: on the
 // HotROD dataset as Run writes it, on the same rows in row groups of 1,000
 // rows and pages of 2 KiB (batches that cross pages and dictionaries
 // that change), and on rows whose optional fields are empty.
 func TestReadMatchesGenericReader(t *testing.T) {
 	hotrod := hotrodDataset(t)
-	spans := genericSpans(t, filepath.Join(hotrod, SpansFile))
-	samples := genericRows[cascade.Sample](t, filepath.Join(hotrod, MetricsFile))
+	spans := genericSpans(t, filepath.Join(hotrod, dataset.SpansFile))
+	samples := genericRows[cascade.Sample](t, filepath.Join(hotrod, dataset.MetricsFile))
 	require.Len(t, spans, 11850)
 	require.Len(t, samples, 20591)
 
 	small := t.TempDir()
 	opts := []parquet.WriterOption{parquet.MaxRowsPerRowGroup(1000), parquet.PageBufferSize(2048), parquet.Compression(&parquet.Zstd)}
-	rewrite(t, small, SpansFile, spans, opts...)
-	rewrite(t, small, MetricsFile, samples, opts...)
+	rewrite(t, small, dataset.SpansFile, spans, opts...)
+	rewrite(t, small, dataset.MetricsFile, samples, opts...)
 
 	empty := filepath.Join(t.TempDir(), "empty")
 	w, err := NewWriter(empty, 0)
@@ -259,7 +260,7 @@ func TestReadMatchesGenericReader(t *testing.T) {
 		{"empty values", empty},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want := genericSpans(t, filepath.Join(tc.dir, SpansFile))
+			want := genericSpans(t, filepath.Join(tc.dir, dataset.SpansFile))
 			require.NotEmpty(t, want)
 			for i := range want {
 				if len(want[i].Links) == 0 {
@@ -267,7 +268,7 @@ func TestReadMatchesGenericReader(t *testing.T) {
 				}
 			}
 			require.Equal(t, want, readAllSpans(t, tc.dir))
-			requireSamplesEqual(t, genericRows[cascade.Sample](t, filepath.Join(tc.dir, MetricsFile)), readAllSamples(t, tc.dir))
+			requireSamplesEqual(t, genericRows[cascade.Sample](t, filepath.Join(tc.dir, dataset.MetricsFile)), readAllSamples(t, tc.dir))
 		})
 	}
 }
@@ -301,13 +302,13 @@ func TestReadSpansByColumnName(t *testing.T) {
 		{Start: 6, TraceID: "t", SpanID: "b", ParentSpanID: "a", Extra: "y", Operation: "GET", Status: "error", ErrorType: "boom", StatusCode: -3},
 		{Start: 7, TraceID: "u", SpanID: "c"},
 	}
-	dir := rewrite(t, t.TempDir(), SpansFile, rows, parquet.MaxRowsPerRowGroup(2))
+	dir := rewrite(t, t.TempDir(), dataset.SpansFile, rows, parquet.MaxRowsPerRowGroup(2))
 	want := []cascade.Span{
 		{TraceID: "t", SpanID: "a", Service: "svc", Kind: cascade.KindServer, Start: 5, Duration: 7, Status: cascade.StatusOK, StatusCode: 200},
 		{TraceID: "t", SpanID: "b", ParentSpanID: "a", Operation: "GET", Start: 6, Status: cascade.StatusError, ErrorType: "boom", StatusCode: -3},
 		{TraceID: "u", SpanID: "c", Start: 7},
 	}
-	require.Equal(t, want, genericSpans(t, filepath.Join(dir, SpansFile)))
+	require.Equal(t, want, genericSpans(t, filepath.Join(dir, dataset.SpansFile)))
 	require.Equal(t, want, readAllSpans(t, dir))
 
 	type otherUnits struct {
@@ -317,7 +318,7 @@ func TestReadSpansByColumnName(t *testing.T) {
 		Duration   int32  `parquet:"duration_ns"`
 		StatusCode int64  `parquet:"status_code"`
 	}
-	dir = rewrite(t, t.TempDir(), SpansFile, []otherUnits{{"t", "a", 1_700_000_000_123, -5, 503}})
+	dir = rewrite(t, t.TempDir(), dataset.SpansFile, []otherUnits{{"t", "a", 1_700_000_000_123, -5, 503}})
 	require.Equal(t, []cascade.Span{{TraceID: "t", SpanID: "a", Start: 1_700_000_000_123_000_000, Duration: -5, StatusCode: 503}}, readAllSpans(t, dir))
 
 	type microSamples struct {
@@ -325,7 +326,7 @@ func TestReadSpansByColumnName(t *testing.T) {
 		Metric string  `parquet:"metric"`
 		Time   int64   `parquet:"time,timestamp(microsecond)"`
 	}
-	dir = rewrite(t, t.TempDir(), MetricsFile, []microSamples{{1.5, "m", 2}})
+	dir = rewrite(t, t.TempDir(), dataset.MetricsFile, []microSamples{{1.5, "m", 2}})
 	require.Equal(t, []cascade.Sample{{Time: 2000, Metric: "m", Value: 1.5}}, readAllSamples(t, dir))
 }
 
@@ -353,24 +354,24 @@ func TestReadSpansErrors(t *testing.T) {
 		name, want string
 		dir        string
 	}{
-		{"missing column", "no column trace_id", rewrite(t, t.TempDir(), SpansFile, []noTrace{{"a", 1}})},
-		{"wrong type", "column service has type", rewrite(t, t.TempDir(), SpansFile, []intService{{"t", "a", 1, 2}})},
-		{"repeated column", "column service is repeated", rewrite(t, t.TempDir(), SpansFile, []repeatedService{{"t", "a", 1, []string{"x", "y"}}})},
-		{"metrics file", "no column trace_id", rewrite(t, t.TempDir(), SpansFile, []cascade.Sample{{Metric: "m"}})},
+		{"missing column", "no column trace_id", rewrite(t, t.TempDir(), dataset.SpansFile, []noTrace{{"a", 1}})},
+		{"wrong type", "column service has type", rewrite(t, t.TempDir(), dataset.SpansFile, []intService{{"t", "a", 1, 2}})},
+		{"repeated column", "column service is repeated", rewrite(t, t.TempDir(), dataset.SpansFile, []repeatedService{{"t", "a", 1, []string{"x", "y"}}})},
+		{"metrics file", "no column trace_id", rewrite(t, t.TempDir(), dataset.SpansFile, []cascade.Sample{{Metric: "m"}})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := ReadSpans(tc.dir, func(*cascade.Span) error { return nil })
+			err := dataset.ReadSpans(tc.dir, func(*cascade.Span) error { return nil })
 			require.ErrorContains(t, err, tc.want)
-			require.ErrorContains(t, err, filepath.Join(tc.dir, SpansFile))
+			require.ErrorContains(t, err, filepath.Join(tc.dir, dataset.SpansFile))
 		})
 	}
 
-	err := ReadSpans(t.TempDir(), func(*cascade.Span) error { return nil })
+	err := dataset.ReadSpans(t.TempDir(), func(*cascade.Span) error { return nil })
 	require.ErrorIs(t, err, os.ErrNotExist)
 
 	stop := errors.New("stop")
 	n := 0
-	err = ReadSpans(hotrodDataset(t), func(*cascade.Span) error {
+	err = dataset.ReadSpans(hotrodDataset(t), func(*cascade.Span) error {
 		if n++; n == 1500 {
 			return stop
 		}

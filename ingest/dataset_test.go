@@ -11,27 +11,28 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 )
 
-// writeDataset stores spans through a datasetWriter with the given run size
+// writeDataset stores spans through a store with the given run size
 // and returns the summary and the rows read back.
 func writeDataset(t *testing.T, spans []cascade.Span, samples []cascade.Sample, runRows int) (*Summary, []cascade.Span, []cascade.Sample) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "ds")
-	w, err := createDataset(out, runRows)
+	w, err := createStore(out, runRows)
 	require.NoError(t, err)
 	for i := range spans {
-		require.NoError(t, w.spans.add(&spans[i]))
+		require.NoError(t, w.addSpan(&spans[i]))
 	}
 	for i := range samples {
-		require.NoError(t, w.samples.add(&samples[i]))
+		require.NoError(t, w.addSample(&samples[i]))
 	}
 	sum := &Summary{}
 	require.NoError(t, w.commit(sum))
 	var gotSpans []cascade.Span
-	require.NoError(t, ReadSpans(out, func(s *cascade.Span) error { gotSpans = append(gotSpans, s.Clone()); return nil }))
+	require.NoError(t, dataset.ReadSpans(out, func(s *cascade.Span) error { gotSpans = append(gotSpans, s.Clone()); return nil }))
 	var gotSamples []cascade.Sample
-	require.NoError(t, ReadSamples(out, func(s *cascade.Sample) error { gotSamples = append(gotSamples, cloneSample(s)); return nil }))
+	require.NoError(t, dataset.ReadSamples(out, func(s *cascade.Sample) error { gotSamples = append(gotSamples, cloneSample(s)); return nil }))
 	entries, err := os.ReadDir(filepath.Dir(out))
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "only the dataset remains: no temporary directory or spilled runs")
@@ -92,16 +93,16 @@ func TestDatasetSamples(t *testing.T) {
 func TestDatasetRefusesForeignDirectory(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644))
-	_, err := createDataset(dir, 0)
+	_, err := createStore(dir, 0)
 	require.ErrorContains(t, err, "refusing to replace it")
 }
 
 func TestDatasetAbortLeavesNothing(t *testing.T) {
 	parent := t.TempDir()
-	w, err := createDataset(filepath.Join(parent, "ds"), 1)
+	w, err := createStore(filepath.Join(parent, "ds"), 1)
 	require.NoError(t, err)
 	s := span("t", "a", "", 1)
-	require.NoError(t, w.spans.add(&s))
+	require.NoError(t, w.addSpan(&s))
 	w.abort()
 	entries, err := os.ReadDir(parent)
 	require.NoError(t, err)
@@ -111,7 +112,7 @@ func TestDatasetAbortLeavesNothing(t *testing.T) {
 // TestDatasetMessagingRoundTrip checks that the links and messaging
 // columns survive the dataset: through the sorter's spilled runs (runRows
 // 1 and 2) and in memory, written by Run's writer and read back by
-// ReadSpans and by parquet-go's GenericReader; and that links are a
+// dataset.ReadSpans and by parquet-go's GenericReader; and that links are a
 // standard three-level LIST (links.list.element), as DuckDB and Arrow read
 // it.
 func TestDatasetMessagingRoundTrip(t *testing.T) {
@@ -139,14 +140,14 @@ func TestDatasetMessagingRoundTrip(t *testing.T) {
 	}
 
 	out := filepath.Join(t.TempDir(), "ds")
-	w, err := createDataset(out, 0)
+	w, err := createStore(out, 0)
 	require.NoError(t, err)
 	for i := range in {
-		require.NoError(t, w.spans.add(&in[i]))
+		require.NoError(t, w.addSpan(&in[i]))
 	}
 	require.NoError(t, w.commit(&Summary{}))
-	require.Equal(t, want, genericSpans(t, filepath.Join(out, SpansFile)))
-	schema := parquetSchema(t, filepath.Join(out, SpansFile))
+	require.Equal(t, want, genericSpans(t, filepath.Join(out, dataset.SpansFile)))
+	schema := parquetSchema(t, filepath.Join(out, dataset.SpansFile))
 	for _, path := range [][]string{{"links", "list", "element", "trace_id"}, {"links", "list", "element", "span_id"}} {
 		leaf, ok := schema.Lookup(path...)
 		require.True(t, ok, "column %v", path)
@@ -179,7 +180,7 @@ func parquetSchema(t *testing.T, path string) *parquet.Schema {
 
 // TestReadSpansLinksForeignLayout checks that links are read from a file
 // laid out by another writer: the columns in another order, a repeated
-// column ReadSpans does not know before them, and rows whose lists are
+// column dataset.ReadSpans does not know before them, and rows whose lists are
 // empty, one long or longer.
 func TestReadSpansLinksForeignLayout(t *testing.T) {
 	type foreign struct {
@@ -195,7 +196,7 @@ func TestReadSpansLinksForeignLayout(t *testing.T) {
 		{Links: []cascade.SpanLink{{TraceID: "u", SpanID: "x"}}, Start: 2, SpanID: "s2", TraceID: "t", Dest: "q"},
 		{Tags: []string{"c"}, Links: []cascade.SpanLink{{TraceID: "u", SpanID: "y"}, {TraceID: "v", SpanID: "z"}}, Start: 3, SpanID: "s3", TraceID: "t"},
 	}
-	dir := rewrite(t, t.TempDir(), SpansFile, rows, parquet.MaxRowsPerRowGroup(2))
+	dir := rewrite(t, t.TempDir(), dataset.SpansFile, rows, parquet.MaxRowsPerRowGroup(2))
 	require.Equal(t, []cascade.Span{
 		{TraceID: "t", SpanID: "s1", Start: 1},
 		{TraceID: "t", SpanID: "s2", Start: 2, Destination: "q", Links: []cascade.SpanLink{{TraceID: "u", SpanID: "x"}}},

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 )
 
 // TestErrorDispatch ingests two real TrainTicket traces of one route
@@ -25,7 +26,7 @@ func TestErrorDispatch(t *testing.T) {
 	require.EqualValues(t, 2, sum.DispatchErrorSpans)
 	require.EqualValues(t, 2, sum.ErrorSpans)
 	var failed [][3]string
-	require.NoError(t, ReadSpans(cfg.Out, func(s *cascade.Span) error {
+	require.NoError(t, dataset.ReadSpans(cfg.Out, func(s *cascade.Span) error {
 		if s.Status == cascade.StatusError {
 			failed = append(failed, [3]string{s.TraceID, s.Service, s.Operation})
 			require.Equal(t, "error dispatch", s.ErrorType)

@@ -10,9 +10,8 @@
 // file's format (or takes the one given), and writes the dataset whole
 // or not at all, returning a Summary of what was read and stored. Decode
 // turns one input stream into rows for a RowSink; collect writes live
-// sources through the same store. ReadSpans, ReadSamples, ReadLogs and
-// ReadArrivals read a dataset back in its order, for graph, fit and
-// incident.
+// sources through the same store (NewWriter). Package dataset writes the
+// files and reads them back.
 //
 // Bad input is a *ParseError naming the file, line, byte offset and
 // record path, unwrapping to a sentinel (ErrBadTimestamp, ErrNoService,

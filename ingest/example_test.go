@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/ingest"
 )
 
@@ -44,7 +45,7 @@ func ExampleRun_logs() {
 		return
 	}
 	fmt.Println(sum.Inputs[0].Format, sum.Logs, "records,", sum.ErrorLogs, "errors,", sum.LogTemplates, "templates")
-	err = ingest.ReadLogs(cfg.Out, func(r *cascade.LogRecord) error {
+	err = dataset.ReadLogs(cfg.Out, func(r *cascade.LogRecord) error {
 		if r.Severity == "ERROR" {
 			fmt.Println(r.Service, r.TraceID, r.SpanID)
 			fmt.Println(r.Template)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"cascade"
+	"cascade/dataset"
 )
 
 // Config is what a user sets for one ingest run.
@@ -127,8 +128,8 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		Inferred: map[string]int64{},
 	}
 	defer sum.sortNotices()
-	cleanStale(c.Out, time.Now(), c.Note)
-	w, err := createDataset(c.Out, c.RunRows)
+	dataset.CleanStale(c.Out, time.Now(), c.Note)
+	w, err := createStore(c.Out, c.RunRows)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +256,7 @@ func emptyDirs(sum *Summary, dirs []walkedDir, what string, misplaced map[string
 type runSink struct {
 	cfg   *Config
 	sum   *Summary
-	w     *datasetWriter
+	w     *store
 	in    *InputSummary
 	file_ string
 	errs  []*ParseError
@@ -276,13 +277,13 @@ func (r *runSink) span(s *cascade.Span) error {
 		r.sum.notice(noticeBadYear, unitHint(s.Start), r.file_, r.record(), 1)
 	}
 	r.in.Spans++
-	return r.w.spans.add(s)
+	return r.w.addSpan(s)
 }
 
 func (r *runSink) sample(s *cascade.Sample) error {
 	checkSample(s, r.warn)
 	r.in.Samples++
-	return r.w.samples.add(s)
+	return r.w.addSample(s)
 }
 
 func (r *runSink) log(l *cascade.LogRecord) error {

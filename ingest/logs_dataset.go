@@ -1,91 +1,15 @@
 package ingest
 
 import (
-	"cmp"
 	"fmt"
-	"path/filepath"
 	"strings"
 
-	"github.com/parquet-go/parquet-go"
-
 	"cascade"
+	"cascade/dataset"
 )
 
 // noticeDupLog is the notice of log records stored twice.
 const noticeDupLog = "duplicate log record (same time, service, ids and body)"
-
-// compareLogs orders logs.parquet: by service, then time, then the rest
-// of the record, so that equal records are adjacent and the order depends
-// on nothing but the records.
-func compareLogs(a, b *cascade.LogRecord) int {
-	if c := cmp.Compare(a.Service, b.Service); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.Time, b.Time); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.Instance, b.Instance); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.TraceID, b.TraceID); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.SpanID, b.SpanID); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.Body, b.Body); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.Severity, b.Severity); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.TemplateID, b.TemplateID)
-}
-
-// addLog templates one record, in input order, and queues it for
-// logs.parquet.
-func (w *datasetWriter) addLog(r *cascade.LogRecord) error {
-	w.hasLogs = true
-	r.TemplateID = int32(w.templates.Add(r.Body))
-	r.Template = ""
-	return w.logs.add(r)
-}
-
-// writeLogs sorts, deduplicates and writes logs.parquet, giving each
-// record its template's final text. A run given no log input writes no
-// file.
-func (w *datasetWriter) writeLogs(sum *Summary) error {
-	if !w.hasLogs {
-		return nil
-	}
-	fw, err := newFileWriter[cascade.LogRecord](filepath.Join(w.tmp, LogsFile),
-		parquet.Ascending("service"), parquet.Ascending("time"))
-	if err != nil {
-		return err
-	}
-	st := newLogStats()
-	texts := make([]string, w.templates.Len()+1)
-	for id := 1; id < len(texts); id++ {
-		texts[id] = w.templates.Template(id)
-	}
-	err = w.logs.drain(func(r *cascade.LogRecord) error {
-		if !st.add(r) {
-			return nil
-		}
-		if id := int(r.TemplateID); id > 0 && id < len(texts) {
-			r.Template = texts[id]
-		}
-		return fw.write(r)
-	})
-	if e := fw.close(); err == nil {
-		err = e
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", LogsFile, err)
-	}
-	st.fill(sum)
-	return nil
-}
 
 // logStats accumulates the log part of a Summary from records in stored
 // order.
@@ -110,7 +34,7 @@ func newLogStats() *logStats {
 // add counts r and reports false when it repeats the stored record before
 // it: a duplicate not to store.
 func (st *logStats) add(r *cascade.LogRecord) bool {
-	if st.have && compareLogs(&st.prev, r) == 0 {
+	if st.have && dataset.CompareLogs(&st.prev, r) == 0 {
 		st.dups++
 		if st.firstDup == "" {
 			st.firstDup = fmt.Sprintf("service %s at %d", r.Service, r.Time)

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"cascade"
+	"cascade/dataset"
 )
 
 // nezhaLogs is a slice of Nezha's TrainTicket logs (see its SOURCE.md).
@@ -402,17 +403,17 @@ func TestRunLogs(t *testing.T) {
 	require.NotContains(t, sum.LogServices, "ts-basic-service-5b7c9d8f6d-4wz7h")
 	require.Positive(t, sum.LogTemplates)
 	require.Less(t, sum.LogTemplates, 100)
-	_, err := os.Stat(filepath.Join(out, SpansFile))
+	_, err := os.Stat(filepath.Join(out, dataset.SpansFile))
 	require.NoError(t, err, "a dataset always has spans.parquet")
 
 	var got []cascade.LogRecord
-	require.NoError(t, ReadLogs(out, func(r *cascade.LogRecord) error {
+	require.NoError(t, dataset.ReadLogs(out, func(r *cascade.LogRecord) error {
 		got = append(got, cloneLog(r))
 		return nil
 	}))
 	require.Len(t, got, 304)
 	for i := 1; i < len(got); i++ {
-		require.LessOrEqual(t, compareLogs(&got[i-1], &got[i]), 0, "row %d out of order", i)
+		require.LessOrEqual(t, dataset.CompareLogs(&got[i-1], &got[i]), 0, "row %d out of order", i)
 	}
 	tmpl := map[int32]string{}
 	for _, r := range got {
@@ -435,9 +436,9 @@ func TestRunLogs(t *testing.T) {
 	// sort spills runs of 50 rows to disk and merges them.
 	out2 := filepath.Join(t.TempDir(), "ds")
 	runLogs(t, out2, 50)
-	a, err := os.ReadFile(filepath.Join(out, LogsFile))
+	a, err := os.ReadFile(filepath.Join(out, dataset.LogsFile))
 	require.NoError(t, err)
-	b, err := os.ReadFile(filepath.Join(out2, LogsFile))
+	b, err := os.ReadFile(filepath.Join(out2, dataset.LogsFile))
 	require.NoError(t, err)
 	require.Equal(t, a, b)
 }
@@ -482,7 +483,7 @@ func TestRunLogsBadInput(t *testing.T) {
 }
 
 func TestReadLogsMissing(t *testing.T) {
-	err := ReadLogs(t.TempDir(), func(*cascade.LogRecord) error { return nil })
+	err := dataset.ReadLogs(t.TempDir(), func(*cascade.LogRecord) error { return nil })
 	require.ErrorIs(t, err, fs.ErrNotExist)
 }
 

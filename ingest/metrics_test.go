@@ -6,7 +6,6 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -17,26 +16,12 @@ import (
 	"testing"
 
 	"cascade"
+	"cascade/internal/testutil"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
-
-// The -update flag rewrites fixtures. Another test file of the package may
-// define it too; package variables are initialized before init runs, so
-// this one only registers it when nobody has.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite test fixtures and golden files")
-	}
-}
-
-// metricsTestUpdating reports whether -update was given.
-func metricsTestUpdating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 var (
 	hotrodScrape    = repoTestdata("hotrod-baseline", "hotrod-metrics.prom")
@@ -813,14 +798,8 @@ func otlpMetricsJSONL(t testing.TB, batches []pmetric.Metrics) []byte {
 }
 
 func TestOTLPMetricsFixture(t *testing.T) {
-	want := otlpMetricsJSONL(t, buildOTLPMetricsFixture())
-	if metricsTestUpdating() {
-		require.NoError(t, os.MkdirAll(filepath.Dir(otlpMetricsFile), 0o755))
-		require.NoError(t, os.WriteFile(otlpMetricsFile, want, 0o644))
-	}
-	got, err := os.ReadFile(otlpMetricsFile)
-	require.NoError(t, err, "regenerate with go test ./ingest -run TestOTLPMetricsFixture -update")
-	require.Equal(t, string(want), string(got), "fixture out of date: go test ./ingest -run TestOTLPMetricsFixture -update")
+	got := otlpMetricsJSONL(t, buildOTLPMetricsFixture())
+	testutil.GoldenFile(t, otlpMetricsFile, got)
 	require.LessOrEqual(t, len(got), 50<<10)
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"cascade"
+	"cascade/dataset"
 
 	"github.com/stretchr/testify/require"
 )
@@ -113,7 +114,7 @@ func TestNoticeWords(t *testing.T) {
 			require.NoError(t, json.Unmarshal(js, &got))
 			require.Equal(t, tc.kind, got["kind"])
 			var ops []string
-			require.NoError(t, ReadSpans(c.Out, func(s *cascade.Span) error {
+			require.NoError(t, dataset.ReadSpans(c.Out, func(s *cascade.Span) error {
 				ops = append(ops, s.Operation)
 				return nil
 			}))

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 )
 
 // nezhaKeys counts, independently of the decoder, the (trace, span) pairs
@@ -66,7 +67,7 @@ func TestRunDeduplicatesAcrossFiles(t *testing.T) {
 	// What was stored is what the summary says.
 	var n int64
 	seen := map[string]bool{}
-	require.NoError(t, ReadSpans(cfg.Out, func(s *cascade.Span) error {
+	require.NoError(t, dataset.ReadSpans(cfg.Out, func(s *cascade.Span) error {
 		n++
 		k := s.TraceID + "/" + s.SpanID
 		require.False(t, seen[k], "duplicate %s stored", k)
@@ -91,7 +92,7 @@ func TestRunSpillIsDeterministic(t *testing.T) {
 		require.NoError(t, err)
 		require.EqualValues(t, 11850, sum.Spans)
 		require.EqualValues(t, 20591, sum.Samples)
-		for _, name := range []string{SpansFile, MetricsFile} {
+		for _, name := range []string{dataset.SpansFile, dataset.MetricsFile} {
 			b, err := os.ReadFile(filepath.Join(cfg.Out, name))
 			require.NoError(t, err)
 			files = append(files, b)
@@ -157,7 +158,7 @@ func TestRunFailureKeepsPreviousDataset(t *testing.T) {
 	cfg.Out = out
 	_, err := Run(context.Background(), cfg)
 	require.NoError(t, err)
-	before, err := os.ReadFile(filepath.Join(out, SpansFile))
+	before, err := os.ReadFile(filepath.Join(out, dataset.SpansFile))
 	require.NoError(t, err)
 
 	bad := filepath.Join(dir, "bad.json")
@@ -165,7 +166,7 @@ func TestRunFailureKeepsPreviousDataset(t *testing.T) {
 	cfg.Traces = []string{bad}
 	_, err = Run(context.Background(), cfg)
 	require.Error(t, err)
-	after, err := os.ReadFile(filepath.Join(out, SpansFile))
+	after, err := os.ReadFile(filepath.Join(out, dataset.SpansFile))
 	require.NoError(t, err)
 	require.Equal(t, before, after)
 	entries, err := os.ReadDir(dir)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 )
 
 // TestSharedZipkinSpans ingests one trace as Brave reports it to Zipkin
@@ -56,7 +57,7 @@ func TestSharedZipkinSpans(t *testing.T) {
 			require.EqualValues(t, 4, sum.Spans)
 			require.Zero(t, sum.OrphanSpans)
 			got := map[string][2]string{} // service/kind -> id, parent
-			require.NoError(t, ReadSpans(cfg.Out, func(s *cascade.Span) error {
+			require.NoError(t, dataset.ReadSpans(cfg.Out, func(s *cascade.Span) error {
 				got[s.Service+"/"+string(s.Kind)] = [2]string{s.SpanID, s.ParentSpanID}
 				return nil
 			}))

@@ -87,7 +87,7 @@ func (a rowSinkAdapter) warnAt(kind string, _ *ParseError) { a.r.Warn(kind) }
 //
 // A Writer is not safe for concurrent use.
 type Writer struct {
-	w    *datasetWriter
+	w    *store
 	out  string
 	done bool
 }
@@ -100,7 +100,7 @@ func NewWriter(out string, runRows int) (*Writer, error) {
 	if runRows < 0 {
 		return nil, fmt.Errorf("run-rows: %d is negative", runRows)
 	}
-	w, err := createDataset(out, runRows)
+	w, err := createStore(out, runRows)
 	if err != nil {
 		return nil, err
 	}
@@ -108,10 +108,10 @@ func NewWriter(out string, runRows int) (*Writer, error) {
 }
 
 // Span adds one span, copying it.
-func (w *Writer) Span(s *cascade.Span) error { return w.w.spans.add(s) }
+func (w *Writer) Span(s *cascade.Span) error { return w.w.addSpan(s) }
 
 // Sample adds one metric point, copying it.
-func (w *Writer) Sample(s *cascade.Sample) error { return w.w.samples.add(s) }
+func (w *Writer) Sample(s *cascade.Sample) error { return w.w.addSample(s) }
 
 // Commit sorts, deduplicates and writes both files, then moves the dataset
 // into place, replacing what was at out. The Summary describes the stored

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 )
 
 // rowCollector is a RowSink keeping everything.
@@ -65,7 +66,7 @@ func TestWriter(t *testing.T) {
 	require.Equal(t, int64(1), sum.Samples)
 	require.NotNil(t, sum.Warnings)
 	var ops []string
-	require.NoError(t, ReadSpans(out, func(s *cascade.Span) error {
+	require.NoError(t, dataset.ReadSpans(out, func(s *cascade.Span) error {
 		ops = append(ops, strings.Clone(s.TraceID)+":"+strings.Clone(s.Operation))
 		return nil
 	}))
@@ -73,7 +74,7 @@ func TestWriter(t *testing.T) {
 	_, err = w.Commit()
 	require.ErrorContains(t, err, "already committed")
 	w.Abort() // a no-op after Commit
-	require.FileExists(t, filepath.Join(out, SpansFile))
+	require.FileExists(t, filepath.Join(out, dataset.SpansFile))
 
 	// Abort leaves the dataset in place as it was.
 	w, err = NewWriter(out, 0)
@@ -81,7 +82,7 @@ func TestWriter(t *testing.T) {
 	require.NoError(t, w.Span(&cascade.Span{TraceID: "c", SpanID: "1", Service: "s"}))
 	w.Abort()
 	n := 0
-	require.NoError(t, ReadSpans(out, func(*cascade.Span) error { n++; return nil }))
+	require.NoError(t, dataset.ReadSpans(out, func(*cascade.Span) error { n++; return nil }))
 	require.Equal(t, 2, n)
 	entries, err := os.ReadDir(filepath.Dir(out))
 	require.NoError(t, err)

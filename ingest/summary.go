@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"cascade"
+	"cascade/dataset"
 )
 
 // Summary describes what one ingest run read and stored. It is what
@@ -342,13 +343,13 @@ func (st *sampleStats) add(s *cascade.Sample) bool {
 	}
 	if st.have {
 		switch {
-		case compareSamples(&st.prev, s) == 0:
+		case dataset.CompareSamples(&st.prev, s) == 0:
 			st.dups++
 			if st.firstDup == "" {
 				st.firstDup = fmt.Sprintf("series %s/%s %s{%s} at %d", s.Service, s.Instance, s.Metric, s.Labels, s.Time)
 			}
 			return false
-		case compareSeries(&st.prev, s) != 0:
+		case dataset.CompareSeries(&st.prev, s) != 0:
 			st.series++
 		}
 	} else {
@@ -392,7 +393,7 @@ func Summarize(dir string) (*Summary, error) {
 		Warnings: map[string]int64{}, Inferred: map[string]int64{}}
 	st := newSpanStats()
 	var group []cascade.Span
-	err := ReadSpans(dir, func(s *cascade.Span) error {
+	err := dataset.ReadSpans(dir, func(s *cascade.Span) error {
 		if len(group) > 0 && group[0].TraceID != s.TraceID {
 			st.trace(group)
 			group = group[:0]
@@ -407,18 +408,18 @@ func Summarize(dir string) (*Summary, error) {
 		st.trace(group)
 	}
 	st.fill(sum)
-	if _, err := os.Stat(filepath.Join(dir, MetricsFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, dataset.MetricsFile)); err == nil {
 		ss := newSampleStats()
 		ss.alias = true
-		if err := ReadSamples(dir, func(s *cascade.Sample) error { ss.add(s); return nil }); err != nil {
+		if err := dataset.ReadSamples(dir, func(s *cascade.Sample) error { ss.add(s); return nil }); err != nil {
 			return nil, err
 		}
 		ss.fill(sum)
 	}
-	if _, err := os.Stat(filepath.Join(dir, LogsFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, dataset.LogsFile)); err == nil {
 		ls := newLogStats()
 		ls.alias = true
-		if err := ReadLogs(dir, func(r *cascade.LogRecord) error { ls.add(r); return nil }); err != nil {
+		if err := dataset.ReadLogs(dir, func(r *cascade.LogRecord) error { ls.add(r); return nil }); err != nil {
 			return nil, err
 		}
 		ls.fill(sum)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
 	"cascade/ingest"
 	"cascade/replay"
@@ -24,7 +25,7 @@ func hotrodModel(t *testing.T) *cascade.Model {
 	cfg.Out = filepath.Join(t.TempDir(), "dataset")
 	_, err := ingest.Run(context.Background(), cfg)
 	require.NoError(t, err)
-	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(cfg.Out, fn) })
+	src := cascade.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(cfg.Out, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
 	return res.Model

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
-	"cascade/ingest"
-	"cascade/internal/testutil"
+	"cascade/internal/shapetest"
 	"cascade/testdata/shapes"
 )
 
@@ -94,13 +94,13 @@ func TestShapesRemedies(t *testing.T) {
 
 // remedyShape generates and ingests a capture and returns graph's model
 // of it and its root requests' outcome.
-func remedyShape(t *testing.T, cfg shapes.Config) (*cascade.Model, testutil.Outcome) {
+func remedyShape(t *testing.T, cfg shapes.Config) (*cascade.Model, shapetest.Outcome) {
 	t.Helper()
-	dir, _ := testutil.ShapeDataset(t, cfg)
-	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) })
+	dir, _ := shapetest.Dataset(t, cfg)
+	src := cascade.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
-	return res.Model, testutil.CaptureOutcome(t, dir)
+	return res.Model, shapetest.CaptureOutcome(t, dir)
 }
 
 // TestFitCheck: the model of a capture replays it within the tolerance,

@@ -12,10 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
 	"cascade/ingest"
+	"cascade/internal/brokersim"
 	"cascade/replay"
-	"cascade/testdata/brokersim"
 )
 
 // brokersimModel generates a brokersim capture (OTLP traces and the
@@ -35,13 +36,13 @@ func brokersimModel(tb testing.TB, name string) (*cascade.Model, []replay.Arriva
 	_, err = ingest.Run(context.Background(), icfg)
 	require.NoError(tb, err)
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(),
-		func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(icfg.Out, fn) },
-		func(fn func(*cascade.Sample) error) error { return ingest.ReadSamples(icfg.Out, fn) })
+		func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(icfg.Out, fn) },
+		func(fn func(*cascade.Sample) error) error { return dataset.ReadSamples(icfg.Out, fn) })
 	require.NoError(tb, err)
 	// The observed traffic: the root requests' starts, as `cascade replay`
 	// reads them (a delivery's root span is no arrival).
 	var starts []int64
-	require.NoError(tb, ingest.ReadSpans(icfg.Out, func(s *cascade.Span) error {
+	require.NoError(tb, dataset.ReadSpans(icfg.Out, func(s *cascade.Span) error {
 		if s.IsRoot() && !s.Delivered() {
 			starts = append(starts, s.Start)
 		}

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/graph"
-	"cascade/ingest"
-	"cascade/internal/testutil"
+	"cascade/internal/shapetest"
 	"cascade/replay"
 	"cascade/testdata/shapes"
 )
@@ -84,14 +84,14 @@ func TestFidelityBeforeAfter(t *testing.T) {
 type outcome struct{ p50, p99, success float64 }
 
 // shapeModel generates and ingests a capture and returns the model graph
-// builds from it and what its root requests did (testutil.CaptureOutcome).
+// builds from it and what its root requests did (shapetest.CaptureOutcome).
 func shapeModel(t *testing.T, cfg shapes.Config) (*cascade.Model, outcome) {
 	t.Helper()
-	dir, _ := testutil.ShapeDataset(t, cfg)
-	src := graph.SpanSource(func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) })
+	dir, _ := shapetest.Dataset(t, cfg)
+	src := cascade.SpanSource(func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) })
 	res, err := graph.Build(context.Background(), graph.DefaultConfig(), src, nil)
 	require.NoError(t, err)
-	o := testutil.CaptureOutcome(t, dir)
+	o := shapetest.CaptureOutcome(t, dir)
 	return res.Model, outcome{p50: o.P50, p99: o.P99, success: o.Success}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
-	"cascade/ingest"
+	"cascade/dataset"
 )
 
 // aiopsCSVMap is the --csv-map that docs/csv.md and ingest --help give
@@ -35,7 +35,7 @@ func TestIngestAIOpsSpanCSV(t *testing.T) {
 	require.NotContains(t, stderr, "warning")
 
 	var spans []cascade.Span
-	require.NoError(t, ingest.ReadSpans(out, func(s *cascade.Span) error {
+	require.NoError(t, dataset.ReadSpans(out, func(s *cascade.Span) error {
 		spans = append(spans, *s)
 		return nil
 	}))

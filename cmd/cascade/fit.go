@@ -146,11 +146,7 @@ byte for byte.`,
 				}
 				model = res.Model
 			}
-			var samples fit.SampleSource
-			if s := samplesOf(dir); s != nil {
-				samples = fit.SampleSource(s)
-			}
-			obs, err := fit.Observe(cmd.Context(), cfg, model, fit.SpanSource(spansOf(dir)), samples)
+			obs, err := fit.Observe(cmd.Context(), cfg, model, spansOf(dir), samplesOf(dir))
 			if err != nil {
 				return err
 			}

@@ -12,6 +12,7 @@ import (
 
 	"cascade"
 	"cascade/collect"
+	"cascade/dataset"
 	"cascade/graph"
 	"cascade/incident"
 	"cascade/ingest"
@@ -245,8 +246,8 @@ func graphSources(cmd *cobra.Command, args, metrics []string, format string, pul
 // alone when there are no spans.
 func buildGraph(cmd *cobra.Command, cfg graph.Config, dirs []string) (*graph.Result, error) {
 	ctx := cmd.Context()
-	var spans []graph.SpanSource
-	var samples []graph.SampleSource
+	var spans []cascade.SpanSource
+	var samples []cascade.SampleSource
 	for _, d := range dirs {
 		spans = append(spans, spansOf(d))
 		if s := samplesOf(d); s != nil {
@@ -269,7 +270,7 @@ func buildGraph(cmd *cobra.Command, cfg graph.Config, dirs []string) (*graph.Res
 		}
 		return nil
 	}
-	var sampleSource graph.SampleSource
+	var sampleSource cascade.SampleSource
 	if len(samples) > 0 {
 		sampleSource = allSamples
 	}
@@ -309,7 +310,7 @@ func buildGraph(cmd *cobra.Command, cfg graph.Config, dirs []string) (*graph.Res
 
 // isDataset reports whether path is a dataset directory.
 func isDataset(path string) bool {
-	info, err := os.Stat(filepath.Join(path, ingest.SpansFile))
+	info, err := os.Stat(filepath.Join(path, dataset.SpansFile))
 	return err == nil && !info.IsDir()
 }
 
@@ -361,25 +362,25 @@ func graphInput(cmd *cobra.Command, args, metrics []string, format string) (dir 
 	return icfg.Out, cleanup, nil
 }
 
-func spansOf(dir string) graph.SpanSource {
-	return func(fn func(*cascade.Span) error) error { return ingest.ReadSpans(dir, fn) }
+func spansOf(dir string) cascade.SpanSource {
+	return func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }
 }
 
 // samplesOf reads the dataset's metrics, if it has any.
-func samplesOf(dir string) graph.SampleSource {
-	if _, err := os.Stat(filepath.Join(dir, ingest.MetricsFile)); err != nil {
+func samplesOf(dir string) cascade.SampleSource {
+	if _, err := os.Stat(filepath.Join(dir, dataset.MetricsFile)); err != nil {
 		return nil
 	}
-	return func(fn func(*cascade.Sample) error) error { return ingest.ReadSamples(dir, fn) }
+	return func(fn func(*cascade.Sample) error) error { return dataset.ReadSamples(dir, fn) }
 }
 
 // logsOf returns the log records of the dataset dir, or nil when it has
 // no logs.parquet.
 func logsOf(dir string) incident.LogSource {
-	if _, err := os.Stat(filepath.Join(dir, ingest.LogsFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, dataset.LogsFile)); err != nil {
 		return nil
 	}
-	return func(fn func(*cascade.LogRecord) error) error { return ingest.ReadLogs(dir, fn) }
+	return func(fn func(*cascade.LogRecord) error) error { return dataset.ReadLogs(dir, fn) }
 }
 
 // writeFileAtomic writes data to a temporary file beside path and renames

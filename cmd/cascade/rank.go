@@ -273,9 +273,9 @@ func rootCause(cmd *cobra.Command, during, baseline []string, m *cascade.Model, 
 		return nil, err
 	}
 	defer cleanup()
-	var ref graph.SpanSource
+	var ref cascade.SpanSource
 	var refLogs incident.LogSource
-	var refSamples graph.SampleSource
+	var refSamples cascade.SampleSource
 	if len(baseline) > 0 {
 		bdir, bclean, err := graphInput(cmd, baseline, nil, "auto")
 		if err != nil {

@@ -11,9 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"cascade/internal/testutil"
 	"cascade/report"
 	"cascade/testdata/shapes"
+
+	"cascade/internal/shapetest"
 )
 
 // runRank runs `cascade rank ARGS…` in process.
@@ -120,7 +121,7 @@ func TestRankIncident(t *testing.T) {
 // exception visible only in the logs (Nezha's CSV records no status)
 // names its service as the origin.
 func TestRankIncidentLogs(t *testing.T) {
-	dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock"})
+	dir, _ := shapetest.Dataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock"})
 	code, out, stderr := runRank(t, "--incident", dir, "--slowdown", "0", "--verify", "0")
 	require.Equal(t, exitOK, code, stderr)
 	require.Contains(t, out, "origin        1. stock")
@@ -130,9 +131,9 @@ func TestRankIncidentLogs(t *testing.T) {
 // carries none are not judged, and stderr says so (issue 38); with the
 // baseline's logs nothing is said.
 func TestRankIncidentUnjudgedLogs(t *testing.T) {
-	dir, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock"})
-	withLogs, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 1200, Format: shapes.NezhaCSV, Logs: true, Seed: 7})
-	noLogs, _ := testutil.ShapeDataset(t, shapes.Config{Shape: "pairs", Traces: 1200, Format: shapes.NezhaCSV, Seed: 7})
+	dir, _ := shapetest.Dataset(t, shapes.Config{Shape: "pairs", Traces: 2400, Format: shapes.NezhaCSV, Logs: true, Throw: "stock"})
+	withLogs, _ := shapetest.Dataset(t, shapes.Config{Shape: "pairs", Traces: 1200, Format: shapes.NezhaCSV, Logs: true, Seed: 7})
+	noLogs, _ := shapetest.Dataset(t, shapes.Config{Shape: "pairs", Traces: 1200, Format: shapes.NezhaCSV, Seed: 7})
 	const warn = "cascade: warning: incident pass: logs: the reference (--baseline) carries no logs"
 	for _, tc := range []struct {
 		name, baseline string

@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"cascade"
-	"cascade/ingest"
+	"cascade/dataset"
 	"cascade/replay"
 )
 
@@ -335,7 +335,7 @@ func parseMS(s string) (float64, error) {
 // observedArrivals reads the root requests of a dataset as arrivals from
 // the first one, each at the entry named by its service (else the first):
 // its root spans less the consumers' (a message's delivery starting a
-// trace) and the batch publishers' (ingest.ReadArrivals).
+// trace) and the batch publishers' (dataset.ReadArrivals).
 func observedArrivals(dir string, m *cascade.Model) ([]replay.Arrival, error) {
 	// entries maps an entry node's name to itself, so that an arrival
 	// keeps the model's string, not the span's (valid only during the call).
@@ -345,7 +345,7 @@ func observedArrivals(dir string, m *cascade.Model) ([]replay.Arrival, error) {
 	}
 	var out []replay.Arrival
 	first := int64(-1)
-	err := ingest.ReadArrivals(dir, func(s *cascade.Span) error {
+	err := dataset.ReadArrivals(dir, func(s *cascade.Span) error {
 		a := replay.Arrival{AtMS: float64(s.Start)}
 		if node, ok := entries[s.Service]; ok {
 			a.Entry = node

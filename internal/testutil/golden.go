@@ -1,7 +1,8 @@
 // Package testutil holds helpers shared by the project's tests: golden
-// files regenerated with -update, datasets ingested from the fixture
-// shapes of cascade/testdata/shapes, and the switch for the long suites
-// (CASCADE_LONG).
+// files regenerated with -update and the switch for the long suites
+// (CASCADE_LONG). It imports no package of the module but the root, so
+// that every package's tests can use it (datasets built from the fixture
+// shapes are internal/shapetest's).
 package testutil
 
 import (
@@ -19,7 +20,13 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/ wi
 // package, or rewrites the file when the test runs with -update.
 func Golden(t testing.TB, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
+	GoldenFile(t, filepath.Join("testdata", name+".golden"), got)
+}
+
+// GoldenFile is Golden for a file at path: a fixture that other tests
+// read, kept where they read it.
+func GoldenFile(t testing.TB, path string, got []byte) {
+	t.Helper()
 	if *update {
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, got, 0o644))

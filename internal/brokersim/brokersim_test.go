@@ -1,9 +1,5 @@
 package brokersim
 
-// The go tool leaves testdata out of ./..., so run these explicitly:
-//
-//	go test ./testdata/brokersim
-
 import (
 	"bytes"
 	"encoding/json"
@@ -21,7 +17,7 @@ import (
 )
 
 // seed is the seed of the closed-form, ingest and recovery tests; try
-// others with go test ./testdata/brokersim -args -seed N.
+// others with go test ./internal/brokersim -args -seed N.
 var seed = flag.Uint64("seed", 1, "seed of the captures under test")
 
 func generate(t *testing.T, name string, sd uint64) *Capture {

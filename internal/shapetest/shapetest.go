@@ -1,4 +1,8 @@
-package testutil
+// Package shapetest builds datasets from the fixture shapes of
+// cascade/testdata/shapes for the stages' tests, ingested as `cascade
+// ingest` does. It is apart from internal/testutil because it imports
+// ingest, whose own tests use testutil.
+package shapetest
 
 import (
 	"context"
@@ -13,17 +17,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cascade"
+	"cascade/dataset"
 	"cascade/ingest"
 	"cascade/testdata/shapes"
 )
 
-// ShapeDataset generates the capture cfg selects (cascade/testdata/shapes),
+// Dataset generates the capture cfg selects (cascade/testdata/shapes),
 // writes it as the OTLP JSON file a Collector would, ingests it with
 // ingest.Run as `cascade ingest` does, and returns the dataset's directory
 // and the generator's truth. Datasets live in a temporary directory of
 // the test. With cfg.Logs, the generator's log CSV is written beside the
 // capture and ingested into the dataset's logs.parquet.
-func ShapeDataset(tb testing.TB, cfg shapes.Config) (string, *shapes.Truth) {
+func Dataset(tb testing.TB, cfg shapes.Config) (string, *shapes.Truth) {
 	tb.Helper()
 	data, truth, err := shapes.Generate(cfg)
 	require.NoError(tb, err)
@@ -57,7 +62,7 @@ func CaptureOutcome(tb testing.TB, dir string) Outcome {
 	tb.Helper()
 	var ok []float64
 	roots := 0
-	require.NoError(tb, ingest.ReadSpans(dir, func(s *cascade.Span) error {
+	require.NoError(tb, dataset.ReadSpans(dir, func(s *cascade.Span) error {
 		if s.IsRoot() {
 			roots++
 			if s.Status != cascade.StatusError {

@@ -1,4 +1,4 @@
-package ingest
+package dataset
 
 import (
 	"cmp"
@@ -11,7 +11,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"cascade"
-	"cascade/internal/drain"
 )
 
 // Dataset file names inside a dataset directory.
@@ -25,6 +24,7 @@ const (
 // readers hold a bounded slice of a file in memory.
 const rowGroupRows = 1 << 18
 
+// compareSpans orders spans.parquet: by trace, then start, then span id.
 func compareSpans(a, b *cascade.Span) int {
 	if c := cmp.Compare(a.TraceID, b.TraceID); c != 0 {
 		return c
@@ -35,7 +35,9 @@ func compareSpans(a, b *cascade.Span) int {
 	return cmp.Compare(a.SpanID, b.SpanID)
 }
 
-func compareSeries(a, b *cascade.Sample) int {
+// CompareSeries orders the series of metrics.parquet: by service, then
+// instance, metric and labels.
+func CompareSeries(a, b *cascade.Sample) int {
 	if c := cmp.Compare(a.Service, b.Service); c != 0 {
 		return c
 	}
@@ -48,38 +50,45 @@ func compareSeries(a, b *cascade.Sample) int {
 	return cmp.Compare(a.Labels, b.Labels)
 }
 
-func compareSamples(a, b *cascade.Sample) int {
-	if c := compareSeries(a, b); c != 0 {
+// CompareSamples orders metrics.parquet: by series (CompareSeries), then
+// time. Equal samples are the same point stored twice.
+func CompareSamples(a, b *cascade.Sample) int {
+	if c := CompareSeries(a, b); c != 0 {
 		return c
 	}
 	return cmp.Compare(a.Time, b.Time)
 }
 
-// datasetWriter collects rows into a temporary directory beside the
-// dataset and moves it into place only when everything is written, so a
-// failed or interrupted run never leaves a half-written dataset.
-type datasetWriter struct {
+// Writer builds a dataset: rows are added in any order, sorted with
+// bounded memory (a run of runRows rows is sorted in memory and spilled,
+// and the runs merged), and written in stored order, each file through a
+// keep function that may drop or change rows. Everything is written into
+// a temporary directory beside the dataset and moved into place only by
+// Publish, so a failed or interrupted run never leaves a half-written
+// dataset; Abort (or a crash) leaves the dataset's directory as it was.
+//
+// A Writer is not safe for concurrent use.
+type Writer struct {
 	final, tmp string
 	spans      *sorter[cascade.Span]
 	samples    *sorter[cascade.Sample]
 	logs       *sorter[cascade.LogRecord]
-	// templates mines the log bodies' templates in input order; a stored
-	// record's TemplateID is its cluster, and the template text is the
-	// cluster's once every line is in.
-	templates *drain.Parser
-	hasLogs   bool // a log input was read: write logs.parquet
 	// bigTraces counts, by trace id, the rows of the traces that fill at
 	// least bigTrace rows of a sorted run (summed over the runs), so that
-	// writeSpans holds such a trace in one allocation of its size.
+	// WriteSpans holds such a trace in one allocation of its size.
 	bigTraces map[string]int
 }
 
 // bigTrace is the number of rows of one trace in one sorted run from
-// which the trace is counted in datasetWriter.bigTraces, and from which
-// writeSpans shares the strings its rows repeat.
+// which the trace is counted in Writer.bigTraces, and from which
+// WriteSpans shares the strings its rows repeat.
 const bigTrace = 4096
 
-func createDataset(out string, runRows int) (*datasetWriter, error) {
+// NewWriter starts a dataset at out: a temporary directory beside it, named
+// for this process (see CleanStale). runRows is how many rows are sorted
+// in memory before a run is spilled, zero meaning the default. It fails
+// when out exists and is neither a dataset nor an empty directory.
+func NewWriter(out string, runRows int) (*Writer, error) {
 	if info, err := os.Stat(out); err == nil {
 		if !info.IsDir() {
 			return nil, fmt.Errorf("dataset %s: exists and is not a directory", out)
@@ -114,18 +123,17 @@ func createDataset(out string, runRows int) (*datasetWriter, error) {
 		return nil, err
 	}
 	// Named for this process, so that a later run removes the directory
-	// if this one is killed before it finishes (cleanStale).
+	// if this one is killed before it finishes (CleanStale).
 	if err := writeOwner(tmp); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	w := &datasetWriter{
+	w := &Writer{
 		final:     out,
 		tmp:       tmp,
 		spans:     newSorter(tmp, "spans", runRows, compareSpans),
-		samples:   newSorter(tmp, "metrics", runRows, compareSamples),
-		logs:      newSorter(tmp, "logs", runRows, compareLogs),
-		templates: drain.New(drain.DefaultConfig()),
+		samples:   newSorter(tmp, "metrics", runRows, CompareSamples),
+		logs:      newSorter(tmp, "logs", runRows, CompareLogs),
 		bigTraces: map[string]int{},
 	}
 	w.spans.sorted = w.countBigTraces
@@ -134,7 +142,7 @@ func createDataset(out string, runRows int) (*datasetWriter, error) {
 
 // countBigTraces adds the traces of one sorted run that fill at least
 // bigTrace of its rows to w.bigTraces.
-func (w *datasetWriter) countBigTraces(run []cascade.Span) {
+func (w *Writer) countBigTraces(run []cascade.Span) {
 	for i := 0; i < len(run); {
 		j := i + 1
 		for j < len(run) && run[j].TraceID == run[i].TraceID {
@@ -147,26 +155,22 @@ func (w *datasetWriter) countBigTraces(run []cascade.Span) {
 	}
 }
 
-func (w *datasetWriter) abort() { os.RemoveAll(w.tmp) }
+// AddSpan queues one span for spans.parquet, copying it.
+func (w *Writer) AddSpan(s *cascade.Span) error { return w.spans.add(s) }
 
-// commit sorts, deduplicates and writes both files, filling the dataset
-// part of sum, then renames the temporary directory into place.
-func (w *datasetWriter) commit(sum *Summary) error {
-	if err := w.writeSpans(sum); err != nil {
-		return err
-	}
-	if err := w.writeSamples(sum); err != nil {
-		return err
-	}
-	if err := w.writeLogs(sum); err != nil {
-		return err
-	}
-	return w.publish()
-}
+// AddSample queues one metric point for metrics.parquet, copying it.
+func (w *Writer) AddSample(s *cascade.Sample) error { return w.samples.add(s) }
 
-// publish swaps the finished directory in. An existing dataset is moved
-// aside first and removed only after the new one is in place.
-func (w *datasetWriter) publish() error {
+// AddLog queues one log record for logs.parquet, copying it.
+func (w *Writer) AddLog(r *cascade.LogRecord) error { return w.logs.add(r) }
+
+// Abort removes the temporary directory and everything added.
+func (w *Writer) Abort() { os.RemoveAll(w.tmp) }
+
+// Publish swaps the finished directory in, after the Write methods: an
+// existing dataset is moved aside first and removed only after the new one
+// is in place.
+func (w *Writer) Publish() error {
 	if err := os.Remove(filepath.Join(w.tmp, ownerFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -242,14 +246,18 @@ func (fw *fileWriter[T]) close() error {
 	return err
 }
 
-func (w *datasetWriter) writeSpans(sum *Summary) error {
+// WriteSpans writes spans.parquet: the spans added, in stored order (by
+// trace, then start, then span id), one trace at a time through keep.
+// keep is given all rows of one trace and returns the rows to store; it
+// may reorder and change them in place and return a prefix of them, and
+// must not keep them after it returns.
+func (w *Writer) WriteSpans(keep func(trace []cascade.Span) []cascade.Span) error {
 	fw, err := newFileWriter[cascade.Span](filepath.Join(w.tmp, SpansFile),
 		parquet.Ascending("trace_id"), parquet.Ascending("start"))
 	if err != nil {
 		return err
 	}
-	st := newSpanStats()
-	// group holds the rows of one trace, which spanStats.trace needs
+	// group holds the rows of one trace, which keep needs
 	// whole (parents, repeats, cycles). A trace may be millions of spans:
 	// one counted big is allocated at its size at once rather than grown
 	// (growing holds the old and the new array together), and from
@@ -262,7 +270,7 @@ func (w *datasetWriter) writeSpans(sum *Summary) error {
 		if len(group) == 0 {
 			return nil
 		}
-		kept := st.trace(group)
+		kept := keep(group)
 		for i := range kept {
 			if err := fw.write(&kept[i]); err != nil {
 				return err
@@ -306,7 +314,6 @@ func (w *datasetWriter) writeSpans(sum *Summary) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", SpansFile, err)
 	}
-	st.fill(sum)
 	return nil
 }
 
@@ -331,26 +338,32 @@ func shareStrings(r *cascade.Span, strs map[string]string) {
 	}
 }
 
-func (w *datasetWriter) writeSamples(sum *Summary) error {
-	fw, err := newFileWriter[cascade.Sample](filepath.Join(w.tmp, MetricsFile),
+// WriteSamples writes metrics.parquet: the points added, in stored order
+// (CompareSamples), those keep reports true for.
+func (w *Writer) WriteSamples(keep func(*cascade.Sample) bool) error {
+	return writeFile(w.tmp, MetricsFile, w.samples, keep,
 		parquet.Ascending("service"), parquet.Ascending("instance"), parquet.Ascending("metric"),
 		parquet.Ascending("labels"), parquet.Ascending("time"))
+}
+
+// writeFile writes the file name in dir: the rows of s in stored order,
+// those keep reports true for, declared sorted by sorting.
+func writeFile[T any](dir, name string, s *sorter[T], keep func(*T) bool, sorting ...parquet.SortingColumn) error {
+	fw, err := newFileWriter[T](filepath.Join(dir, name), sorting...)
 	if err != nil {
 		return err
 	}
-	st := newSampleStats()
-	err = w.samples.drain(func(s *cascade.Sample) error {
-		if !st.add(s) {
+	err = s.drain(func(row *T) error {
+		if !keep(row) {
 			return nil
 		}
-		return fw.write(s)
+		return fw.write(row)
 	})
 	if e := fw.close(); err == nil {
 		err = e
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", MetricsFile, err)
+		return fmt.Errorf("write %s: %w", name, err)
 	}
-	st.fill(sum)
 	return nil
 }

@@ -1,8 +1,6 @@
-package ingest
+package dataset
 
-import (
-	"cascade"
-)
+import "cascade"
 
 // ReadArrivals calls fn, in the dataset's order (by trace, then start),
 // for each root request of the dataset in dir: the root span of a trace

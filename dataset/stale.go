@@ -1,4 +1,4 @@
-package ingest
+package dataset
 
 import (
 	"fmt"
@@ -50,8 +50,8 @@ func readOwner(dir string) (pid int, host string, ok bool) {
 	return pid, host, pid > 0
 }
 
-// tempName reports whether name is a temporary directory createDataset
-// makes beside a dataset named base (".BASE.tmp-DIGITS"), or one publish
+// tempName reports whether name is a temporary directory NewWriter
+// makes beside a dataset named base (".BASE.tmp-DIGITS"), or one Publish
 // moves the old dataset to (".BASE.tmp-DIGITS.old").
 func tempName(name, base string) (temp, old bool) {
 	rest, ok := strings.CutPrefix(name, "."+base+".tmp-")
@@ -99,12 +99,12 @@ func lastChange(path string) (time.Time, error) {
 	return t, nil
 }
 
-// cleanStale removes the temporary directories that runs killed before
+// CleanStale removes the temporary directories that runs killed before
 // they finished left beside the dataset out (see abandoned), and puts
 // back a dataset such a run had moved aside to replace it when nothing
 // took its place. Each is said through note. What cannot be removed is
 // left; the run goes on.
-func cleanStale(out string, now time.Time, note func(string)) {
+func CleanStale(out string, now time.Time, note func(string)) {
 	out = filepath.Clean(out)
 	parent, base := filepath.Dir(out), filepath.Base(out)
 	entries, err := os.ReadDir(parent)

@@ -1,10 +1,10 @@
-// Command gen writes the scenarios of cascade/testdata/brokersim: for each
+// Command gen writes the scenarios of cascade/internal/brokersim: for each
 // NAME, NAME.json (the traces, OTLP JSON), NAME.zipkin.json (the same
 // traces as Brave reports them to Zipkin), NAME.prom (the broker's
 // scrapes) and NAME.truth.json (what the simulator knows), to try the CLI
 // on:
 //
-//	go run ./testdata/brokersim/gen -out /tmp/brokersim
+//	go run ./internal/brokersim/gen -out /tmp/brokersim
 //	cascade ingest --traces /tmp/brokersim/dead-letter.json --metrics /tmp/brokersim/dead-letter.prom --out /tmp/ds
 package main
 
@@ -15,7 +15,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"cascade/testdata/brokersim"
+	"cascade/internal/brokersim"
 )
 
 func main() {

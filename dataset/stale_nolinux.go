@@ -1,6 +1,6 @@
 //go:build !linux
 
-package ingest
+package dataset
 
 import (
 	"io/fs"

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package ingest
+package dataset
 
 // processGone cannot tell here: a process is taken as alive, and its
 // directory is left.

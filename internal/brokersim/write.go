@@ -33,6 +33,8 @@ func (s *sim) marshalOTLP() ([]byte, error) {
 		rs.Resource().Attributes().PutStr("service.instance.id", svc+"-0")
 		rs.Resource().Attributes().PutStr("telemetry.sdk.language", "go")
 		ss := rs.ScopeSpans().AppendEmpty()
+		// The package's old path: kept so that captures stay the same
+		// bytes.
 		ss.Scope().SetName("cascade/testdata/brokersim")
 		scopes[svc] = ss.Spans()
 	}

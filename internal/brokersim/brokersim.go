@@ -26,9 +26,9 @@
 // publish span. The metrics are the rabbitmq_prometheus plugin's
 // exposition (per-object metrics on), scraped every second with
 // timestamps, the scrapes concatenated. Equal Configs give equal bytes.
-// The package lives under testdata so that the go tool leaves it out of
-// ./... while tests import it as cascade/testdata/brokersim;
-// `go run ./testdata/brokersim/gen -out DIR` writes every scenario.
+// Tests import it as cascade/internal/brokersim, and go test ./... runs
+// its own; `go run ./internal/brokersim/gen -out DIR` writes every
+// scenario.
 package brokersim
 
 import (

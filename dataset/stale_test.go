@@ -1,10 +1,10 @@
 //go:build unix
 
-package ingest
+package dataset
 
 import (
-	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,23 +14,27 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"cascade"
 )
 
 // TestStaleHelperProcess is the run TestCleanStale kills: started as a
-// child of the test binary, it ingests its stdin, which never ends, into
-// the dataset CASCADE_STALE_HELPER_OUT names.
+// child of the test binary, it starts the dataset
+// CASCADE_STALE_HELPER_OUT names and waits for its stdin, which never
+// ends, to end, as an ingest of stdin does.
 func TestStaleHelperProcess(t *testing.T) {
 	out := os.Getenv("CASCADE_STALE_HELPER_OUT")
 	if out == "" {
 		t.Skip("a helper: TestCleanStale runs it")
 	}
-	c := DefaultConfig()
-	c.Traces, c.Format, c.Out, c.Stdin = []string{"-"}, FormatOTLPJSON, out, os.Stdin
-	Run(context.Background(), c)
+	w, err := NewWriter(out, 0)
+	require.NoError(t, err)
+	io.Copy(io.Discard, os.Stdin)
+	w.Abort()
 	t.Fatal("stdin ended")
 }
 
-// killedRun starts an ingest into out in a child process, waits until its
+// killedRun starts a dataset writer at out in a child process, waits until its
 // temporary directory is there, kills the child with SIGKILL, as kill -9
 // or the kernel's OOM killer do, and returns the directory and the dead
 // child's pid.
@@ -128,7 +132,7 @@ func TestCleanStale(t *testing.T) {
 				require.NoError(t, os.Mkdir(out, 0o755))
 			}
 			var notes []string
-			cleanStale(out, time.Now().Add(tc.after), func(s string) { notes = append(notes, s) })
+			CleanStale(out, time.Now().Add(tc.after), func(s string) { notes = append(notes, s) })
 			_, err := os.Lstat(entry)
 			switch tc.want {
 			case "kept":
@@ -147,22 +151,24 @@ func TestCleanStale(t *testing.T) {
 		})
 	}
 
-	// The next run into the killed run's dataset removes its directory,
-	// says so, and leaves no other.
+	// The next run into the killed run's dataset removes its directory
+	// (ingest's Run calls CleanStale first), says so, and leaves no other.
 	t.Run("next run", func(t *testing.T) {
-		in := filepath.Join(top, "trace.json")
-		require.NoError(t, os.WriteFile(in, bigTraceJSON(20, 2, 0, 0), 0o644))
 		var notes []string
-		c := DefaultConfig()
-		c.Traces, c.Out = []string{in}, filepath.Join(top, "ds")
-		c.Note = func(s string) { notes = append(notes, s) }
-		_, err := Run(context.Background(), c)
+		out := filepath.Join(top, "ds")
+		CleanStale(out, time.Now(), func(s string) { notes = append(notes, s) })
+		w, err := NewWriter(out, 0)
 		require.NoError(t, err)
+		s := cascade.Span{TraceID: "t", SpanID: "a", Service: "svc", Start: 1, Duration: 1}
+		require.NoError(t, w.AddSpan(&s))
+		require.NoError(t, w.WriteSpans(func(rows []cascade.Span) []cascade.Span { return rows }))
+		require.NoError(t, w.WriteSamples(func(*cascade.Sample) bool { return true }))
+		require.NoError(t, w.Publish())
 		require.Equal(t, []string{"removed a temporary dataset left by an interrupted run: " + killedDir}, notes)
 		left, err := filepath.Glob(filepath.Join(top, ".ds.tmp-*"))
 		require.NoError(t, err)
 		require.Empty(t, left)
-		entries, err := os.ReadDir(c.Out)
+		entries, err := os.ReadDir(out)
 		require.NoError(t, err)
 		var names []string
 		for _, e := range entries {
