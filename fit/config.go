@@ -94,7 +94,7 @@ type Config struct {
 	Progress func(done, total int64) `json:"-"`
 }
 
-// Weights weigh the loss terms (see Loss in the package documentation).
+// Weights weigh the loss terms (see docs/fit.md, "Scoring a point").
 type Weights struct {
 	// Failure weighs the failure-rate term.
 	Failure float64 `json:"failure"`

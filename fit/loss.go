@@ -258,7 +258,7 @@ func (ev *evaluator) setReference() error {
 // Loss scores model m as it stands against the observation windows, the
 // way Run scores a grid point: each window replayed with Config.Seeds
 // seeds from Config.Seed at Config.Tick (Run's refined tick is in the
-// report's TickMS), scored by the loss of the package documentation,
+// report's TickMS), scored by the loss of docs/fit.md ("Scoring a point"),
 // summed over the windows as Report.Calibrated.Loss is (rounded to six
 // decimals; the largest float when a replay ran away). The calibrated
 // model Run returns scores its Report.Calibrated.Loss exactly.

@@ -8,7 +8,7 @@ import (
 )
 
 // This file finds the requests of one trace the way graph does (see
-// graph's package documentation, "Nodes and calls"), so that the windows'
+// docs/graph.md, "Nodes and calls"), so that the windows'
 // observations name the model's nodes and count what its statistics
 // count.
 

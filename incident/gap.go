@@ -5,7 +5,7 @@ import (
 	"sort"
 )
 
-// The client−server gap (see doc.go, Method): its constants, chosen on
+// The client−server gap (see docs/incident.md, Method): its constants, chosen on
 // the development day (Nezha TrainTicket 2023-01-30) only.
 const (
 	// gapFloorMS is the least a call's gap must exceed its edge's normal

@@ -102,7 +102,7 @@ type Incident struct {
 	// Origins are the ranked origins, most likely first: the first
 	// changed node, then at most Top−1 more that could stand in its
 	// place (unexplained, and not a difference from a reference the
-	// capture cannot date); see the package doc.
+	// capture cannot date); see docs/incident.md.
 	Origins []string `json:"origins"`
 	// Confidence is how far the first origin is ahead of the second:
 	// its share of their two scores (1 with no rival, 0.5 a tie).
@@ -257,7 +257,7 @@ type PathStep struct {
 // the self time and the error rate; the change point of each node against
 // its normal range (its first windows, or reference when not nil); the
 // origin; the path; and, when m is not nil, each node's infectability in
-// replay. See the package documentation for the method.
+// replay. The method is in docs/incident.md.
 func RootCause(ctx context.Context, spans, reference cascade.SpanSource, m *cascade.Model, cfg Config) (*Incident, error) {
 	return Investigate(ctx, Input{Spans: spans, Reference: reference, Model: m}, cfg)
 }

@@ -17,7 +17,7 @@ import (
 // dataset.ReadLogs); it returns fn's first error.
 type LogSource = func(fn func(*cascade.LogRecord) error) error
 
-// The log signals (see doc.go, Method): their constants, chosen on the
+// The log signals (see docs/incident.md, Method): their constants, chosen on the
 // fixture generator and the development day (Nezha TrainTicket
 // 2023-01-30) only.
 const (

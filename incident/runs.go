@@ -5,7 +5,7 @@ import (
 	"sort"
 )
 
-// Count-based onsets (see doc.go, Method): the walk that the
+// Count-based onsets (see docs/incident.md, Method): the walk that the
 // client−server gap, the fan-out and truncation, and the self-time
 // tests share. Each judges calls (or requests) one by one in time
 // order, so that a thin service needs as many of them as a busy one,

@@ -5,7 +5,7 @@ import (
 	"sort"
 )
 
-// Self time counted in calls (see doc.go, Method): its constants,
+// Self time counted in calls (see docs/incident.md, Method): its constants,
 // chosen on the fixture generator and the development day (Nezha
 // TrainTicket 2023-01-30) only.
 const (

@@ -5,7 +5,7 @@ import (
 	"sort"
 )
 
-// Fan-out and truncation (see doc.go, Method): their constants, chosen
+// Fan-out and truncation (see docs/incident.md, Method): their constants, chosen
 // on the fixture generator (testdata/shapes' EarlyReturn) and the
 // development day (Nezha TrainTicket 2023-01-30) only.
 const (

@@ -18,7 +18,7 @@ import (
 // The replay check of the ranked origins: each leading candidate's fault,
 // as it was observed at it, is injected into the model and replayed; the
 // candidate whose fault reproduces what the other nodes did best comes
-// first. See the package documentation ("Replay check").
+// first. See docs/incident.md, "The replay check".
 
 // originCheck re-orders analyse's order of the nodes (indices into
 // changes, whose groups are their onset groups) and may fill in their

@@ -8,7 +8,7 @@ import (
 	"cascade"
 )
 
-// Thresholds of thin data (see the package documentation, "The data a
+// Thresholds of thin data (see docs/rank.md, "The data a
 // ranking rests on").
 const (
 	// MinRoots is the fewest root requests a model built from traces

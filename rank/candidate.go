@@ -110,7 +110,7 @@ func failing(ev *Evidence) map[string]bool { return ev.Failing }
 func zombies(ev *Evidence) map[string]bool { return ev.Zombies }
 
 // Derive returns the candidates that the model's structure suggests (see
-// the package documentation for the rules), in a fixed order: entries,
+// docs/rank.md, "Candidates", for the rules), in a fixed order: entries,
 // then edges, then nodes, each by name, then capacity. latencyTargetMS is
 // Config.LatencyTargetMS.
 func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate {

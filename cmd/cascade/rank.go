@@ -83,7 +83,7 @@ reads the incident: when each node left its normal range, the origin (the
 earliest change consistent with the call direction), the path the
 degradation took, each edge's amplification on it, and the most infectable
 node. Without MODEL it reports only that, on a model built from the dataset.
-The package documentation (go doc cascade/rank) describes the methods.
+docs/rank.md describes the methods.
 
 The table puts the answer first (where the incident began; the best
 change, its effect, verdict, cost and why), then every change ranked and
