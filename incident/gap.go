@@ -173,32 +173,33 @@ func gapEdges(acc, ref *spanAcc, lo int64, scan int, cfg Config) map[[2]string]*
 // high, whose calls from then on have a median gap at least gapMinRatio
 // times the pool's normal median and gapFloorMS above it. It returns nil
 // when there is none.
+//
+// Each edge's calls must be in time order, as gapEdges gives them.
 func gapPool(node, metric string, es []*gapEdge, thin bool) *stepChange {
 	if len(es) == 0 {
 		return nil
 	}
-	type call struct {
-		r    gapRec
-		high bool
-		e    int
-	}
-	var calls []call
+	// The edges' calls, each edge's in time order, merged by time (ties
+	// by edge, in the order es gives them): no copy of the calls.
 	var normal []float64
-	for i, e := range es {
-		for _, r := range e.calls {
-			calls = append(calls, call{r: r, high: r.gap > e.high, e: i})
-		}
+	n := 0
+	for _, e := range es {
+		n += len(e.calls)
 		normal = append(normal, e.normal...)
 	}
-	sort.SliceStable(calls, func(i, j int) bool {
-		if calls[i].r.at != calls[j].r.at {
-			return calls[i].r.at < calls[j].r.at
+	items := make([]runItem, 0, n)
+	next := make([]int, len(es))
+	for len(items) < n {
+		best := -1
+		for i, e := range es {
+			if next[i] < len(e.calls) && (best < 0 || e.calls[next[i]].at < es[best].calls[next[best]].at) {
+				best = i
+			}
 		}
-		return calls[i].e < calls[j].e
-	})
-	items := make([]runItem, len(calls))
-	for i, c := range calls {
-		items[i] = runItem{at: c.r.at, v: c.r.gap, high: c.high}
+		e := es[best]
+		r := &e.calls[next[best]]
+		next[best]++
+		items = append(items, runItem{at: r.at, v: r.gap, high: r.gap > e.high})
 	}
 	t := gapTest
 	if thin {
