@@ -46,7 +46,7 @@ type gapEdge struct {
 	med, high float64
 	latMed    float64 // the normal median latency as the caller saw it
 	normalN   int
-	calls     []gapRec // judged calls, by time
+	calls     []gapRec // judged calls, by time (a part of spanAcc.gaps)
 }
 
 // gapTest is the gap's count test: a run of gapRunM calls at 5% high
@@ -96,18 +96,38 @@ func gapEdges(acc, ref *spanAcc, lo int64, scan int, cfg Config) map[[2]string]*
 			normLat[k] = append(normLat[k], r.lat)
 		}
 	}
-	for _, r := range acc.gaps {
-		k := acc.edgeList[r.edge]
-		w := floorDiv(r.at, acc.width)
-		if ref == nil && w < lo+int64(cfg.BaselineWindows) {
-			e := get(k)
-			e.normal = append(e.normal, r.gap)
-			normLat[k] = append(normLat[k], r.lat)
+	// acc's calls by edge, each edge's in time order: an edge's judged
+	// calls are a suffix of its run, held without a copy.
+	sort.SliceStable(acc.gaps, func(i, j int) bool {
+		a, b := &acc.gaps[i], &acc.gaps[j]
+		if a.edge != b.edge {
+			return a.edge < b.edge
 		}
-		if w >= lo+int64(scan) {
-			e := get(k)
-			e.calls = append(e.calls, r)
+		return a.at < b.at
+	})
+	for i := 0; i < len(acc.gaps); {
+		j := i
+		for j < len(acc.gaps) && acc.gaps[j].edge == acc.gaps[i].edge {
+			j++
 		}
+		k := acc.edgeList[acc.gaps[i].edge]
+		judged := j
+		for x := i; x < j; x++ {
+			r := &acc.gaps[x]
+			w := floorDiv(r.at, acc.width)
+			if ref == nil && w < lo+int64(cfg.BaselineWindows) {
+				e := get(k)
+				e.normal = append(e.normal, r.gap)
+				normLat[k] = append(normLat[k], r.lat)
+			}
+			if w >= lo+int64(scan) && judged == j {
+				judged = x
+			}
+		}
+		if judged < j {
+			get(k).calls = acc.gaps[judged:j:j]
+		}
+		i = j
 	}
 	// An edge with too few normal calls of its own (a thin one, in a
 	// short normal range) takes the normal of its callee's inbound
@@ -143,7 +163,6 @@ func gapEdges(acc, ref *spanAcc, lo int64, scan int, cfg Config) map[[2]string]*
 		e.med = quantile(e.normal, 0.5)
 		e.high = math.Max(quantile(e.normal, 0.95), e.med+gapFloorMS)
 		e.latMed = quantile(lat, 0.5)
-		sort.SliceStable(e.calls, func(i, j int) bool { return e.calls[i].at < e.calls[j].at })
 	}
 	return edges
 }
@@ -154,32 +173,33 @@ func gapEdges(acc, ref *spanAcc, lo int64, scan int, cfg Config) map[[2]string]*
 // high, whose calls from then on have a median gap at least gapMinRatio
 // times the pool's normal median and gapFloorMS above it. It returns nil
 // when there is none.
+//
+// Each edge's calls must be in time order, as gapEdges gives them.
 func gapPool(node, metric string, es []*gapEdge, thin bool) *stepChange {
 	if len(es) == 0 {
 		return nil
 	}
-	type call struct {
-		r    gapRec
-		high bool
-		e    int
-	}
-	var calls []call
+	// The edges' calls, each edge's in time order, merged by time (ties
+	// by edge, in the order es gives them): no copy of the calls.
 	var normal []float64
-	for i, e := range es {
-		for _, r := range e.calls {
-			calls = append(calls, call{r: r, high: r.gap > e.high, e: i})
-		}
+	n := 0
+	for _, e := range es {
+		n += len(e.calls)
 		normal = append(normal, e.normal...)
 	}
-	sort.SliceStable(calls, func(i, j int) bool {
-		if calls[i].r.at != calls[j].r.at {
-			return calls[i].r.at < calls[j].r.at
+	items := make([]runItem, 0, n)
+	next := make([]int, len(es))
+	for len(items) < n {
+		best := -1
+		for i, e := range es {
+			if next[i] < len(e.calls) && (best < 0 || e.calls[next[i]].at < es[best].calls[next[best]].at) {
+				best = i
+			}
 		}
-		return calls[i].e < calls[j].e
-	})
-	items := make([]runItem, len(calls))
-	for i, c := range calls {
-		items[i] = runItem{at: c.r.at, v: c.r.gap, high: c.high}
+		e := es[best]
+		r := &e.calls[next[best]]
+		next[best]++
+		items = append(items, runItem{at: r.at, v: r.gap, high: r.gap > e.high})
 	}
 	t := gapTest
 	if thin {

@@ -290,33 +290,12 @@ func fanSignals(acc, ref *spanAcc, lo int64, scan int, cfg Config) (drops, rises
 		}
 	}
 	sort.SliceStable(judged, func(i, j int) bool { return judged[i].at < judged[j].at })
-	dropItems, riseItems := map[[2]string][]fanItem{}, map[[2]string][]fanItem{}
-	descItems := map[string][]fanItem{}
 	calleeList := map[opKey][]string{}
 	for k, cs := range callees {
 		for c := range cs {
 			calleeList[k] = append(calleeList[k], c)
 		}
 		sort.Strings(calleeList[k])
-	}
-	for _, r := range judged {
-		k := acc.ops[r.op]
-		if d, ok := descNorm[k]; ok && d.mean > 0 {
-			x := float64(r.desc)
-			descItems[k.service] = append(descItems[k.service], fanItem{at: r.at, x: x, exp: d.mean,
-				flag: x < d.lo, failed: r.failed, normShare: d.low})
-		}
-		for _, c := range calleeList[k] {
-			f, ok := callNorm[cnt{k, c}]
-			if !ok || f.mean == 0 {
-				continue
-			}
-			x := acc.count(r, c)
-			e := [2]string{k.service, c}
-			dropItems[e] = append(dropItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x < f.lo, failed: r.failed, normShare: f.low,
-				last: r.last})
-			riseItems[e] = append(riseItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x > f.hi, failed: r.failed, normShare: f.high})
-		}
 	}
 	// Per caller, the share of its normal requests whose last call was
 	// to each callee.
@@ -336,22 +315,52 @@ func fanSignals(acc, ref *spanAcc, lo int64, scan int, cfg Config) (drops, rises
 			normLast[svc][c]++
 		}
 	}
-	drops, rises, trunc = map[[2]string]*fanChange{}, map[[2]string]*fanChange{}, map[string]*fanChange{}
-	for e, items := range dropItems {
-		if ch := fanPool(items, true, cfg.Threshold); ch != nil {
-			ch.node, ch.callee, ch.metric = e[0], e[1], "fanout_drop"
-			ch.endedBy = endedBy(ch.items, e[1], normLast[e[0]], normN[e[0]], acc.calleeOf)
-			drops[e] = ch
-		}
-		if ch := fanPool(riseItems[e], false, cfg.Threshold); ch != nil {
-			ch.node, ch.callee, ch.metric = e[0], e[1], "fanout_rise"
-			rises[e] = ch
-		}
+	// One service's items at a time: the judged requests of the whole
+	// capture are held once, as indices, and each pool's items only
+	// while it is judged (a change keeps the items it holds).
+	bySvc := map[string][]int32{}
+	for i, r := range judged {
+		svc := acc.ops[r.op].service
+		bySvc[svc] = append(bySvc[svc], int32(i))
 	}
-	for n, items := range descItems {
-		if ch := fanPool(items, true, cfg.Threshold); ch != nil {
-			ch.node, ch.metric = n, "truncation"
-			trunc[n] = ch
+	drops, rises, trunc = map[[2]string]*fanChange{}, map[[2]string]*fanChange{}, map[string]*fanChange{}
+	for _, svc := range sortedKeys(bySvc) {
+		var descItems []fanItem
+		dropItems, riseItems := map[[2]string][]fanItem{}, map[[2]string][]fanItem{}
+		for _, i := range bySvc[svc] {
+			r := judged[i]
+			k := acc.ops[r.op]
+			if d, ok := descNorm[k]; ok && d.mean > 0 {
+				x := float64(r.desc)
+				descItems = append(descItems, fanItem{at: r.at, x: x, exp: d.mean,
+					flag: x < d.lo, failed: r.failed, normShare: d.low})
+			}
+			for _, c := range calleeList[k] {
+				f, ok := callNorm[cnt{k, c}]
+				if !ok || f.mean == 0 {
+					continue
+				}
+				x := acc.count(r, c)
+				e := [2]string{k.service, c}
+				dropItems[e] = append(dropItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x < f.lo, failed: r.failed, normShare: f.low,
+					last: r.last})
+				riseItems[e] = append(riseItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x > f.hi, failed: r.failed, normShare: f.high})
+			}
+		}
+		for e, items := range dropItems {
+			if ch := fanPool(items, true, cfg.Threshold); ch != nil {
+				ch.node, ch.callee, ch.metric = e[0], e[1], "fanout_drop"
+				ch.endedBy = endedBy(ch.items, e[1], normLast[e[0]], normN[e[0]], acc.calleeOf)
+				drops[e] = ch
+			}
+			if ch := fanPool(riseItems[e], false, cfg.Threshold); ch != nil {
+				ch.node, ch.callee, ch.metric = e[0], e[1], "fanout_rise"
+				rises[e] = ch
+			}
+		}
+		if ch := fanPool(descItems, true, cfg.Threshold); ch != nil {
+			ch.node, ch.metric = svc, "truncation"
+			trunc[svc] = ch
 		}
 	}
 	return drops, rises, trunc
