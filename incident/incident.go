@@ -317,7 +317,7 @@ func Investigate(ctx context.Context, in Input, cfg Config) (*Incident, error) {
 	} else {
 		lo, _ := acc.windowRange()
 		end := lo + int64(cfg.BaselineWindows)
-		sc = mixScale(acc, func(r *reqRec) bool { return r.w < end }, cfg.MinCount)
+		sc = mixScale(acc, func(r *reqRec) bool { return floorDiv(r.at, acc.width) < end }, cfg.MinCount)
 	}
 	acc.fill(sc)
 	acc.holdSerial()

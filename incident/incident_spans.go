@@ -420,7 +420,7 @@ func (a *spanAcc) flush() {
 		if s.failed {
 			w.errs++
 		}
-		rec := reqRec{op: a.opID(s.service, s.op), at: s.start, w: floorDiv(s.start, a.width), lat: l, self: self, parent: -1, share: 1}
+		rec := reqRec{op: a.opID(s.service, s.op), at: s.start, lat: l, self: self, parent: -1, share: 1}
 		if p := callerOf[i]; p >= 0 {
 			rec.parent = int32(recIdx[p])
 		}
@@ -440,7 +440,7 @@ type reqRec struct {
 	// summed durations that its latency waited (less than 1 where calls
 	// overlapped).
 	parent           int32
-	at, w            int64 // the start (ns), its window
+	at               int64 // the start (ns)
 	lat, self, share float64
 }
 
@@ -586,7 +586,7 @@ func (a *spanAcc) fill(sc opScale) {
 	for i := range a.recs {
 		r := &a.recs[i]
 		svc := a.ops[r.op].service
-		w := a.win(svc, r.w)
+		w := a.win(svc, floorDiv(r.at, a.width))
 		w.lat.add(adj[i], a.cap, a.rng)
 		w.self.add(r.self*factor(r)[1], a.cap, a.rng)
 		a.selfs = append(a.selfs, selfRec{op: r.op, at: r.at, self: r.self * factor(r)[1]})
