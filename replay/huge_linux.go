@@ -13,9 +13,11 @@ const hugePage = 2 << 20
 // overlaps with huge pages when they are first touched (madvise
 // MADV_HUGEPAGE). The range is rounded out, not in: the heap grows
 // upwards, so the rest of the last huge page is, most often, where the
-// next block goes.
+// next block goes. The rounded range is passed as numbers, never made
+// a pointer (it reaches past the allocation, which checkptr rejects);
+// an error (a part not mapped) changes nothing and is ignored.
 func adviseHuge(p unsafe.Pointer, n uintptr) {
 	lo := uintptr(p) &^ (hugePage - 1)
 	hi := (uintptr(p) + n + hugePage - 1) &^ (hugePage - 1)
-	_ = syscall.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, lo-uintptr(p))), hi-lo), syscall.MADV_HUGEPAGE)
+	syscall.Syscall(syscall.SYS_MADVISE, lo, hi-lo, syscall.MADV_HUGEPAGE)
 }
