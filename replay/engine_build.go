@@ -11,74 +11,118 @@ import (
 )
 
 // build compiles e.model into the engine's nodes, edges, routes and
-// entries under e.cfg.
+// entries under e.cfg, phase by phase.
 func (e *Engine) build() error {
+	index := e.nodeIndex()
+	if err := e.buildNodes(); err != nil {
+		return err
+	}
+	e.buildReplicas(index)
+	e.buildEdges(index)
+	rates := e.buildEntries(index)
+	e.buildBrokers(index)
+	e.linkRoutes()
+	e.setLean(true)
+	if err := e.buildTraffic(rates); err != nil {
+		return err
+	}
+	e.m.init(e)
+	return nil
+}
+
+// nodeIndex maps the model's node names to their indices.
+func (e *Engine) nodeIndex() map[string]int32 {
 	m := e.model
 	index := make(map[string]int32, len(m.Nodes))
 	for i := range m.Nodes {
 		index[m.Nodes[i].Name] = int32(i)
 	}
+	return index
+}
+
+// buildNodes compiles each model node into e.nodes.
+func (e *Engine) buildNodes() error {
+	m := e.model
 	e.nodes = make([]node, len(m.Nodes))
 	for i := range m.Nodes {
-		mn := &m.Nodes[i]
-		n := &e.nodes[i]
-		n.name = mn.Name
-		n.replicas = int32(mn.Replicas)
-		n.conc = int32(mn.Concurrency)
-		n.qcap = int32(mn.QueueCap)
-		n.shedLow = math.MaxInt32
-		if mn.ShedLowAt > 0 {
-			n.shedLow = int32(min(mn.ShedLowAt, math.MaxInt32))
-		}
-		n.capacity = float64(mn.Replicas * mn.Concurrency)
-		svc, err := e.serviceDist(mn)
-		if err != nil {
+		if err := e.buildNode(&e.nodes[i], &m.Nodes[i]); err != nil {
 			return err
 		}
-		n.svc = compileDist(&svc)
-		if mn.FailService != nil {
-			n.failSvc, n.failSvcOn = compileDist(mn.FailService), true
-		}
-		n.svcBatched = !n.svc.deterministic() && !n.failSvcOn
-		n.perMS = e.perMS
-		n.over = mn.Overload
-		n.overOn = mn.Overload.Base > 0 || mn.Overload.Slope > 0
-		if g := mn.Overload.Gaps; g != nil {
-			n.gaps, n.gapsOn, n.countdown = compileDist(g), true, 0
-			n.overOn = true
-		}
-		switch mn.LoadBalancer {
-		case "random":
-			n.lb = lbRandom
-		case "least-loaded":
-			n.lb = lbLeastLoaded
-		case "p2c":
-			n.lb = lbP2C
-		}
-		if mn.WaitCapMS > 0 {
-			n.wcap = max(1, int64(math.Round(mn.WaitCapMS*e.perMS)))
-		}
-		if mn.WaitSlowdown > 0 {
-			// The generic path (start) draws the service time there.
-			n.wslow, n.svcBatched = mn.WaitSlowdown, false
-		}
-		if c := mn.LoadCurve; c != nil {
-			// Every call reads the load at its start: the generic path
-			// (start), with the service time drawn there.
-			n.curve = c
-			_, n.curveFail = c.FailAt(0)
-			n.ctau = c.WindowMS * e.perMS
-			n.cper = 1000 / c.WindowMS / float64(mn.Replicas)
-			n.overOn, n.svcBatched = true, false
-		}
-		n.deadline = mn.DeadlinePropagation
-		if b := mn.Breaker; b != nil {
-			n.brkOn = true
-			n.brk.init(b, e)
-		}
 	}
-	// Bulkheads: each edge with one gets slots of its own at every
-	// replica of the callee, after the shared ones.
+	return nil
+}
+
+// buildNode compiles one node: its capacity and service, then the
+// mechanisms it has.
+func (e *Engine) buildNode(n *node, mn *cascade.Node) error {
+	n.name = mn.Name
+	n.replicas = int32(mn.Replicas)
+	n.conc = int32(mn.Concurrency)
+	n.qcap = int32(mn.QueueCap)
+	n.shedLow = math.MaxInt32
+	if mn.ShedLowAt > 0 {
+		n.shedLow = int32(min(mn.ShedLowAt, math.MaxInt32))
+	}
+	n.capacity = float64(mn.Replicas * mn.Concurrency)
+	svc, err := e.serviceDist(mn)
+	if err != nil {
+		return err
+	}
+	n.svc = compileDist(&svc)
+	if mn.FailService != nil {
+		n.failSvc, n.failSvcOn = compileDist(mn.FailService), true
+	}
+	n.svcBatched = !n.svc.deterministic() && !n.failSvcOn
+	n.perMS = e.perMS
+	n.over = mn.Overload
+	n.overOn = mn.Overload.Base > 0 || mn.Overload.Slope > 0
+	if g := mn.Overload.Gaps; g != nil {
+		n.gaps, n.gapsOn, n.countdown = compileDist(g), true, 0
+		n.overOn = true
+	}
+	switch mn.LoadBalancer {
+	case "random":
+		n.lb = lbRandom
+	case "least-loaded":
+		n.lb = lbLeastLoaded
+	case "p2c":
+		n.lb = lbP2C
+	}
+	e.buildLoadMechanisms(n, mn)
+	n.deadline = mn.DeadlinePropagation
+	if b := mn.Breaker; b != nil {
+		n.brkOn = true
+		n.brk.init(b, e)
+	}
+	return nil
+}
+
+// buildLoadMechanisms compiles the node's wait cap, contention and load
+// curve.
+func (e *Engine) buildLoadMechanisms(n *node, mn *cascade.Node) {
+	if mn.WaitCapMS > 0 {
+		n.wcap = max(1, int64(math.Round(mn.WaitCapMS*e.perMS)))
+	}
+	if mn.WaitSlowdown > 0 {
+		// The generic path (start) draws the service time there.
+		n.wslow, n.svcBatched = mn.WaitSlowdown, false
+	}
+	if c := mn.LoadCurve; c != nil {
+		// Every call reads the load at its start: the generic path
+		// (start), with the service time drawn there.
+		n.curve = c
+		_, n.curveFail = c.FailAt(0)
+		n.ctau = c.WindowMS * e.perMS
+		n.cper = 1000 / c.WindowMS / float64(mn.Replicas)
+		n.overOn, n.svcBatched = true, false
+	}
+}
+
+// buildReplicas gives each node its replicas: the shared ones, then,
+// for each edge with a bulkhead, slots of its own at every replica of
+// the callee (buildEdges sets their concurrency).
+func (e *Engine) buildReplicas(index map[string]int32) {
+	m := e.model
 	parts := make([]int32, len(m.Nodes))
 	bulk := make([]float64, len(m.Nodes)) // bulkhead slots per replica
 	for i := range m.Edges {
@@ -98,11 +142,12 @@ func (e *Engine) build() error {
 			n.capacity = float64(n.replicas) * (float64(n.conc) + bulk[i])
 		}
 	}
-	clear(parts)
-	// Edges, grouped per caller by stage (Model.Sort order is not
-	// assumed: sort a copy of the indices).
-	e.edges = make([]edge, len(m.Edges))
-	e.routes = make([]route, len(m.Edges)+len(m.Entries))
+}
+
+// edgeOrder is the model's edge indices grouped per caller by stage
+// (Model.Sort order is not assumed).
+func (e *Engine) edgeOrder() []int {
+	m := e.model
 	order := make([]int, len(m.Edges))
 	for i := range order {
 		order[i] = i
@@ -114,52 +159,85 @@ func (e *Engine) build() error {
 		}
 		return ea.Stage < eb.Stage
 	})
+	return order
+}
+
+// buildEdges compiles the edges and their routes, in edgeOrder, and
+// places each edge at its callee (bulkhead slots) and in its caller
+// (shared pool, stage).
+func (e *Engine) buildEdges(index map[string]int32) {
+	m := e.model
+	e.edges = make([]edge, len(m.Edges))
+	e.routes = make([]route, len(m.Edges)+len(m.Entries))
+	parts := make([]int32, len(m.Nodes)) // bulkheads placed per callee
 	lastStage := map[int32]int{}
-	for _, i := range order {
-		me := &m.Edges[i]
-		ed := &e.edges[i]
-		ed.from, ed.to = index[me.From], index[me.To]
-		ed.async = me.Async
-		ed.fan = compileDist(&me.FanOut)
-		ed.par = int32(me.Parallelism)
-		ed.shared = me.SharedPool && me.Parallelism > 0 && !me.Async
-		if f := me.Fallback; f != nil && f.Probability > 0 {
-			ed.fb, ed.fbOn = f.Probability, true
-		}
-		if me.Availability != nil {
-			ed.availOn = true
-			ed.avail.init(me.Availability, e)
-		}
-		r := &e.routes[i]
-		r.to = ed.to
-		r.edge, r.entry = int32(i), -1
-		e.initRoute(r, me.NetworkMS, me.TimeoutMS, me.Retry)
-		r.prop = me.Propagation
-		if me.Bulkhead > 0 {
-			callee := &e.nodes[ed.to]
-			parts[ed.to]++
-			r.base = parts[ed.to] * callee.replicas
-			for k := range callee.replicas {
-				callee.reps[r.base+k].conc = int32(min(me.Bulkhead, math.MaxInt32))
-			}
-		}
-		n := &e.nodes[ed.from]
-		if ed.shared {
-			ed.pool = n.pools
-			n.pools++
-		}
-		if st, ok := lastStage[ed.from]; !ok || st != me.Stage || len(n.stages) == 0 {
-			n.stages = append(n.stages, nil)
-			lastStage[ed.from] = me.Stage
-		}
-		n.stages[len(n.stages)-1] = append(n.stages[len(n.stages)-1], int32(i))
+	for _, i := range e.edgeOrder() {
+		e.buildEdge(i, index)
+		e.placeEdge(i, parts, lastStage)
 	}
 	for i := range e.nodes {
 		n := &e.nodes[i]
 		n.poolv = make([]pool, int(n.pools*n.replicas))
 	}
+}
+
+// buildEdge compiles model edge i and its route.
+func (e *Engine) buildEdge(i int, index map[string]int32) {
+	me := &e.model.Edges[i]
+	ed := &e.edges[i]
+	ed.from, ed.to = index[me.From], index[me.To]
+	ed.async = me.Async
+	ed.fan = compileDist(&me.FanOut)
+	ed.par = int32(me.Parallelism)
+	ed.shared = me.SharedPool && me.Parallelism > 0 && !me.Async
+	if f := me.Fallback; f != nil && f.Probability > 0 {
+		ed.fb, ed.fbOn = f.Probability, true
+	}
+	if me.Availability != nil {
+		ed.availOn = true
+		ed.avail.init(me.Availability, e)
+	}
+	r := &e.routes[i]
+	r.to = ed.to
+	r.edge, r.entry = int32(i), -1
+	e.initRoute(r, me.NetworkMS, me.TimeoutMS, me.Retry)
+	r.prop = me.Propagation
+}
+
+// placeEdge gives edge i its bulkhead's slots at the callee (after the
+// parts[callee] bulkheads placed before it), its caller's next shared
+// pool, and its place in the caller's stages (lastStage is the stage of
+// each caller's last edge).
+func (e *Engine) placeEdge(i int, parts []int32, lastStage map[int32]int) {
+	me := &e.model.Edges[i]
+	ed, r := &e.edges[i], &e.routes[i]
+	if me.Bulkhead > 0 {
+		callee := &e.nodes[ed.to]
+		parts[ed.to]++
+		r.base = parts[ed.to] * callee.replicas
+		for k := range callee.replicas {
+			callee.reps[r.base+k].conc = int32(min(me.Bulkhead, math.MaxInt32))
+		}
+	}
+	n := &e.nodes[ed.from]
+	if ed.shared {
+		ed.pool = n.pools
+		n.pools++
+	}
+	if st, ok := lastStage[ed.from]; !ok || st != me.Stage || len(n.stages) == 0 {
+		n.stages = append(n.stages, nil)
+		lastStage[ed.from] = me.Stage
+	}
+	n.stages[len(n.stages)-1] = append(n.stages[len(n.stages)-1], int32(i))
+}
+
+// buildEntries compiles the entries, their shares of the arrivals and
+// their routes (after the edges' in e.routes), and returns the sum of
+// their rates.
+func (e *Engine) buildEntries(index map[string]int32) (rates float64) {
+	m := e.model
 	e.entries = make([]entry, len(m.Entries))
-	var shares, rates float64
+	var shares float64
 	for i := range m.Entries {
 		shares += m.Entries[i].Share
 		rates += m.Entries[i].RatePerSec
@@ -193,7 +271,14 @@ func (e *Engine) build() error {
 		r.prop = 1
 	}
 	e.entryCum[len(e.entryCum)-1] = 1
-	e.buildBrokers(index)
+	return rates
+}
+
+// linkRoutes points each route at its callee and edge, marks which
+// calls are guarded, plain and direct, and whether the engine keeps
+// children lists (e.kids).
+func (e *Engine) linkRoutes() {
+	m := e.model
 	for i := range e.routes {
 		r := &e.routes[i]
 		r.callee = &e.nodes[r.to]
@@ -226,12 +311,6 @@ func (e *Engine) build() error {
 		n := &e.nodes[i]
 		e.kids = e.kids || n.overOn || n.qcap > 0 || n.brkOn
 	}
-	e.setLean(true)
-	if err := e.buildTraffic(rates); err != nil {
-		return err
-	}
-	e.m.init(e)
-	return nil
 }
 
 // setLean marks the routes whose calls take the lean path (route.lean and

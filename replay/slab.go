@@ -1,5 +1,7 @@
 package replay
 
+import "unsafe"
+
 // slab holds values of one type in fixed chunks, so pointers to them stay
 // valid while the slab grows, and recycles freed indices. Callers keep
 // generation counters in T to tell a recycled value from the one an
@@ -17,6 +19,8 @@ type slab[T any] struct {
 const (
 	slabBits = 10
 	slabSize = 1 << slabBits
+	// slabBlock bounds the chunks that grow allocates at once.
+	slabBlock = 256
 )
 
 func (s *slab[T]) at(i int32) *T { return &s.chunks[i>>slabBits][i&(slabSize-1)] }
@@ -36,10 +40,26 @@ func (s *slab[T]) alloc() int32 {
 	return i
 }
 
-// grow adds a chunk.
+// grow adds chunks, as many as the slab has (up to slabBlock), in one
+// block of memory that the kernel is asked to back with huge pages
+// (adviseHuge).
 func (s *slab[T]) grow() {
-	s.chunks = append(s.chunks, new([slabSize]T))
-	s.free = append(s.free, make([]int32, slabSize)...)
+	k := min(max(1, len(s.chunks)), slabBlock)
+	block := make([][slabSize]T, k)
+	adviseHuge(unsafe.Pointer(&block[0]), uintptr(k)*unsafe.Sizeof(block[0]))
+	for i := range block {
+		s.chunks = append(s.chunks, &block[i])
+	}
+	n := (len(s.chunks)) << slabBits
+	if n > cap(s.free) {
+		// Only the free indices are copied; the rest is fresh memory
+		// that release writes.
+		free := make([]int32, n, 2*n)
+		adviseHuge(unsafe.Pointer(&free[0]), uintptr(cap(free))*4)
+		copy(free, s.free[:s.nfree])
+		s.free = free
+	}
+	s.free = s.free[:n]
 }
 
 func (s *slab[T]) release(i int32) {

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -41,25 +39,6 @@ const (
 	flagSeries   = "series"
 	flagOutput   = "output"
 )
-
-// replayGCPercent is the collector's target while cascade replay runs,
-// unless GOGC is set.
-const replayGCPercent = 400
-
-// replayGC raises the collector's target for a replay and returns the
-// function that restores it. A replay's heap is its job records, which
-// live to the end of the run (they are reused, not freed), so at the
-// default target of 100% the collector runs each time a collapsing
-// replay's queues double the heap, and scans every record each time for
-// nothing: about a quarter of the CPU time of a seed-000 replay at 0.15
-// requests/ms (BENCHMARKS.md). GOGC, when set, is left alone.
-func replayGC() (restore func()) {
-	if _, ok := os.LookupEnv("GOGC"); ok {
-		return func() {}
-	}
-	old := debug.SetGCPercent(replayGCPercent)
-	return func() { debug.SetGCPercent(old) }
-}
 
 func newReplayCmd() *cobra.Command {
 	cfg := replay.DefaultConfig()

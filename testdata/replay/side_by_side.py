@@ -13,6 +13,13 @@ cpu_s), and the ratios. Run from the repository root:
     go build -o /tmp/cascade ./cmd/cascade
     /usr/bin/python3 testdata/replay/side_by_side.py --cascade /tmp/cascade
 
+With --before OLD, each seed also runs the binary OLD, just before the
+--cascade one, so that a change is measured before and after in one
+alternated series against the same SimPy runs:
+
+    /usr/bin/python3 testdata/replay/side_by_side.py --cascade /tmp/cascade \
+        --before /tmp/cascade-before --runs 5 --duration-s 1000
+
 CASCADE_SIMPY names the SimPy script (default:
 ../shared/reference/simpy_retry_storm.py). Needs SimPy 3 (Debian:
 python3-simpy3).
@@ -41,6 +48,7 @@ def timed(cmd):
 def main():
     a = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     a.add_argument("--cascade", default="cascade", help="cascade binary (default: cascade on PATH)")
+    a.add_argument("--before", help="a second cascade binary, run just before --cascade for each seed")
     a.add_argument("--simpy", default=os.environ.get("CASCADE_SIMPY",
                                                      "../shared/reference/simpy_retry_storm.py"))
     a.add_argument("--model", default="testdata/replay/seed000.json")
@@ -49,30 +57,38 @@ def main():
     a.add_argument("--runs", type=int, default=5, help="seeds per rate (default 5)")
     o = a.parse_args()
     print("load average %.2f %.2f %.2f" % os.getloadavg())
+    bins = ([("before", o.before)] if o.before else []) + [("cascade", o.cascade)]
+    med = statistics.median
     for rate in [float(r) for r in o.rates.split(",")]:
-        cs, ss, sin, ratios = [], [], [], []
+        cs = {name: [] for name, _ in bins}
+        ratios = {name: [] for name, _ in bins}
+        ss, sin = [], []
         for seed in range(1, o.runs + 1):
-            c, ccpu = timed([o.cascade, "replay", o.model, "--arrivals", "%g" % (rate * 1000),
-                             "--duration", "%ds" % o.duration_s, "--tick", "10us",
-                             "--seed", str(seed), "-o", "json"])
+            runs = []
+            for name, binary in bins:
+                c, ccpu = timed([binary, "replay", o.model, "--arrivals", "%g" % (rate * 1000),
+                                 "--duration", "%ds" % o.duration_s, "--tick", "10us",
+                                 "--seed", str(seed), "-o", "json"])
+                runs.append((name, c, ccpu))
             s, scpu = timed(["/usr/bin/python3", o.simpy, "--rate", str(rate), "--max-retries", "3",
                              "--duration", str(o.duration_s * 1000), "--seed", str(seed)])
-            ca = c["counts"]["roots"] + c["counts"]["retries"]
             sa = s["raw_requests"]
-            cs.append(ca / ccpu)
             ss.append(sa / scpu)
             sin.append(sa / s["cpu_s"])
-            ratios.append(cs[-1] / ss[-1])
-            print("  %.2f/ms seed %d: cascade %6d attempts in %.4f CPU-s (success %.3f) | "
-                  "SimPy %6d attempts in %.4f CPU-s, %.4f in simulate (success %.3f) | ratio %.1fx"
-                  % (rate, seed, ca, ccpu, c["success_rate"], sa, scpu, s["cpu_s"],
-                     s["success_rate"], ratios[-1]))
-        med = statistics.median
-        print("%.2f/ms, %d s, %d seeds (medians): cascade %.0f attempts/CPU-s; SimPy %.0f per process "
-              "CPU-s, %.0f per simulate CPU-s; ratio %.1fx process to process (runs %.1f-%.1fx), "
-              "%.1fx to SimPy's simulate alone"
-              % (rate, o.duration_s, o.runs, med(cs), med(ss), med(sin), med(ratios),
-                 min(ratios), max(ratios), med(cs) / med(sin)))
+            for name, c, ccpu in runs:
+                ca = c["counts"]["roots"] + c["counts"]["retries"]
+                cs[name].append(ca / ccpu)
+                ratios[name].append(cs[name][-1] / ss[-1])
+                print("  %.2f/ms seed %d: %s %6d attempts in %.4f CPU-s (success %.3f) | "
+                      "SimPy %6d attempts in %.4f CPU-s, %.4f in simulate (success %.3f) | ratio %.1fx"
+                      % (rate, seed, name, ca, ccpu, c["success_rate"], sa, scpu, s["cpu_s"],
+                         s["success_rate"], ratios[name][-1]))
+        for name, _ in bins:
+            print("%.2f/ms, %d s, %d seeds (medians): %s %.0f attempts/CPU-s; SimPy %.0f per process "
+                  "CPU-s, %.0f per simulate CPU-s; ratio %.1fx process to process (runs %.1f-%.1fx), "
+                  "%.1fx to SimPy's simulate alone"
+                  % (rate, o.duration_s, o.runs, name, med(cs[name]), med(ss), med(sin),
+                     med(ratios[name]), min(ratios[name]), max(ratios[name]), med(cs[name]) / med(sin)))
     print("load average %.2f %.2f %.2f" % os.getloadavg())
 
 
