@@ -104,6 +104,7 @@ failed run leaves the files of the last good one.`,
 				return err
 			}
 			cfg.Inputs = args
+			defer spanGC()()
 			var err error
 			if cfg.Format, err = ingest.ParseFormat(format, ingest.TraceFormats); err != nil {
 				return usageError{err}

@@ -293,6 +293,7 @@ func rootCause(cmd *cobra.Command, during, baseline []string, m *cascade.Model, 
 		}
 		m = res.Model
 	}
+	defer spanGC()()
 	inc, err := incident.Investigate(cmd.Context(), incident.Input{Spans: spansOf(dir), Reference: ref, Samples: samplesOf(dir), Model: m,
 		Logs: logsOf(dir), ReferenceLogs: refLogs, ReferenceSamples: refSamples}, cfg)
 	if err != nil {
