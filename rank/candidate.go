@@ -22,8 +22,9 @@ type Candidate struct {
 	// concurrency-cap, batching, bounded-queue, breaker, deadline,
 	// load-balancer, rate-limit, replicas, pool, async, fallback,
 	// bulkhead, priority; for message queues delay-queue,
-	// delivery-limit, queue-cap, overflow, consumers, prefetch,
-	// publish-async, fan-out-cut; or scenario for the user's own.
+	// delivery-limit, redelivery, queue-cap, overflow, consumers,
+	// prefetch, publish-async, publish-batch, fan-out-cut; or scenario
+	// for the user's own.
 	Kind string `json:"kind"`
 	// Fields are the model fields the change patches, as
 	// "edge:FROM->TO/retry.max_attempts" or "node:NAME/queue_cap"; two
@@ -157,6 +158,7 @@ func Derive(m *cascade.Model, ev *Evidence, latencyTargetMS float64) []Candidate
 		}, add)
 		if topo != nil && isQueue(m, e.To) {
 			publishCandidates(m, topo, e, key, label, add)
+			publishBatchCandidate(m, ev, e, key, label, latencyTargetMS, add)
 			continue
 		}
 		fanOutCandidates(m, e, key, label, callers[e.To], add)

@@ -108,7 +108,8 @@ func (t *queueTopology) consumerFailing(ev *Evidence, name string) bool {
 }
 
 // queueCandidates adds the candidates of queue node n: a delay queue
-// instead of requeue, fewer deliveries, a cap with its overflow policy
+// instead of requeue, fewer deliveries, a redelivery policy with an
+// immediate part and a delayed part (or without the immediate part), a cap with its overflow policy
 // (or its raise, cut and other policy where it filled), and the consumer
 // count and prefetch.
 // A queue that delivers to no consumer (a dead-letter queue) gets none:
@@ -118,6 +119,7 @@ func queueCandidates(m *cascade.Model, ev *Evidence, t *queueTopology, n *cascad
 		return
 	}
 	redeliveryCandidates(m, ev, t, n, add)
+	mixedCandidates(m, ev, t, n, add)
 	capCandidates(m, ev, t, n, add)
 	consumerCandidates(m, ev, t, n, add)
 }
