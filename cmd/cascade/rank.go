@@ -67,8 +67,11 @@ limit, a breaker: raised and cut; each fan-out edge: a concurrency cap where it
 has none, batching; each node that queues, fails or runs zombie work: a
 bounded queue sized by Little's law, a circuit breaker, deadline propagation;
 the load-balancing policy of replicated nodes; an entry rate limit at the
-capacity knee; one more replica or twice the pool on the busiest node) and
-from --scenario files. Each is replayed over the same --seeds as the baseline
+capacity knee; one more replica or twice the pool on the busiest node; on
+message queues: a delay queue for retries, one immediate redelivery before
+it, a delivery limit, a length cap and its overflow policy, consumers and
+prefetch raised or cut, publisher batching, asynchronous publishes, a
+fan-out cut) and from --scenario files. Each is replayed over the same --seeds as the baseline
 under the normal traffic and under a surge (×--surge for the middle third of
 the run), and scored by paired differences with 95% intervals: a change whose
 interval on the objective contains zero, or whose effect is within the baseline's
