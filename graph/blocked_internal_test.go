@@ -59,3 +59,69 @@ func TestAlarmIntervals(t *testing.T) {
 		})
 	}
 }
+
+// TestAlarmEpisodes: the alarms are the runs of refusals an ordinary
+// success ends, and a held request waited one out when a refusal came
+// while it waited.
+func TestAlarmEpisodes(t *testing.T) {
+	const ms = int64(1e6)
+	ok := func(at, dur int64) seqReq { return seqReq{start: at * ms, end: (at + dur) * ms} }
+	refused := func(at int64) seqReq { return seqReq{start: at * ms, end: at*ms + ms/10, own: true, failed: true} }
+	slowFail := func(at int64) seqReq { return seqReq{start: at * ms, end: (at + 120) * ms, own: true, failed: true} }
+	tests := []struct {
+		name             string
+		seq              []seqReq
+		held             []int64 // starts, ms
+		episodes, waited int
+	}{{
+		name: "two alarms, one held request each",
+		seq: []seqReq{ok(0, 5), ok(100, 980), refused(110), refused(140), ok(1200, 5),
+			ok(2000, 990), refused(2010), ok(3100, 5)},
+		held:     []int64{100, 2000},
+		episodes: 2, waited: 2,
+	}, {
+		name:     "a slow failure inside an alarm does not end it",
+		seq:      []seqReq{refused(10), slowFail(20), refused(40), ok(900, 5), refused(1000)},
+		episodes: 2,
+	}, {
+		name:     "a held request does not end its alarm",
+		seq:      []seqReq{refused(10), ok(15, 990), refused(40)},
+		held:     []int64{15},
+		episodes: 1, waited: 1,
+	}, {
+		name:     "a held publish with no refusal while it waited did not wait an alarm out",
+		seq:      []seqReq{ok(0, 60), refused(100), ok(200, 5)},
+		held:     []int64{0},
+		episodes: 1,
+	}, {
+		name:     "reading is by start, whatever the order given",
+		seq:      []seqReq{refused(300), ok(200, 5), refused(100)},
+		episodes: 2,
+	}, {
+		name: "no refusals",
+		seq:  []seqReq{ok(0, 5), ok(10, 5)},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			held := map[int64]bool{}
+			for _, at := range tc.held {
+				held[at*ms] = true
+			}
+			episodes, waited := alarmEpisodes(tc.seq, ms/10, held)
+			require.Equal(t, tc.episodes, episodes, "alarms")
+			require.Equal(t, tc.waited, waited, "held requests that waited an alarm out")
+		})
+	}
+}
+
+func TestHeldPerAlarm(t *testing.T) {
+	tests := []struct{ held, episodes, want int }{
+		{12, 14, 1}, // notify-load setting g's before
+		{7, 15, 1},  // under half an alarm each: still one, the wait was seen
+		{29, 10, 3},
+		{3, 0, 1},
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, heldPerAlarm(tc.held, tc.episodes), "%d held in %d alarms", tc.held, tc.episodes)
+	}
+}
