@@ -1,6 +1,12 @@
 package graph
 
-// This file describes the queue nodes for the graph report (QueueInfo).
+// This file describes the queue nodes for the graph report (QueueInfo,
+// queueInfos).
+
+import (
+	"cmp"
+	"slices"
+)
 
 // QueueInfo is what graph read of one queue node beyond its Queue
 // settings: the counts behind them and the queue's depth over time.
@@ -54,3 +60,58 @@ const (
 	DepthMetric = "queue_depth metric"
 	DepthSpans  = "publish and delivery times"
 )
+
+// queueInfos describes the queue nodes; infos are the nodes' infos in
+// name order.
+func (b *Builder) queueInfos(infos []NodeInfo) []QueueInfo {
+	if len(b.mq.queues) == 0 {
+		return nil
+	}
+	byName := make(map[string]*NodeInfo, len(infos))
+	for i := range infos {
+		byName[infos[i].Name] = &infos[i]
+	}
+	out := make([]QueueInfo, 0, len(b.mq.queues))
+	for _, qi := range b.mq.queues {
+		acc := b.nodes[qi]
+		if acc.dropped {
+			continue
+		}
+		q := acc.queue
+		info := QueueInfo{
+			Name: acc.name, Published: q.published, Messages: q.messages, Deliveries: q.deliveries,
+			Redelivered: q.redelivered, Failed: q.failed, Exhausted: q.exhausted,
+			Republished: q.republished, ViaDelay: q.viaDelay,
+		}
+		var via int32 = -1
+		for v := range q.delayVia {
+			if via < 0 || b.nodes[v].name < b.nodes[via].name {
+				via = v
+			}
+		}
+		if via >= 0 {
+			info.DelayQueue = b.nodes[via].name
+		}
+		if q.deliveries > 0 {
+			info.RedeliveryShare = round6(float64(q.redelivered) / float64(q.deliveries))
+		}
+		if d := q.delays.sorted(); len(d) > 0 {
+			info.RedeliveryDelayMS = []float64{roundMS(quantile(d, 0.5)), roundMS(quantile(d, 0.95)), roundMS(quantile(d, 0.99))}
+		}
+		if qm := b.metrics.queue(b.syms.names[q.dest]); qm != nil && len(qm.depth) > 0 {
+			info.DepthSource = DepthMetric
+			for t, v := range qm.depth {
+				info.Depth = append(info.Depth, DepthPoint{TimeNS: t, Ready: v})
+			}
+			slices.SortFunc(info.Depth, func(x, y DepthPoint) int { return cmp.Compare(x.TimeNS, y.TimeNS) })
+		} else if ni := byName[acc.name]; ni != nil {
+			info.DepthSource = DepthSpans
+			for _, w := range ni.Series {
+				info.Depth = append(info.Depth, DepthPoint{TimeNS: w.StartNS, Ready: w.MeanInFlight})
+			}
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(x, y QueueInfo) int { return cmp.Compare(x.Name, y.Name) })
+	return out
+}
