@@ -94,88 +94,18 @@ func waitSlowdown(rs []seqReq, p poolFit) (float64, bool) {
 	if len(p.unqueued) < minShape || len(rs) < poolMinRequests {
 		return 0, false
 	}
-	svc := make([]float64, len(p.unqueued))
-	for i, d := range p.unqueued {
-		svc[i] = nsToMS(float64(d))
-	}
-	slices.Sort(svc)
-	var own int64
-	var okMS []float64
-	at := make([]float64, len(rs))
-	for i := range rs {
-		at[i] = nsToMS(float64(rs[i].start - rs[0].start))
-		if rs[i].own {
-			own++
-		} else {
-			okMS = append(okMS, nsToMS(float64(rs[i].end-rs[i].start)))
-		}
-	}
-	if len(okMS) < minShape {
+	f, ok := newSlowdownFit(rs, p)
+	if !ok {
 		return 0, false
 	}
-	slices.Sort(okMS)
-	wantOK := 1 - float64(own)/float64(len(rs))
-	wantP50 := quantile(okMS, 0.5)
-	// The failures the deadline does not explain stay the pool's own.
-	base := ownRate(max(0, own-p.deadlineFails), int64(len(rs)))
-	if p.deadline <= 0 {
-		base = ownRate(own, int64(len(rs)))
-	}
-	deadline := roundMS(nsToMS(float64(p.deadline)))
-	loss := func(s float64, capped bool) (float64, bool) {
-		pool := cascade.Node{Name: "pool", Replicas: 1, Concurrency: p.slots, Service: cascade.Dist{Kind: cascade.DistEmpirical, Points: drawPoints(svc)},
-			WaitSlowdown: s, Overload: cascade.Overload{Base: base, Threshold: 1}}
-		edge := cascade.Edge{From: "caller", To: "pool", FanOut: cascade.Const(1), Propagation: 1}
-		if capped {
-			pool.WaitCapMS = deadline
-			if total := roundMS(nsToMS(float64(p.total))); total > 0 {
-				pool.DeadlinePropagation, edge.TimeoutMS = true, total
-			}
-		} else {
-			pool.DeadlinePropagation, edge.TimeoutMS = deadline > 0, deadline
-		}
-		m := &cascade.Model{
-			Version: cascade.ModelVersion,
-			Entries: []cascade.Entry{{Node: "caller", Share: 1}},
-			Nodes:   []cascade.Node{{Name: "caller", Replicas: 1, Service: cascade.Const(0)}, pool},
-			Edges:   []cascade.Edge{edge},
-		}
-		cfg := replay.DefaultConfig()
-		cfg.Seed, cfg.Seeds, cfg.Parallel = 1, waitSeeds, 1
-		cfg.Duration = time.Duration((at[len(at)-1] + 1) * float64(time.Millisecond))
-		cfg.Traffic = &cascade.Traffic{Kind: cascade.TrafficObserved, ArrivalsMS: at, DurationMS: at[len(at)-1] + 1}
-		res, err := replay.RunSeeds(context.Background(), m, cfg)
-		if err != nil || len(res) == 0 {
-			return 0, false
-		}
-		var ok, p50 float64
-		for _, r := range res {
-			ok += r.SuccessRate / float64(len(res))
-			p50 += r.LatencyP50MS / float64(len(res))
-		}
-		if !(p50 > 0) || !(wantP50 > 0) {
-			return 0, false
-		}
-		a, b := (ok-wantOK)/waitSuccessS, math.Log(p50/wantP50)/waitMedianS
-		return a*a + b*b, true
-	}
-	capped := false
-	if deadline > 0 {
-		past := 0
-		for _, v := range okMS {
-			if v > deadline*(1+poolDeadlineWidth) {
-				past++
-			}
-		}
-		capped = float64(past) >= capSuccessShare*float64(len(okMS))
-	}
-	none, ok := loss(0, capped)
+	capped := f.capped()
+	none, ok := f.loss(0, capped)
 	if !ok {
 		return 0, capped
 	}
 	best, bestLoss := 0.0, none
 	for _, s := range waitGrid[1:] {
-		if l, ok := loss(s, capped); ok && l < bestLoss {
+		if l, ok := f.loss(s, capped); ok && l < bestLoss {
 			best, bestLoss = s, l
 		}
 	}
@@ -183,6 +113,121 @@ func waitSlowdown(rs []seqReq, p poolFit) (float64, bool) {
 		return 0, capped
 	}
 	return best, capped
+}
+
+// slowdownFit is what waitSlowdown replays the pool with and scores the
+// replays against: the pool's unqueued work, its requests' starts and
+// what they showed.
+type slowdownFit struct {
+	p   poolFit
+	svc []float64 // the unqueued work, ms, sorted
+	at  []float64 // the requests' starts, ms from the first
+	// okMS are the successful requests' durations (ms, sorted); wantOK
+	// the requests' success share and wantP50 the successes' median.
+	okMS            []float64
+	wantOK, wantP50 float64
+	// base is the pool's own failure rate: the failures the deadline
+	// does not explain; deadline is the deadline, ms (0 none).
+	base, deadline float64
+}
+
+// newSlowdownFit reads pool p's requests rs (by start) for
+// waitSlowdown; false when too few succeeded to compare with.
+func newSlowdownFit(rs []seqReq, p poolFit) (*slowdownFit, bool) {
+	f := &slowdownFit{p: p}
+	f.svc = make([]float64, len(p.unqueued))
+	for i, d := range p.unqueued {
+		f.svc[i] = nsToMS(float64(d))
+	}
+	slices.Sort(f.svc)
+	var own int64
+	f.at = make([]float64, len(rs))
+	for i := range rs {
+		f.at[i] = nsToMS(float64(rs[i].start - rs[0].start))
+		if rs[i].own {
+			own++
+		} else {
+			f.okMS = append(f.okMS, nsToMS(float64(rs[i].end-rs[i].start)))
+		}
+	}
+	if len(f.okMS) < minShape {
+		return nil, false
+	}
+	slices.Sort(f.okMS)
+	f.wantOK = 1 - float64(own)/float64(len(rs))
+	f.wantP50 = quantile(f.okMS, 0.5)
+	// The failures the deadline does not explain stay the pool's own.
+	f.base = ownRate(max(0, own-p.deadlineFails), int64(len(rs)))
+	if p.deadline <= 0 {
+		f.base = ownRate(own, int64(len(rs)))
+	}
+	f.deadline = roundMS(nsToMS(float64(p.deadline)))
+	return f, true
+}
+
+// capped reports whether the deadline is a cap on the wait for a slot:
+// capSuccessShare of the successes or more took longer than its band.
+func (f *slowdownFit) capped() bool {
+	if f.deadline <= 0 {
+		return false
+	}
+	past := 0
+	for _, v := range f.okMS {
+		if v > f.deadline*(1+poolDeadlineWidth) {
+			past++
+		}
+	}
+	return float64(past) >= capSuccessShare*float64(len(f.okMS))
+}
+
+// model returns the pool alone behind a caller, its calls slowing by s
+// per waiter, its deadline a wait cap when capped, else a deadline on
+// the whole request.
+func (f *slowdownFit) model(s float64, capped bool) *cascade.Model {
+	p := f.p
+	pool := cascade.Node{Name: "pool", Replicas: 1, Concurrency: p.slots, Service: cascade.Dist{Kind: cascade.DistEmpirical, Points: drawPoints(f.svc)},
+		WaitSlowdown: s, Overload: cascade.Overload{Base: f.base, Threshold: 1}}
+	edge := cascade.Edge{From: "caller", To: "pool", FanOut: cascade.Const(1), Propagation: 1}
+	if capped {
+		pool.WaitCapMS = f.deadline
+		if total := roundMS(nsToMS(float64(p.total))); total > 0 {
+			pool.DeadlinePropagation, edge.TimeoutMS = true, total
+		}
+	} else {
+		pool.DeadlinePropagation, edge.TimeoutMS = f.deadline > 0, f.deadline
+	}
+	return &cascade.Model{
+		Version: cascade.ModelVersion,
+		Entries: []cascade.Entry{{Node: "caller", Share: 1}},
+		Nodes:   []cascade.Node{{Name: "caller", Replicas: 1, Service: cascade.Const(0)}, pool},
+		Edges:   []cascade.Edge{edge},
+	}
+}
+
+// loss replays the pool (model) under its requests' starts and returns
+// the gap from what they showed: in success over waitSuccessS plus the
+// log-ratio of the medians over waitMedianS, squared and summed; false
+// when the replay fails or shows no median.
+func (f *slowdownFit) loss(s float64, capped bool) (float64, bool) {
+	at := f.at
+	cfg := replay.DefaultConfig()
+	cfg.Seed, cfg.Seeds, cfg.Parallel = 1, waitSeeds, 1
+	cfg.Duration = time.Duration((at[len(at)-1] + 1) * float64(time.Millisecond))
+	cfg.Traffic = &cascade.Traffic{Kind: cascade.TrafficObserved, ArrivalsMS: at, DurationMS: at[len(at)-1] + 1}
+	res, err := replay.RunSeeds(context.Background(), f.model(s, capped), cfg)
+	if err != nil || len(res) == 0 {
+		return 0, false
+	}
+	var ok, p50 float64
+	for _, r := range res {
+		ok += r.SuccessRate / float64(len(res))
+		p50 += r.LatencyP50MS / float64(len(res))
+	}
+	if !(p50 > 0) || !(f.wantP50 > 0) {
+		return 0, false
+	}
+	a, b := (ok-f.wantOK)/waitSuccessS, math.Log(p50/f.wantP50)/waitMedianS
+	return a*a + b*b, true
 }
 
 // deadlineOf returns the common duration of failed requests that
