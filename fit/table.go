@@ -194,3 +194,6 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// fmtF formats a float for tables.
+func fmtF(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
