@@ -56,6 +56,12 @@ func persistence(js []judgement, c int) float64 {
 	return float64(out) / float64(judged)
 }
 
+// lasting says whether a node's change lasts: at least half of its
+// judged windows from the onset on are out of range (persistence).
+func lasting(st *nodeState) bool {
+	return persistence(st.js, st.change) >= 0.5
+}
+
 // metricRise is the largest log ratio of a saturation metric to its
 // normal median among the metric's out points from window c on.
 func metricRise(js []judgement, c int) float64 {

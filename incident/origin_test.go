@@ -120,6 +120,22 @@ func TestRootCause(t *testing.T) {
 			later:   []string{"web"},
 			path:    [][2]string{{"web", "api"}},
 		},
+		{
+			// cache slows for 20 s from 40 s, then recovers; db slows
+			// at 70 s and stays slow to the end. The change that lasts
+			// is the incident's: the one that passed comes after it,
+			// although earlier.
+			name: "a lasting change before a passing one",
+			s: synth{slow: func(svc string, t float64) float64 {
+				if svc == "cache" && t >= 40 && t < 60 {
+					return 6
+				}
+				return step("db", 70, 4)(svc, t)
+			}, starve: none},
+			// api and web changed first with cache, which explains
+			// them, so no path climbs from db.
+			origins: []string{"db", "cache"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
