@@ -390,9 +390,7 @@ const (
 )
 
 // link is the caller's side of one logical call: its attempts, timer and
-// retries. It holds no pointers, so that it is 72 bytes (and its slab is
-// not scanned): its route is routes[route], its caller's record
-// jobs.at(parent).
+// retries.
 type link struct {
 	seq       uint32 // bumped at every attempt and at the end: stale events carry an old one
 	live      bool
@@ -413,6 +411,8 @@ type link struct {
 	// are not kept); its attempts take it (job.flow).
 	flow int32
 
+	rt      *route // &routes[route]
+	pj      *job   // the calling job's record (valid while parentGen matches), or nil
 	first   int64
 	backoff float64 // previous backoff (decorrelated jitter)
 }

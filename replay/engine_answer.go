@@ -21,7 +21,7 @@ func (e *Engine) onResponse(l int32, seq uint32, ok bool) {
 func (e *Engine) respond(l int32, lk *link, ok bool) {
 	lk.waiting = false
 	lk.seq++
-	r := &e.routes[lk.route]
+	r := lk.rt
 	if lk.job >= 0 {
 		if n := r.callee; n.brkOn {
 			n.brk.record(e, ok)
@@ -96,7 +96,7 @@ func (e *Engine) onTimeout(l int32, seq uint32) {
 	lk.waiting = false
 	lk.seq++
 	e.m.timeouts++
-	r := &e.routes[lk.route]
+	r := lk.rt
 	n := r.callee
 	e.nodeFail(n)
 	n.nm.timeouts++
@@ -113,7 +113,7 @@ func (e *Engine) onTimeout(l int32, seq uint32) {
 // attemptFailed retries link l (whose record is lk) after its backoff,
 // or ends it failed.
 func (e *Engine) attemptFailed(l int32, lk *link) {
-	r := &e.routes[lk.route]
+	r := lk.rt
 	rt := &r.retry
 	if rt.on && lk.attempt < rt.max && (rt.react >= 1 || r.retryR.Float64() < rt.react) && rt.allow(e) {
 		d := rt.wait(lk.attempt, &lk.backoff, r.retryR.Rand)
@@ -132,7 +132,7 @@ func (e *Engine) attemptFailed(l int32, lk *link) {
 // linkDone ends a logical call (link l, whose record is lk) and reports
 // it to its parent (or records the root request).
 func (e *Engine) linkDone(l int32, lk *link, ok bool) {
-	r := &e.routes[lk.route]
+	r := lk.rt
 	if r.entry >= 0 {
 		e.m.rootDone(e, ok, e.now-lk.first)
 		if lk.low {
@@ -148,12 +148,11 @@ func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 		}
 		return
 	}
-	p, pgen, is := lk.parent, lk.parentGen, lk.issue
+	p, pgen, is, jb := lk.parent, lk.parentGen, lk.issue, lk.pj
 	if p < 0 {
 		e.asyncDone(l, lk, ok)
 		return
 	}
-	jb := e.jobs.at(p)
 	// freeLink(l, lk), by hand.
 	if e.kids {
 		e.unlinkKid(lk)
@@ -278,7 +277,7 @@ func (e *Engine) abandonKids(j int32) {
 		lk := e.link(l)
 		cj, cgen := lk.job, lk.jobGen
 		var pl *pool
-		if ed := e.routes[lk.route].ed; ed.shared {
+		if ed := lk.rt.ed; ed.shared {
 			pl = e.nodes[ed.from].pool(jb.rep, ed.pool)
 		}
 		e.freeLink(l, lk)

@@ -341,7 +341,7 @@ func (e *Engine) refuse(q *mqueue, l int32, seq uint32) {
 func (e *Engine) hold(q *mqueue, l int32, seq uint32) {
 	lk := e.link(l)
 	until := int64(math.MaxInt64)
-	if r := &e.routes[lk.route]; r.timeout > 0 {
+	if r := lk.rt; r.timeout > 0 {
 		e.addTimer(lk.route, l, seq)
 		until = e.now + r.timeout
 	}
@@ -355,8 +355,8 @@ func (e *Engine) accept(q *mqueue, l int32, seq uint32) {
 	ms := e.msgs.at(mi)
 	ms.q = e.nodes[q.node].mq
 	ms.flow, ms.depth, ms.deliveries, ms.head = -1, lk.depth, 0, false
-	if lk.parent >= 0 {
-		ms.depth = e.jobs.at(lk.parent).depth + 1
+	if pj := lk.pj; pj != nil {
+		ms.depth = pj.depth + 1
 	}
 	if f := lk.flow; f >= 0 && e.flows.at(f).gainOK() {
 		ms.flow = f

@@ -159,10 +159,11 @@ func (e *Engine) newLink(r, p int32, pgen uint32, jb *job, is int32, u int32) (i
 	lk := e.links.at(l)
 	lk.seq++
 	lk.live, lk.waiting = true, false
-	lk.route = r
+	lk.route, lk.rt = r, &e.routes[r]
 	lk.parent, lk.parentGen, lk.issue, lk.user = p, pgen, is, u
 	lk.attempt, lk.job, lk.prev, lk.next = 0, -1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
+	lk.pj = jb
 	lk.low = jb != nil && jb.low
 	if e.flowOn {
 		// Read only when flows are kept (linkDone, asyncDone, accept).
@@ -198,10 +199,11 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	lk.seq += 2 // newLink's and send's
 	seq := lk.seq
 	lk.live, lk.waiting = true, true
-	lk.route = ri
+	lk.route, lk.rt = ri, r
 	lk.parent, lk.parentGen, lk.issue, lk.user = p, pgen, is, -1
 	lk.attempt, lk.prev, lk.next = 1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
+	lk.pj = pj
 	lk.low = pj.low
 	if e.kids {
 		e.linkKid(l, lk, pj)
@@ -410,10 +412,11 @@ func (e *Engine) callQueued(ri int32, r *route, p int32, pgen uint32, pj *job, i
 	lk.seq += 2
 	seq := lk.seq
 	lk.live, lk.waiting = true, true
-	lk.route = ri
+	lk.route, lk.rt = ri, r
 	lk.parent, lk.parentGen, lk.issue, lk.user = p, pgen, is, -1
 	lk.attempt, lk.prev, lk.next = 1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
+	lk.pj = pj
 	lk.low = pj.low
 	j := e.jobs.alloc()
 	jb := e.jobs.at(j)
@@ -459,7 +462,7 @@ func (e *Engine) link(l int32) *link { return e.links.at(l) }
 
 // unlinkKid takes lk off its parent's list of children.
 func (e *Engine) unlinkKid(lk *link) {
-	jb := e.jobs.at(lk.parent)
+	jb := lk.pj
 	if jb.gen == lk.parentGen {
 		if lk.prev >= 0 {
 			e.link(lk.prev).next = lk.next
@@ -474,7 +477,7 @@ func (e *Engine) unlinkKid(lk *link) {
 
 // send sends the next attempt of link l, whose record is lk.
 func (e *Engine) send(l int32, lk *link) {
-	r := &e.routes[lk.route]
+	r := lk.rt
 	lk.attempt++
 	lk.seq++
 	lk.waiting = true
@@ -501,8 +504,7 @@ func (e *Engine) send(l int32, lk *link) {
 	jb.low = lk.low
 	lk.job, lk.jobGen = j, gen
 	jb.depth = lk.depth
-	if lk.parent >= 0 {
-		pj := e.jobs.at(lk.parent)
+	if pj := lk.pj; pj != nil {
 		jb.depth = pj.depth + 1
 		// A call sent for a request that is already gone is zombie work
 		// from the start.

@@ -72,12 +72,11 @@ func (e *Engine) finish(j int32, jb *job) {
 		return
 	}
 	// linkDone(l, lk, true), by hand, for a call between nodes.
-	p, pgen, is := lk.parent, lk.parentGen, lk.issue
+	p, pgen, is, pj := lk.parent, lk.parentGen, lk.issue, lk.pj
 	if p < 0 {
 		e.asyncDone(l, lk, true)
 		return
 	}
-	pj := e.jobs.at(p)
 	if e.kids {
 		e.unlinkKid(lk)
 	}
@@ -227,8 +226,8 @@ func (e *Engine) leanFailed(j int32, jb *job, n *node, rep int32) {
 	lk := e.links.at(l)
 	lk.seq += 3 // call's two and the answer's
 	lk.live, lk.waiting = true, false
-	lk.route = r.edge // an edge's route has the edge's index
-	lk.parent, lk.parentGen, lk.issue = jb.parent, jb.parentGen, jb.issue
+	lk.route, lk.rt = r.edge, r // an edge's route has the edge's index
+	lk.parent, lk.parentGen, lk.issue, lk.pj = jb.parent, jb.parentGen, jb.issue, e.jobs.at(jb.parent)
 	lk.flow = jb.flow
 	lk.user = -1
 	lk.attempt, lk.job, lk.prev, lk.next = 1, -1, -1, -1

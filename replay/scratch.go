@@ -87,11 +87,15 @@ func (e *Engine) give() {
 }
 
 // clearRecords clears the pointers into this engine's routes that the
-// job records keep (links keep none), so that a pooled scratch does not
-// keep the engine alive. (A scratch left to the collector is not walked:
-// a million records of a collapse, 2% of its CPU.)
+// job and link records keep, so that a pooled scratch does not keep the
+// engine alive. (A scratch left to the collector is not walked: a
+// million records of a collapse, 2% of its CPU.)
 func (e *Engine) clearRecords() {
 	for i := int32(0); i < e.jobs.n; i++ {
 		e.jobs.at(i).rt = nil
+	}
+	for i := int32(0); i < e.links.n; i++ {
+		lk := e.links.at(i)
+		lk.rt, lk.pj = nil, nil
 	}
 }
