@@ -31,11 +31,11 @@ type Engine struct {
 	entries  []entry
 	entryCum []float64 // cumulative shares of entries
 
-	// jobs holds job records, each with room for a link (job.own): a
-	// link lives in the record of its first attempt, and its index is
-	// that record's. A record is free when both halves are.
+	// jobs holds the job records (attempts at a callee) and links the
+	// link records (callers' sides): a retry takes a job record only.
 	jobs   slab[job]
-	njobs  int32 // jobs in flight (records whose job half is in use)
+	links  slab[link]
+	njobs  int32 // jobs in flight
 	issues slab[issue]
 	// kids reports whether jobs keep lists of their child links
 	// (job.kids), which fail-fast and abandonment walk; a model where no
@@ -346,11 +346,11 @@ type entry struct {
 
 // job is one attempt at its callee: network, queue, work, children.
 type job struct {
-	// The fields are ordered so that a job is 96 bytes and a record (a
-	// job and its own link) 192, three cache lines: 4-byte fields, then
-	// the flags, then pointers and ticks.
+	// The fields are ordered so that a job is 96 bytes, a cache line
+	// and a half: 4-byte fields, then the flags, then a pointer and
+	// ticks.
 	gen     uint32
-	link    int32 // the caller's link
+	link    int32 // the caller's link, or -1 for a lean attempt
 	linkSeq uint32
 	depth   int32 // calls between the root and this one
 	rep     int32
@@ -359,6 +359,13 @@ type job struct {
 	pending int32 // outstanding synchronous calls of this stage
 	issues  int32 // issue records of this stage
 	kids    int32 // child links (doubly linked through link.prev/next)
+	flow    int32 // the flow of its request (read only when flows are kept)
+	// parent, parentGen and issue are a lean attempt's caller (Engine.call),
+	// which keeps no link: the calling job, its generation and its issue
+	// record (or -1).
+	parent    int32
+	parentGen uint32
+	issue     int32
 
 	state     uint8
 	failed    bool
@@ -367,18 +374,10 @@ type job struct {
 	low       bool // a call of a low-priority request
 	refused   bool // refused at its node's wait cap while queued: leaves unserved
 
-	lk        *link  // the caller's link record (valid while linkSeq matches)
-	rt        *route // the route it came by
-	nd        *node  // its callee
+	rt        *route // the route it came by; its callee is the job's node
 	arrive    int64
 	start     int64
 	abandonAt int64
-
-	// own is the link whose record this is, when live: the link of the
-	// attempt it first sent here. Later attempts of the link use this
-	// record again when its job half is free, else records of their own
-	// (whose own link stays unused).
-	own link
 }
 
 // Job states.
@@ -409,14 +408,11 @@ type link struct {
 	next      int32
 	depth     int32 // depth of its jobs when it has no parent (async calls)
 	// flow is the flow of the link's request (-1 none, or when flows
-	// are not kept). A job's flow is its record's own.flow: the record's
-	// link when that is live (then the job is one of its attempts), else
-	// set when the job takes the record.
+	// are not kept); its attempts take it (job.flow).
 	flow int32
 
 	rt      *route // &routes[route]
 	pj      *job   // the calling job's record (valid while parentGen matches), or nil
-	home    *job   // the record the link lives in (its index is the link's)
 	first   int64
 	backoff float64 // previous backoff (decorrelated jitter)
 }

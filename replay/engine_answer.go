@@ -159,9 +159,7 @@ func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 	}
 	lk.live = false
 	lk.seq++
-	if lk.home.state == jsFree {
-		e.jobs.release(l)
-	}
+	e.links.release(l)
 	if jb.gen != pgen || jb.state != jsWaiting {
 		return
 	}
@@ -173,7 +171,7 @@ func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 		// so that the draws of models without one stay as they were).
 		if ed.fbOn && (ed.fb >= 1 || ed.fbR.Float64() < ed.fb) {
 			e.m.degraded++
-			jb.nd.nm.degraded++
+			jb.rt.callee.nm.degraded++
 		} else {
 			jb.childFail = true
 		}
@@ -240,13 +238,13 @@ func (e *Engine) abandon(j int32, gen uint32) {
 	}
 	jb.abandoned = true
 	jb.abandonAt = e.now
-	if jb.state == jsQueued && jb.nd.deadline && !jb.refused {
-		jb.nd.reps[jb.rep].qdead++ // dropped unserved when it reaches a slot
+	if jb.state == jsQueued && jb.rt.callee.deadline && !jb.refused {
+		jb.rt.callee.reps[jb.rep].qdead++ // dropped unserved when it reaches a slot
 	}
 	if jb.state != jsRunning && jb.state != jsWaiting {
 		return
 	}
-	n := jb.nd
+	n := jb.rt.callee
 	if !n.deadline {
 		for l := jb.kids; l >= 0; l = e.link(l).next {
 			if lk := e.link(l); lk.job >= 0 {

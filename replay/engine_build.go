@@ -370,6 +370,7 @@ func (e *Engine) reset(seed uint64) {
 	e.now = 0
 	e.q.reset()
 	e.jobs.reset()
+	e.links.reset()
 	e.njobs = 0
 	e.issues.reset()
 	reseed := func(s *stream, purpose, entity uint64) {

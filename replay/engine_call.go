@@ -92,7 +92,7 @@ func (e *Engine) loop() {
 				switch {
 				case jb.failed:
 					e.finish(id, jb)
-				case len(jb.nd.stages) == 0:
+				case len(jb.rt.callee.stages) == 0:
 					// A leaf: runStages would finish it at once.
 					jb.stage = 0
 					e.finish(id, jb)
@@ -155,13 +155,8 @@ func (e *Engine) newRoot(en int32, u int32) {
 // newLink allocates a link on route r for parent job p of generation
 // pgen (or -1), whose record is jb (nil when p is -1).
 func (e *Engine) newLink(r, p int32, pgen uint32, jb *job, is int32, u int32) (int32, *link) {
-	l := e.jobs.alloc()
-	home := e.jobs.at(l)
-	// Free in this run, but a record left over from the previous run
-	// may say otherwise.
-	home.state = jsFree
-	lk := &home.own
-	lk.home = home
+	l := e.links.alloc()
+	lk := e.links.at(l)
 	lk.seq++
 	lk.live, lk.waiting = true, false
 	lk.route, lk.rt = r, &e.routes[r]
@@ -174,7 +169,7 @@ func (e *Engine) newLink(r, p int32, pgen uint32, jb *job, is int32, u int32) (i
 		// Read only when flows are kept (linkDone, asyncDone, accept).
 		lk.flow = -1
 		if jb != nil {
-			lk.flow = jb.own.flow
+			lk.flow = jb.flow
 		}
 	}
 	if p >= 0 && e.kids {
@@ -198,11 +193,9 @@ func (e *Engine) linkKid(l int32, lk *link, jb *job) {
 // a plain route lets it skip the guards, the retry budget, the timer and
 // the network.
 func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
-	// A new record, as in newLink: its job half takes the first attempt.
-	l := e.jobs.alloc()
-	jb := e.jobs.at(l)
-	lk := &jb.own
-	lk.home = jb
+	// A new link, as in newLink, and its first attempt.
+	l := e.links.alloc()
+	lk := e.links.at(l)
 	lk.seq += 2 // newLink's and send's
 	seq := lk.seq
 	lk.live, lk.waiting = true, true
@@ -212,19 +205,21 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = pj
 	lk.low = pj.low
-	if e.flowOn {
-		lk.flow = pj.own.flow
-	}
 	if e.kids {
 		e.linkKid(l, lk, pj)
 	}
 	e.m.calls++
-	j := l // the first attempt goes in the link's own record
+	j := e.jobs.alloc()
+	jb := e.jobs.at(j)
+	if e.flowOn {
+		lk.flow = pj.flow
+		jb.flow = lk.flow
+	}
 	e.njobs++
 	n := r.callee
 	jb.state = jsNet
 	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
-	jb.link, jb.linkSeq, jb.lk, jb.rt, jb.nd = l, seq, lk, r, n
+	jb.link, jb.linkSeq, jb.rt = l, seq, r
 	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
 	jb.low = lk.low
 	lk.job, lk.jobGen = j, jb.gen
@@ -309,11 +304,11 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 // turns it away on its way (a rejected sibling fails its parent, but the
 // parent keeps no list of its calls), so the attempt's link would wait
 // for exactly this job and end when it answers. An attempt that starts
-// at once therefore keeps only what finishLeaf or finishLean needs: its
-// job half (its own link stays free), with the caller in own.parent,
-// own.parentGen, own.pj and own.issue. An attempt that must queue takes
-// the full record (callQueued). Counters, draws and events are those of
-// callFull, in the same order.
+// at once therefore keeps only what finishLeaf or finishLean needs: a
+// job record and no link, with the caller in job.parent, job.parentGen
+// and job.issue. An attempt that must queue takes a link as well
+// (callQueued). Counters, draws and events are those of callFull, in the
+// same order.
 //
 // A leaf's attempt (route.leaf) is answered exactly when its work ends
 // (evLeafDone, finishLeaf). A parent's runs its stages as any job does
@@ -352,12 +347,11 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	j := e.jobs.alloc()
 	jb := e.jobs.at(j)
 	e.njobs++
-	jb.own.live = false // a record left by an earlier run may say otherwise
-	jb.own.parent, jb.own.parentGen, jb.own.pj, jb.own.issue = p, pgen, pj, is
+	jb.parent, jb.parentGen, jb.issue = p, pgen, is
 	if e.flowOn {
-		jb.own.flow = pj.own.flow
+		jb.flow = pj.flow
 	}
-	jb.rt, jb.nd, jb.rep = r, n, rep
+	jb.rt, jb.rep = r, rep
 	jb.state = jsRunning
 	jb.arrive, jb.start = e.now, e.now
 	// What runStages, a parent's children and finishLean read, stored
@@ -408,15 +402,13 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 }
 
 // callQueued is call on a lean route for an attempt that cannot start
-// at once at replica rep: the full record of callFull, queued (or zombie
+// at once at replica rep: a link and a job as callFull's, queued (or zombie
 // work, which a lean model never has; kept for safety).
 //
 //go:noinline
 func (e *Engine) callQueued(ri int32, r *route, p int32, pgen uint32, pj *job, is int32, rep int32) {
-	l := e.jobs.alloc()
-	jb := e.jobs.at(l)
-	lk := &jb.own
-	lk.home = jb
+	l := e.links.alloc()
+	lk := e.links.at(l)
 	lk.seq += 2
 	seq := lk.seq
 	lk.live, lk.waiting = true, true
@@ -426,15 +418,17 @@ func (e *Engine) callQueued(ri int32, r *route, p int32, pgen uint32, pj *job, i
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = pj
 	lk.low = pj.low
+	j := e.jobs.alloc()
+	jb := e.jobs.at(j)
 	if e.flowOn {
-		lk.flow = pj.own.flow
+		lk.flow = pj.flow
+		jb.flow = lk.flow
 	}
-	j := l
 	e.njobs++
 	n := r.callee
 	jb.state = jsNet
 	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
-	jb.link, jb.linkSeq, jb.lk, jb.rt, jb.nd = l, seq, lk, r, n
+	jb.link, jb.linkSeq, jb.rt = l, seq, r
 	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
 	jb.low = lk.low
 	lk.job, lk.jobGen = j, jb.gen
@@ -460,13 +454,11 @@ func (e *Engine) freeLink(l int32, lk *link) {
 	}
 	lk.live = false
 	lk.seq++
-	if lk.home.state == jsFree {
-		e.jobs.release(l)
-	}
+	e.links.release(l)
 }
 
 // link returns the record of link l.
-func (e *Engine) link(l int32) *link { return &e.jobs.at(l).own }
+func (e *Engine) link(l int32) *link { return e.links.at(l) }
 
 // unlinkKid takes lk off its parent's list of children.
 func (e *Engine) unlinkKid(lk *link) {
@@ -500,19 +492,14 @@ func (e *Engine) send(l int32, lk *link) {
 	if r.guarded && e.turnedAway(l, r, seq) {
 		return
 	}
-	// The link's own record when its job half is free, else a new one.
-	j, jb := l, lk.home
-	if jb.state != jsFree {
-		j = e.jobs.alloc()
-		jb = e.jobs.at(j)
-		jb.own.live = false
-		jb.own.flow = lk.flow
-	}
+	j := e.jobs.alloc()
+	jb := e.jobs.at(j)
+	jb.flow = lk.flow
 	e.njobs++
 	gen := jb.gen
 	jb.state = jsNet
 	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
-	jb.link, jb.linkSeq, jb.lk, jb.rt, jb.nd = l, seq, lk, r, r.callee
+	jb.link, jb.linkSeq, jb.rt = l, seq, r
 	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
 	jb.low = lk.low
 	lk.job, lk.jobGen = j, gen

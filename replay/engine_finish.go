@@ -14,7 +14,7 @@ func (e *Engine) finish(j int32, jb *job) {
 		e.finishLean(j, jb)
 		return
 	}
-	n := jb.nd
+	n := jb.rt.callee
 	ok := !jb.failed && !jb.childFail
 	// n.nm.latency.add(e.now - jb.arrive), by hand: add does not
 	// inline with its call to grow.
@@ -30,7 +30,8 @@ func (e *Engine) finish(j int32, jb *job) {
 	if jb.abandoned || !ok {
 		e.finishBadly(jb, n)
 	}
-	l, seq, r, rep, lk := jb.link, jb.linkSeq, jb.rt, jb.rep, jb.lk
+	l, seq, r, rep := jb.link, jb.linkSeq, jb.rt, jb.rep
+	lk := e.link(l)
 	if jb.issues >= 0 {
 		e.freeIssues(jb)
 	}
@@ -81,9 +82,7 @@ func (e *Engine) finish(j int32, jb *job) {
 	}
 	lk.live = false
 	lk.seq++
-	if lk.home.state == jsFree {
-		e.jobs.release(l)
-	}
+	e.links.release(l)
 	if pj.gen != pgen || pj.state != jsWaiting {
 		return
 	}
@@ -105,7 +104,7 @@ func (e *Engine) finish(j int32, jb *job) {
 // its work, and its caller waits for it. The steps are finish's, in the
 // same order, without those its kind of call never needs.
 func (e *Engine) finishLeaf(j int32, jb *job) {
-	n := jb.nd
+	n := jb.rt.callee
 	h := &n.nm.latency
 	o, s := histBucket(uint64(e.now - jb.arrive))
 	c := h.oct[o]
@@ -116,7 +115,8 @@ func (e *Engine) finishLeaf(j int32, jb *job) {
 	h.n++
 	e.m.slotTicks += e.now - jb.start
 	rep, r := jb.rep, jb.rt
-	p, pgen, is, pj := jb.own.parent, jb.own.parentGen, jb.own.issue, jb.own.pj
+	p, pgen, is := jb.parent, jb.parentGen, jb.issue
+	pj := e.jobs.at(p)
 	rp := &n.reps[rep]
 	rp.busy--
 	if nm := &n.nm; e.now < nm.wEnd {
@@ -125,7 +125,7 @@ func (e *Engine) finishLeaf(j int32, jb *job) {
 	} else {
 		e.busyAdd(n, -1)
 	}
-	// freeJob, by hand: the record's link half is free.
+	// freeJob, by hand.
 	jb.gen++
 	jb.state = jsFree
 	e.njobs--
@@ -156,7 +156,7 @@ func (e *Engine) finishLeaf(j int32, jb *job) {
 // needs: it cannot fail on its own (its node has no overload curve) nor
 // be abandoned (nothing times out), but a child's failure can fail it.
 func (e *Engine) finishLean(j int32, jb *job) {
-	n := jb.nd
+	n := jb.rt.callee
 	ok := !jb.childFail
 	h := &n.nm.latency
 	o, s := histBucket(uint64(e.now - jb.arrive))
@@ -171,7 +171,8 @@ func (e *Engine) finishLean(j int32, jb *job) {
 		e.nodeFail(n)
 	}
 	rep, r := jb.rep, jb.rt
-	p, pgen, is, pj := jb.own.parent, jb.own.parentGen, jb.own.issue, jb.own.pj
+	p, pgen, is := jb.parent, jb.parentGen, jb.issue
+	pj := e.jobs.at(p)
 	if jb.issues >= 0 {
 		e.freeIssues(jb)
 	}
@@ -187,7 +188,7 @@ func (e *Engine) finishLean(j int32, jb *job) {
 		e.leanFailed(j, jb, n, rep)
 		return
 	}
-	// freeJob, by hand: the record's link half is free.
+	// freeJob, by hand.
 	jb.gen++
 	jb.state = jsFree
 	e.njobs--
@@ -214,30 +215,29 @@ func (e *Engine) finishLean(j int32, jb *job) {
 
 // leanFailed ends finishLean for an attempt that failed (job j, whose
 // record is jb, at replica rep of n): its caller may retry it, which
-// takes a link, so the link call would have made is made now in the
-// record's link half, as call would have left it once finish answered
-// it, and the failure goes to attemptFailed as in finish.
+// takes a link, so the link call would have made is made now, as call
+// would have left it once finish answered it, and the failure goes to
+// attemptFailed as in finish.
 //
 //go:noinline
 func (e *Engine) leanFailed(j int32, jb *job, n *node, rep int32) {
 	r := jb.rt
-	lk := &jb.own
-	lk.home = jb
+	l := e.links.alloc()
+	lk := e.links.at(l)
 	lk.seq += 3 // call's two and the answer's
 	lk.live, lk.waiting = true, false
 	lk.route, lk.rt = r.edge, r // an edge's route has the edge's index
+	lk.parent, lk.parentGen, lk.issue, lk.pj = jb.parent, jb.parentGen, jb.issue, e.jobs.at(jb.parent)
+	lk.flow = jb.flow
 	lk.user = -1
 	lk.attempt, lk.job, lk.prev, lk.next = 1, -1, -1, -1
 	lk.first, lk.backoff, lk.depth = jb.arrive, 0, 0
 	lk.low = jb.low
-	// freeJob, by hand: the record stays, its link half now live.
-	jb.gen++
-	jb.state = jsFree
-	e.njobs--
+	e.freeJob(j, jb)
 	if n.reps[rep].qlen > 0 {
 		e.drain(n, rep)
 	}
-	e.attemptFailed(j, lk)
+	e.attemptFailed(l, lk)
 }
 
 // finishBadly counts a job that finishes as zombie work or failed.
@@ -269,7 +269,5 @@ func (e *Engine) freeJob(j int32, jb *job) {
 	jb.gen++
 	jb.state = jsFree
 	e.njobs--
-	if !jb.own.live {
-		e.jobs.release(j)
-	}
+	e.jobs.release(j)
 }

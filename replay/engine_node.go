@@ -10,7 +10,7 @@ import "math"
 // arrive places job j (whose record is jb) that reached its callee: on
 // a free slot, in a queue, or back to the caller when the queue is full.
 func (e *Engine) arrive(j int32, jb *job) {
-	n := jb.nd
+	n := jb.rt.callee
 	jb.arrive = e.now
 	e.nodeCall(n)
 	rep := jb.rt.base // the replica's shared slots, or its bulkhead's
@@ -43,7 +43,8 @@ func (e *Engine) enqueue(j int32, jb *job, n *node) {
 			e.m.rejectedQueue++
 		}
 		e.nodeReject(n)
-		l, seq, r, lk := jb.link, jb.linkSeq, jb.rt, jb.lk
+		l, seq, r := jb.link, jb.linkSeq, jb.rt
+		lk := e.link(l)
 		e.freeJob(j, jb)
 		// A caller that gave up has moved on; one that still waits (a
 		// zombie itself, whose own caller gave up) must hear back, or it
@@ -86,7 +87,7 @@ func (e *Engine) enqueue(j int32, jb *job, n *node) {
 // drops it when its caller has given up and the node propagates
 // deadlines.
 func (e *Engine) start(j int32, jb *job, rp *replica) {
-	n := jb.nd
+	n := jb.rt.callee
 	if jb.abandoned && n.deadline {
 		e.drop(j, jb, n)
 		return
@@ -231,14 +232,14 @@ func (e *Engine) onWaitCap(j int32, gen uint32) {
 	if jb.gen != gen || jb.state != jsQueued || jb.refused {
 		return
 	}
-	n := jb.nd
+	n := jb.rt.callee
 	jb.refused = true
 	if !(jb.abandoned && n.deadline) {
 		n.reps[jb.rep].qdead++
 	}
 	e.m.rejectedQueue++
 	e.nodeReject(n)
-	lk, seq := jb.lk, jb.linkSeq
+	lk, seq := e.link(jb.link), jb.linkSeq
 	if lk.live && lk.seq == seq && lk.waiting {
 		at := e.now
 		if r := jb.rt; r.netOn {

@@ -8,7 +8,7 @@ package replay
 // jb), moving on while a stage has nothing to wait for, and finishes the
 // job after the last.
 func (e *Engine) runStages(j int32, jb *job) {
-	n := jb.nd
+	n := jb.rt.callee
 	if jb.depth >= maxDepth && len(n.stages) > 0 {
 		// A cycle of calls that never ends: stop it here.
 		e.m.truncated++
@@ -40,7 +40,7 @@ func (e *Engine) runStages(j int32, jb *job) {
 					l, lk := e.newLink(ei, -1, 0, nil, -1, -1)
 					lk.depth, lk.low = jb.depth+1, jb.low
 					if e.flowOn {
-						lk.flow = e.flowGain(jb.own.flow)
+						lk.flow = e.flowGain(jb.flow)
 					}
 					e.send(l, lk)
 				}

@@ -19,6 +19,7 @@ type scratch struct {
 	ev     []slot
 	over   []overflowItem
 	jobs   slab[job]
+	links  slab[link]
 	issues slab[issue]
 	octs   []*octave
 	timers [][]timer
@@ -26,9 +27,9 @@ type scratch struct {
 
 var scratchPool sync.Pool // of *scratch
 
-// maxPooledChunks bounds the job records (in slab chunks of 1,024, about
-// 200 KiB each) of a scratch that goes back to the pool: the memory of a
-// replay that ran away is left to the collector.
+// maxPooledChunks bounds the job and link records (in slab chunks of
+// 1,024, about 100 KiB each) of a scratch that goes back to the pool:
+// the memory of a replay that ran away is left to the collector.
 const maxPooledChunks = 256
 
 // take installs a scratch from the pool, or a new one, for a run.
@@ -39,7 +40,7 @@ func (e *Engine) take() {
 	}
 	e.scr = s
 	e.q.w, e.q.ev, e.q.over = s.w, s.ev, s.over
-	e.jobs, e.issues = s.jobs, s.issues
+	e.jobs, e.links, e.issues = s.jobs, s.links, s.issues
 	e.octs = s.octs
 	for i := range e.routes {
 		if r := &e.routes[i]; r.timeout > 0 && r.timers == nil && len(s.timers) > 0 {
@@ -70,24 +71,31 @@ func (e *Engine) give() {
 			r.timers, r.timerHead = nil, 0
 		}
 	}
-	pooled := len(e.jobs.chunks) <= maxPooledChunks
+	pooled := len(e.jobs.chunks)+len(e.links.chunks) <= maxPooledChunks
 	if pooled {
-		// Records keep pointers into this engine's routes and nodes;
-		// clear them so that a pooled scratch does not keep the engine
-		// alive. (A scratch left to the collector is not walked: a
-		// million records of a collapse, 2% of its CPU.)
-		for i := int32(0); i < e.jobs.n; i++ {
-			jb := e.jobs.at(i)
-			jb.rt, jb.nd, jb.own.rt = nil, nil, nil
-		}
+		e.clearRecords()
 	}
 	s.w, s.ev, s.over = e.q.w, e.q.ev, e.q.over
-	s.jobs, s.issues = e.jobs, e.issues
+	s.jobs, s.links, s.issues = e.jobs, e.links, e.issues
 	s.octs = e.octs
 	e.q.w, e.q.ev, e.q.over = nil, nil, nil
-	e.jobs, e.issues = slab[job]{}, slab[issue]{}
+	e.jobs, e.links, e.issues = slab[job]{}, slab[link]{}, slab[issue]{}
 	e.octs = nil
 	if pooled {
 		scratchPool.Put(s)
+	}
+}
+
+// clearRecords clears the pointers into this engine's routes that the
+// job and link records keep, so that a pooled scratch does not keep the
+// engine alive. (A scratch left to the collector is not walked: a
+// million records of a collapse, 2% of its CPU.)
+func (e *Engine) clearRecords() {
+	for i := int32(0); i < e.jobs.n; i++ {
+		e.jobs.at(i).rt = nil
+	}
+	for i := int32(0); i < e.links.n; i++ {
+		lk := e.links.at(i)
+		lk.rt, lk.pj = nil, nil
 	}
 }

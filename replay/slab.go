@@ -53,9 +53,10 @@ func (s *slab[T]) grow() {
 	n := (len(s.chunks)) << slabBits
 	if n > cap(s.free) {
 		// Only the free indices are copied; the rest is fresh memory
-		// that release writes.
+		// that release writes, as far as the most indices free at once:
+		// in 4 KiB pages, not huge ones, or each growth would have the
+		// kernel zero a huge page of a list that is mostly never read.
 		free := make([]int32, n, 2*n)
-		adviseHuge(unsafe.Pointer(&free[0]), uintptr(cap(free))*4)
 		copy(free, s.free[:s.nfree])
 		s.free = free
 	}
