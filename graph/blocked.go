@@ -298,19 +298,10 @@ func (b *Builder) findBlocked() {
 // markBlocked makes e, an edge of a blocked publisher into a queue node,
 // a publish that fails while its broker's alarm is on: confirmed (the
 // publisher's answer waits on it), its failure failing the publisher's
-// request. held is how many publishes each alarm holds instead
-// (heldPerAlarm; 0 none). RabbitMQ blocks a connection, not a queue:
-// the publishes a request had on their way when the block came all wait
-// (in the captures they are delivered together when it lifts), so every
-// queue edge of the publisher gets the count, and a request held at its
-// first publish holds its later ones.
-func markBlocked(e *cascade.Edge, held int) {
+// request.
+func markBlocked(e *cascade.Edge) {
 	e.FailBlocked, e.Async, e.Propagation = true, false, 1
 	e.Provenance["fail_blocked"] = cascade.Inferred
 	e.Provenance["async"] = cascade.Inferred
 	e.Provenance["propagation"] = cascade.Inferred
-	if held > 0 {
-		e.HeldAtAlarm = held
-		e.Provenance["held_at_alarm"] = cascade.Inferred
-	}
 }

@@ -55,8 +55,8 @@ func (b *Builder) finish() (*Result, error) {
 	edges := make([]cascade.Edge, len(b.edges))
 	for i, e := range b.edges {
 		edges[i], facts[i] = e.finish(b, b.nodes[e.from].requests, b.nodes[e.from].own)
-		if from, to := b.nodes[e.from], b.nodes[e.to]; from.blocked != nil && to.queue != nil && e.from != e.to {
-			markBlocked(&edges[i], from.held.perAlarm)
+		if to := b.nodes[e.to]; b.nodes[e.from].blocked != nil && to.queue != nil && e.from != e.to {
+			markBlocked(&edges[i])
 		}
 	}
 	assignStages(b.edges, edges, facts, b.order)

@@ -25,8 +25,6 @@ package graph
 // observed latency keeps the whole publish: that is what the call took.
 
 import (
-	"cmp"
-	"math"
 	"slices"
 	"time"
 )
@@ -51,11 +49,6 @@ type heldFacts struct {
 	publishes int64   // publishes held
 	requests  int64   // requests whose exclusive time lost the wait
 	waitMS    float64 // the time taken out
-	// episodes is how many memory alarms a blocked publisher went
-	// through (alarmEpisodes), perAlarm the publishes each held
-	// (heldPerAlarm): its edges' HeldAtAlarm. Zero for a publisher that
-	// does not honour the block, or that none waited.
-	episodes, perAlarm int
 }
 
 // minHeldBaseline is the fewest publishes outside the alarm on an edge
@@ -121,7 +114,6 @@ func (b *Builder) releaseHeld() {
 		if len(norm) == 0 {
 			continue
 		}
-		heldAt := map[int64]bool{} // the starts of the requests held
 		for _, r := range n.pubs {
 			var wait float64 // ns
 			for _, c := range r.calls {
@@ -134,7 +126,6 @@ func (b *Builder) releaseHeld() {
 			if wait <= 0 {
 				continue
 			}
-			heldAt[r.start] = true
 			w := min(nsToMS(wait), r.excl)
 			to := r.excl - w
 			n.exclusive.replace(r.excl, to)
@@ -151,65 +142,5 @@ func (b *Builder) releaseHeld() {
 			b.warnf("node %s: %d of its publishes overlapped the broker's memory alarm and took longer than 99%% of the same queue's publishes outside it: the broker held them, so %s of waiting in %d requests is not its service time (replay holds or refuses a publish while the alarm is on)",
 				n.name, n.held.publishes, time.Duration(n.held.waitMS*1e6).Round(time.Millisecond), n.held.requests)
 		}
-		if bl := n.blocked; bl != nil && len(heldAt) > 0 {
-			var waited int
-			n.held.episodes, waited = alarmEpisodes(n.seq, bl.fastNS, heldAt)
-			if waited > 0 {
-				n.held.perAlarm = heldPerAlarm(waited, n.held.episodes)
-				b.warnf("node %s: %d of its requests waited out the broker's memory alarm while it refused others at once, in %d alarms (runs of refusals): replay holds the first %d of each alarm's publishes on each of its queues (held_at_alarm) and refuses the rest",
-					n.name, waited, n.held.episodes, n.held.perAlarm)
-			}
-		}
 	}
-}
-
-// alarmEpisodes counts the memory alarms a blocked publisher went
-// through and the requests that waited one out. The alarms are the runs
-// of its requests that the block refused at once (own failures no
-// longer than fastNS), in start order, each run ended by a request that
-// succeeded without being held (held, by start): while an alarm is on a
-// publisher that honours the block refuses every request but those
-// already on their way, so an ordinary success between two refusals
-// means the alarm had cleared. A held request waited the alarm out when
-// a refusal started while it waited: it was on its way when the block
-// came (a publish merely slow near the alarm is not).
-func alarmEpisodes(seq []seqReq, fastNS int64, held map[int64]bool) (episodes, waited int) {
-	reqs := slices.Clone(seq)
-	slices.SortFunc(reqs, func(x, y seqReq) int { return cmp.Compare(x.start, y.start) })
-	refused := func(r seqReq) bool { return r.own && r.end-r.start <= fastNS }
-	var starts []int64 // of the refusals
-	in := false
-	for _, r := range reqs {
-		switch {
-		case refused(r):
-			starts = append(starts, r.start)
-			if !in {
-				episodes++
-				in = true
-			}
-		case !r.failed && !held[r.start]:
-			in = false
-		}
-	}
-	for _, r := range reqs {
-		if !held[r.start] || refused(r) {
-			continue
-		}
-		if i, _ := slices.BinarySearch(starts, r.start+1); i < len(starts) && starts[i] < r.end {
-			waited++
-		}
-	}
-	return episodes, waited
-}
-
-// heldPerAlarm is how many publishes each alarm holds (Edge.HeldAtAlarm)
-// when held requests waited out episodes alarms: their mean per alarm,
-// rounded, and at least one, so that a wait the capture shows is
-// replayed. Zero alarms counted (held requests with no refusals beside
-// them) gives one.
-func heldPerAlarm(held, episodes int) int {
-	if episodes <= 0 {
-		return 1
-	}
-	return max(1, int(math.Round(float64(held)/float64(episodes))))
 }
