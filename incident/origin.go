@@ -549,6 +549,10 @@ func (a *analysis) orderChanges() (order, groups []int) {
 		order[i] = i
 	}
 	groups = onsetGroups(states, changes, a.cfg.Slack)
+	lasts := make([]bool, len(states))
+	for i, st := range states {
+		lasts[i] = st.change >= 0 && lasting(st)
+	}
 	sort.SliceStable(order, func(i, j int) bool {
 		x, y := order[i], order[j]
 		sx, sy := states[x], states[y]
@@ -575,7 +579,7 @@ func (a *analysis) orderChanges() (order, groups []int) {
 		// incident began, however early (issue 38: TrainTicket's
 		// busy services slowed for 20–30 s as faults were injected
 		// elsewhere).
-		if px, py := lasting(sx), lasting(sy); ex == 0 && px != py {
+		if px, py := lasts[x], lasts[y]; ex == 0 && px != py {
 			return px
 		}
 		switch orderBy {
