@@ -24,6 +24,23 @@ func closedLoop(r *rand.Rand, n int, meanR, meanZ, d float64) [][2]int64 {
 	return out
 }
 
+// loadTest simulates a load test: n clients that start together and
+// each send k requests, waiting for an answer (latency meanR ms ± 5%)
+// and thinking thinkMS in between, then stop; the capture ends with the
+// last answer, so the clients done sooner idle at its end.
+func loadTest(r *rand.Rand, n, k int, meanR, thinkMS float64) [][2]int64 {
+	var out [][2]int64
+	for range n {
+		t := 0.0
+		for range k {
+			lat := meanR * (1 + 0.05*r.NormFloat64())
+			out = append(out, [2]int64{int64(t * 1e6), int64((t + lat) * 1e6)})
+			t += lat + thinkMS
+		}
+	}
+	return out
+}
+
 // openLoop simulates Poisson arrivals at rate per second with latency ~
 // exp(meanR) ms for d seconds.
 func openLoop(r *rand.Rand, rate, meanR, d float64) [][2]int64 {
@@ -46,6 +63,10 @@ func TestLoadOf(t *testing.T) {
 		// Clients who wait more than they think: closed.
 		{"closed, no think", closedLoop(r, 5, 300, 0, 600), cascade.LoadClosed, 5, 0},
 		{"closed, some think", closedLoop(r, 20, 100, 30, 600), cascade.LoadClosed, 20, 30},
+		// A short load test whose clients finish at different times:
+		// their idle end is not thinking (Little's law over the
+		// capture's length read 20 ms here).
+		{"closed, load test's edges", loadTest(r, 5, 30, 1500, 2), cascade.LoadClosed, 5, 2},
 		// Clients who think far longer than they wait act as an open
 		// load, and are replayed as one.
 		{"closed, long think", closedLoop(r, 50, 20, 2000, 600), cascade.LoadOpen, 0, 0},
