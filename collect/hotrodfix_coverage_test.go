@@ -30,7 +30,8 @@ import (
 // interval widened by the measurement's 95% half-width (a bootstrap over
 // each capture's roots), the two added in quadrature. The table goes to
 // the log (docs/validation.md has it); the test fails below 2 of 3
-// covered per measure, and says the coverage.
+// covered per measure or 90% in all (9 of 9 since graph reads a closed
+// loop's think time free of the capture's edges), and says the coverage.
 func TestHotRODFixCoverage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the HotROD models for about half a minute")
@@ -98,9 +99,14 @@ func TestHotRODFixCoverage(t *testing.T) {
 	n := len(names)
 	fmt.Fprintf(&b, "\ncovered: p50 %d of %d, success %d of %d, throughput %d of %d\n", covered["p50"], n, covered["success"], n, covered["throughput"], n)
 	t.Logf("HotROD changes: predicted effect (rank's paired interval, seeds 1 to 8, resampled) against measured:\n%s", b.String())
+	total := 0
 	for _, m := range measures {
 		require.GreaterOrEqual(t, 3*covered[m.name], 2*n, "%s covered %d of %d", m.name, covered[m.name], n)
+		total += covered[m.name]
 	}
+	// Issue 37's target: the measured effect inside the interval in at
+	// least 90% of the rows.
+	require.GreaterOrEqual(t, 10*total, 9*n*len(measures), "covered %d of %d", total, n*len(measures))
 }
 
 // bootstrapHalfWidth is the 95% half-width of f(after) − f(before) over
