@@ -146,6 +146,11 @@ type Config struct {
 	// replays and Merge joins the parts (see RunShard). Default zero: the
 	// whole ranking. Run rejects it.
 	Shard replay.Shard `json:"-"`
+	// Prefix, with Shard, is the ranking's prefix replayed once
+	// (Prepare): the shard takes its tick check, baseline and capacity
+	// sweep from it instead of replaying them. It must have been
+	// prepared for the same model and config. Run and Prepare reject it.
+	Prefix *Prepared `json:"-"`
 	// Progress, when set, is called after each replay with the replays
 	// done and planned so far; calls are serialised.
 	Progress func(done, total int64) `json:"-"`

@@ -12,7 +12,8 @@
 // and why it works, the best compatible set of wins, the capacity curve
 // (Capacity, also callable on its own) and the metastability check.
 // RunShard and Merge split Run's replays over processes or machines and
-// join them into the same Report (docs/shard.md). `cascade rank` and
+// join them into the same Report; Prepare replays once what every shard
+// would replay first (docs/shard.md). `cascade rank` and
 // `cascade analyze` call it; package report renders what it returns.
 //
 // Where an incident began is package incident's job; both rank and

@@ -131,6 +131,9 @@ func Run(ctx context.Context, m *cascade.Model, cfg Config) (*Report, error) {
 	if cfg.Shard.Sharded() {
 		return nil, fmt.Errorf("shard %s: RunShard runs a shard's part, Merge joins them", cfg.Shard)
 	}
+	if cfg.Prefix != nil {
+		return nil, errors.New("prefix: a prepared prefix is for the shards of a ranking (RunShard)")
+	}
 	return runRank(ctx, m, cfg, nil)
 }
 
@@ -153,6 +156,9 @@ func runRank(ctx context.Context, m *cascade.Model, cfg Config, sh *sharding) (*
 	low, err := rk.sweepCapacity(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if rk.sh != nil && rk.sh.prepare {
+		return nil, errPrepared
 	}
 	ev := evidence(rk.base, rk.bres, rk.rep.Capacity, low, totalRate(rk.base, rk.cfg))
 	cands := rk.candidates(ev)

@@ -103,14 +103,21 @@ type sharding struct {
 	// prefix is what the shard replayed before its units, or in a merge
 	// what shard 0's partial carries.
 	prefix *Prefix
+	// given says the prefix is taken, not replayed: in a merge from
+	// shard 0's partial, in a shard from a prepared prefix (Prepare);
+	// from names that file for errors. prepare says the run replays the
+	// prefix alone (Prepare).
+	given   bool
+	from    string
+	prepare bool
 }
 
 // refineTick is the ranking's tick check, taken from shard 0's partial
 // in a merge.
 func (sh *sharding) refineTick(ctx context.Context, cfg Config, m *cascade.Model, normal Regime) (time.Duration, string, error) {
-	if sh != nil && sh.parts != nil {
+	if sh != nil && sh.given {
 		if !sh.prefix.Ticked {
-			return 0, "", fmt.Errorf("%w: %s: shard 0's partial carries no tick check", replay.ErrPartials, sh.parts[0].File)
+			return 0, "", fmt.Errorf("%w: %s: the prefix carries no tick check", replay.ErrPartials, sh.from)
 		}
 		return sh.prefix.Tick, sh.prefix.TickNote, nil
 	}
@@ -124,14 +131,14 @@ func (sh *sharding) refineTick(ctx context.Context, cfg Config, m *cascade.Model
 // baseline replays the baseline, or takes it from shard 0's partial in a
 // merge.
 func (sh *sharding) baseline(ctx context.Context, rn *replay.Batch, m *cascade.Model, regimes []Regime) ([][]*replay.Result, error) {
-	if sh != nil && sh.parts != nil {
+	if sh != nil && sh.given {
 		b := sh.prefix.Baseline
 		if len(b) != len(regimes) {
-			return nil, fmt.Errorf("%w: %s: shard 0's partial carries a baseline of %d regimes, not %d", replay.ErrPartials, sh.parts[0].File, len(b), len(regimes))
+			return nil, fmt.Errorf("%w: %s: the prefix carries a baseline of %d regimes, not %d", replay.ErrPartials, sh.from, len(b), len(regimes))
 		}
 		for r := range b {
 			if len(b[r]) != len(rn.Seeds(&replay.BatchJob{})) || slices.Contains(b[r], nil) {
-				return nil, fmt.Errorf("%w: %s: shard 0's partial carries a baseline of %d seeds, not %d", replay.ErrPartials, sh.parts[0].File, len(b[r]), len(rn.Seeds(&replay.BatchJob{})))
+				return nil, fmt.Errorf("%w: %s: the prefix carries a baseline of %d seeds, not %d", replay.ErrPartials, sh.from, len(b[r]), len(rn.Seeds(&replay.BatchJob{})))
 			}
 		}
 		return b, nil
@@ -146,9 +153,9 @@ func (sh *sharding) baseline(ctx context.Context, rn *replay.Batch, m *cascade.M
 // capacity sweeps the load, or takes the sweep from shard 0's partial in
 // a merge.
 func (sh *sharding) capacity(ctx context.Context, rn *replay.Batch, m *cascade.Model, cfg Config) (*CapacityCurve, []*replay.Result, error) {
-	if sh != nil && sh.parts != nil {
+	if sh != nil && sh.given {
 		if sh.prefix.Capacity == nil {
-			return nil, nil, fmt.Errorf("%w: %s: shard 0's partial carries no capacity sweep", replay.ErrPartials, sh.parts[0].File)
+			return nil, nil, fmt.Errorf("%w: %s: the prefix carries no capacity sweep", replay.ErrPartials, sh.from)
 		}
 		return sh.prefix.Capacity, sh.prefix.Low, nil
 	}
@@ -311,7 +318,13 @@ func RunShard(ctx context.Context, m *cascade.Model, cfg Config) (*Partial, erro
 	p.InputsHash, p.ConfigHash = replay.Hash(mb), replay.Hash(cb)
 	p.Model = m
 	sh := &sharding{shard: cfg.Shard, prefix: &Prefix{}}
-	cfg.Shard = replay.Shard{}
+	if cfg.Prefix != nil {
+		if err := checkPrefix(m, cfg); err != nil {
+			return nil, err
+		}
+		sh.prefix, sh.given, sh.from = cfg.Prefix.Prefix, true, "the prepared prefix"
+	}
+	cfg.Shard, cfg.Prefix = replay.Shard{}, nil
 	if _, err := runRank(ctx, m, cfg, sh); !errors.Is(err, errShardDone) {
 		if err == nil {
 			err = errors.New("rank: the ranking ended before its candidates' replays")
@@ -355,7 +368,7 @@ func Merge(ctx context.Context, parts []*Partial, opt MergeOptions) (*Report, er
 	if p0.Model == nil || p0.Prefix == nil {
 		return nil, fmt.Errorf("%w: %s: shard 0's partial carries no model or prefix", replay.ErrPartials, p0.File)
 	}
-	sh.prefix = p0.Prefix
+	sh.prefix, sh.given, sh.from = p0.Prefix, true, p0.File
 	cfg := p0.Config
 	cfg.Parallel, cfg.Progress = opt.Parallel, opt.Progress
 	return runRank(ctx, p0.Model, cfg, sh)

@@ -37,16 +37,44 @@ func TestMergeIsRun(t *testing.T) {
 	want, err := json.Marshal(rep)
 	require.NoError(t, err)
 	require.Greater(t, len(rep.Rows), 4, "enough candidates to share out")
-	for _, n := range []int{1, 2, 4} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
+	// The prefix prepared once, written to its file and read back: the
+	// shards given it must write the partials they write without it.
+	pre, err := rank.Prepare(context.Background(), exampleModel(), cfg)
+	require.NoError(t, err)
+	pb, err := pre.Encode()
+	require.NoError(t, err)
+	pre, err = rank.DecodePrepared(pb)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		n        int
+		prepared bool
+	}{{1, false}, {2, false}, {4, false}, {1, true}, {2, true}, {4, true}} {
+		n := tc.n
+		name := fmt.Sprint(n)
+		if tc.prepared {
+			name += " prepared"
+		}
+		t.Run(name, func(t *testing.T) {
 			var parts []*rank.Partial
 			for i := n - 1; i >= 0; i-- { // any order
 				c := cfg
 				c.Shard = replay.Shard{Index: i, Count: n}
+				if tc.prepared {
+					c.Prefix = pre
+				}
 				p, err := rank.RunShard(context.Background(), exampleModel(), c)
 				require.NoError(t, err)
 				b, err := p.Encode()
 				require.NoError(t, err)
+				if tc.prepared {
+					// The same file as the shard's without the prefix.
+					c.Prefix = nil
+					q, err := rank.RunShard(context.Background(), exampleModel(), c)
+					require.NoError(t, err)
+					qb, err := q.Encode()
+					require.NoError(t, err)
+					require.Equal(t, string(qb), string(b), "shard %d/%d", i, n)
+				}
 				p, err = rank.DecodePartial(b)
 				require.NoError(t, err)
 				p.File = fmt.Sprintf("rank-%d.json", i)
@@ -59,6 +87,36 @@ func TestMergeIsRun(t *testing.T) {
 			require.Equal(t, string(want), string(b), "seed %d", cfg.Seed)
 		})
 	}
+}
+
+// TestPreparedRefused: a prefix prepared for another model or config
+// is refused by a shard, and Run and Prepare take none.
+func TestPreparedRefused(t *testing.T) {
+	ctx := context.Background()
+	cfg := shardConfig()
+	cfg.Capacity, cfg.SurgeFactor = false, 0
+	pre, err := rank.Prepare(ctx, exampleModel(), cfg)
+	require.NoError(t, err)
+	shard := func(m *cascade.Model, c rank.Config) error {
+		c.Shard, c.Prefix = replay.Shard{Index: 0, Count: 2}, pre
+		_, err := rank.RunShard(ctx, m, c)
+		return err
+	}
+	other := cfg
+	other.Seeds = 3
+	require.ErrorContains(t, shard(exampleModel(), other), "prepared with other settings")
+	m := exampleModel()
+	m.Nodes[0].Replicas++
+	require.ErrorContains(t, shard(m, cfg), "prepared for another model")
+	require.NoError(t, shard(exampleModel(), cfg))
+	c := cfg
+	c.Prefix = pre
+	_, err = rank.Run(ctx, exampleModel(), c)
+	require.ErrorContains(t, err, "prefix")
+	_, err = rank.Prepare(ctx, exampleModel(), c)
+	require.ErrorContains(t, err, "prefix")
+	_, err = rank.DecodePrepared([]byte(`{"format":"cascade-partial","version":1,"kind":"rank"}`))
+	require.Error(t, err)
 }
 
 // TestMergeErrors: partials that do not make one whole are refused, with

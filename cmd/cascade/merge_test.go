@@ -26,6 +26,9 @@ func TestShardMergeIsUnsharded(t *testing.T) {
 		command []string // the unsharded command
 		formats [][]string
 		out     bool // the command writes --out (fit's calibrated model)
+		// prepare runs the command with --prepare first and gives each
+		// shard the prefix (rank).
+		prepare bool
 	}{
 		{name: "fit exhaustive", out: true,
 			command: []string{"fit", ds, "--model", model, "--window", "30s", "--grid", "tier=model|p50,p=0.01|0.25|0.5,k=0|1", "--search", "exhaustive"},
@@ -36,6 +39,9 @@ func TestShardMergeIsUnsharded(t *testing.T) {
 		{name: "rank",
 			command: append([]string{"rank", seed000Model, "--surge", "1.5"}, quickRank...),
 			formats: [][]string{{"-o", "json"}, {"-o", "table"}, {"-o", "markdown", "--wide"}}},
+		{name: "rank prepared", prepare: true,
+			command: append([]string{"rank", seed000Model, "--surge", "1.5"}, quickRank...),
+			formats: [][]string{{"-o", "json"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,8 +64,17 @@ func TestShardMergeIsUnsharded(t *testing.T) {
 			}
 			for _, n := range []int{1, 2, 4} {
 				parts := filepath.Join(t.TempDir(), "parts")
+				var prefix []string
+				if tc.prepare {
+					p := filepath.Join(parts, "..", "prefix.json")
+					code, stdout, stderr := runCLI(t, append(append([]string{}, tc.command...), "--prepare", "--out", p)...)
+					require.Equal(t, exitOK, code, stderr)
+					require.Contains(t, stdout, "rank prefix: ")
+					prefix = []string{"--prefix", p}
+				}
 				for i := range n {
 					args := append(append([]string{}, tc.command...), "--shard", fmt.Sprintf("%d/%d", i, n), "--out", filepath.Join(parts, fmt.Sprintf("part-%d.json", i)))
+					args = append(args, prefix...)
 					code, stdout, stderr := runCLI(t, args...)
 					require.Equal(t, exitOK, code, stderr)
 					require.Contains(t, stdout, fmt.Sprintf("shard %d/%d: ", i, n))
@@ -97,6 +112,13 @@ func TestMergeCommandErrors(t *testing.T) {
 	}
 	a0, a1, b1 := shard(0, 2), shard(1, 2), shard(1, 2, "--seed", "9")
 	c1 := shard(1, 3)
+	prefix := filepath.Join(dir, "prefix.json")
+	code, _, stderr := runCLI(t, append(append([]string{"rank", seed000Model}, quickRank...), "--derive=false", "--surge", "0", "--prepare", "--out", prefix)...)
+	require.Equal(t, exitOK, code, stderr)
+	withPrefix := func(p string, extra ...string) []string {
+		args := append(append([]string{"rank", seed000Model}, quickRank...), "--derive=false", "--surge", "0", "--shard", "0/2", "--out", filepath.Join(dir, "x.json"), "--prefix", p)
+		return append(args, extra...)
+	}
 	notPartial := filepath.Join(dir, "model.json")
 	require.NoError(t, os.WriteFile(notPartial, []byte(`{"version": 1}`), 0o644))
 	cut := filepath.Join(dir, "cut.json")
@@ -127,6 +149,11 @@ func TestMergeCommandErrors(t *testing.T) {
 		{"bad shard", []string{"fit", hotrodOTLP, "--shard", "4/4", "--out", "x.json"}, exitUsage, `--shard "4/4": want INDEX/COUNT`},
 		{"out without shard", []string{"rank", seed000Model, "--out", "x.json"}, exitUsage, "--out writes a shard's partial result"},
 		{"shard with incident", []string{"rank", seed000Model, "--incident", hotrodOTLP, "--shard", "0/2", "--out", "x.json"}, exitUsage, "without --incident"},
+		{"prefix of other flags", withPrefix(prefix, "--seed", "9"), exitInvalidData, "prefix.json: the prefix is not this ranking's: it was prepared with other settings"},
+		{"a partial as prefix", withPrefix(a0), exitInvalidData, "rank-0-of-20.json: a rank partial, not a ranking's prefix"},
+		{"prefix without shard", []string{"rank", seed000Model, "--prefix", prefix}, exitUsage, "--prefix is for a shard's run"},
+		{"prepare with shard", []string{"rank", seed000Model, "--prepare", "--shard", "0/2", "--out", "x.json"}, exitUsage, "--prepare replays what every shard shares"},
+		{"prepare without out", []string{"rank", seed000Model, "--prepare"}, exitUsage, "--prepare: give --out FILE"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

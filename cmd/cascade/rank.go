@@ -43,6 +43,8 @@ const (
 	rankFlagWide          = "wide"
 	rankFlagShard         = "shard"
 	rankFlagOut           = "out"
+	rankFlagPrepare       = "prepare"
+	rankFlagPrefix        = "prefix"
 )
 
 func newRankCmd() *cobra.Command {
@@ -52,8 +54,8 @@ func newRankCmd() *cobra.Command {
 		scenarios, incident, baseline []string
 		traffic, objective, output    string
 		latencyTarget                 time.Duration
-		drain, shard, out             string
-		wide                          bool
+		drain, shard, out, prefix     string
+		wide, prepare                 bool
 	)
 	cmd := &cobra.Command{
 		Use:   "rank [MODEL]",
@@ -98,9 +100,12 @@ replays are numbered candidate by candidate (in the order they are
 derived, the --scenario files last), traffic by traffic and seed by seed;
 each shard replays those whose number is INDEX modulo COUNT and writes a
 partial result to --out. The tick check, baseline and capacity sweep the
-candidates come from run in every shard (shard 0's partial carries them).
-cascade merge joins the COUNT partials into the report this command prints unsharded,
-byte for byte.`,
+candidates come from run in every shard (shard 0's partial carries them),
+unless they were replayed once beforehand: --prepare --out FILE replays
+them alone and writes them to FILE, and each shard given --prefix FILE
+takes them from it (it must name the same MODEL and flags). cascade merge
+joins the COUNT partials into the report this command prints unsharded,
+byte for byte, with or without a prefix.`,
 		Example: `  # rank remediations for the HotROD model under its observed load
   # (5 closed-loop clients, read from the traces into model.load)
   cascade graph testdata/hotrod-baseline/traces-otlp.json.gz --out model.json
@@ -114,6 +119,11 @@ byte for byte.`,
 
   # the same ranking as four shards (one per machine or pod), then joined
   for i in 0 1 2 3; do cascade rank model.json --shard $i/4 --out parts/rank-$i.json; done
+  cascade merge parts/
+
+  # the same, the baseline and capacity sweep replayed once, not in each shard
+  cascade rank model.json --prepare --out prefix.json
+  for i in 0 1 2 3; do cascade rank model.json --shard $i/4 --prefix prefix.json --out parts/rank-$i.json; done
   cascade merge parts/
 
   # where did the Nezha currencyservice incident start?
@@ -135,13 +145,8 @@ byte for byte.`,
 			if cfg.Shard, err = replay.ParseShard(shard); err != nil {
 				return usageError{fmt.Errorf("--%s %w", rankFlagShard, err)}
 			}
-			switch {
-			case cfg.Shard.Sharded() && out == "":
-				return usageError{fmt.Errorf("--%s %s: give --%s FILE for the shard's partial result", rankFlagShard, shard, rankFlagOut)}
-			case !cfg.Shard.Sharded() && out != "":
-				return usageError{fmt.Errorf("--%s writes a shard's partial result: give it with --%s INDEX/COUNT", rankFlagOut, rankFlagShard)}
-			case cfg.Shard.Sharded() && (len(incident) > 0 || len(args) == 0):
-				return usageError{fmt.Errorf("--%s shares out a MODEL's candidates: give a MODEL, without --%s (run it apart)", rankFlagShard, rankFlagIncident)}
+			if err := checkShardFlags(cfg.Shard, shard, out, prefix, prepare, len(args) > 0, len(incident) > 0); err != nil {
+				return err
 			}
 			if err := checkOut(rankFlagOut, out, outFile); err != nil {
 				return err
@@ -213,10 +218,22 @@ byte for byte.`,
 					}
 				}
 				cfg.Progress = progress(cmd.ErrOrStderr(), "rank", "replays")
+				if prepare {
+					p, err := rank.Prepare(cmd.Context(), model, cfg)
+					if err != nil {
+						return err
+					}
+					return writePrepared(cmd.OutOrStdout(), out, p)
+				}
+				if prefix != "" {
+					if cfg.Prefix, err = readPrepared(prefix); err != nil {
+						return err
+					}
+				}
 				if cfg.Shard.Sharded() {
 					p, err := rank.RunShard(cmd.Context(), model, cfg)
 					if err != nil {
-						return err
+						return prefixError(prefix, err)
 					}
 					p.Source = doc.Model
 					return writePartial(cmd.OutOrStdout(), out, p.PartialHeader, fmt.Sprintf("%d of %d replays (candidate × traffic × seed)", len(p.Replays), p.Units), p.Encode)
@@ -241,7 +258,9 @@ byte for byte.`,
 	f.StringVar(&objective, rankFlagObjective, string(cfg.Objective), "what to rank by: success, goodput, p99, amplification, spread or composite")
 	f.StringVarP(&output, rankFlagOutput, "o", "table", "output format: table, json or markdown")
 	f.StringVar(&shard, rankFlagShard, "", "replay only shard INDEX of COUNT (as 0/4) of the candidates' replays and write a partial result to --out, for cascade merge")
-	f.StringVar(&out, rankFlagOut, "", "with --shard, the file of the shard's partial result")
+	f.StringVar(&out, rankFlagOut, "", "with --shard, the file of the shard's partial result; with --prepare, of the prefix")
+	f.BoolVar(&prepare, rankFlagPrepare, false, "replay only the tick check, baseline and capacity sweep that the shards share, and write them to --out, for --prefix")
+	f.StringVar(&prefix, rankFlagPrefix, "", "with --shard, take the tick check, baseline and capacity sweep from this file (written by --prepare with the same MODEL and flags)")
 	f.BoolVar(&wide, rankFlagWide, false, "with --output table, print the full tables, however wide, instead of the answer and compact sections")
 	f.DurationVar(&cfg.Duration, rankFlagDuration, cfg.Duration, "time over which each replay's root requests arrive (default: the capture's length, at least 1m0s)")
 	f.StringVar(&drain, "drain", "", "time each replay runs on after its arrivals; a root request still out then is unfinished, not a success (default: 3× the capture's root p99, or the entries' deadlines, at least 1s)")
