@@ -88,8 +88,37 @@ func loadCurve(seq []seqReq, excl []float64, scale float64, replicas int, window
 	if len(seq) < curveMinRequests || len(excl) != len(seq) || window <= 0 {
 		return curveFit{}, false
 	}
-	// Requests started per window; the last window, cut short by the
-	// capture's end, by its own length.
+	load := windowLoads(seq, scale, replicas, window, start)
+	rs := requestsByLoad(seq, excl, load, window, start)
+	bins := binByLoad(rs)
+	if len(bins) < 2 {
+		return curveFit{}, false
+	}
+	slowOK, failOK := curveProven(bins, rs, seq, excl, load, window, start)
+	if !slowOK && !failOK {
+		return curveFit{}, false
+	}
+	c, slows := curveOf(bins, window, slowOK, failOK)
+	if len(c.RatePerSec) < 2 {
+		return curveFit{}, false
+	}
+	fit := curveFit{curve: c}
+	if slows != nil {
+		fit.slow = make([]float64, len(seq))
+		for _, r := range rs {
+			fit.slow[r.i] = c.SlowdownAt(r.k)
+		}
+	}
+	return fit, true
+}
+
+// windowLoads returns the load each window of the capture met, per
+// replica: the rate requests started at over the window before it (the
+// first window's, its own), scaled by scale. A failure retried at once
+// adds to the rate of its own window, and would read as load it did not
+// meet. The last window, cut short by the capture's end, is rated by its
+// own length.
+func windowLoads(seq []seqReq, scale float64, replicas int, window, start int64) []float64 {
 	var last int64
 	for i := range seq {
 		last = max(last, seq[i].start)
@@ -99,9 +128,6 @@ func loadCurve(seq []seqReq, excl []float64, scale float64, replicas int, window
 	for i := range seq {
 		starts[max(0, int((seq[i].start-start)/window))]++
 	}
-	// The load of window w is the rate over window w−1 (the first
-	// window's, its own): a failure retried at once adds to the rate of
-	// its own window, and would read as load it did not meet.
 	load := make([]float64, nw)
 	rep := float64(max(1, replicas))
 	rateOf := func(w int) float64 {
@@ -114,34 +140,53 @@ func loadCurve(seq []seqReq, excl []float64, scale float64, replicas int, window
 	for w := range load {
 		load[w] = rateOf(max(0, w-1))
 	}
-	// Requests by load (their window's), a window's requests together.
-	type req struct {
-		i   int
-		w   int
-		k   float64
-		ex  float64
-		own bool
-	}
-	rs := make([]req, len(seq))
+	return load
+}
+
+// curveReq is a request as the load curve reads it: its index in seq,
+// its window and that window's load, its exclusive time and whether it
+// failed on its own.
+type curveReq struct {
+	i   int
+	w   int
+	k   float64
+	ex  float64
+	own bool
+}
+
+// requestsByLoad returns the requests ordered by the load of their
+// window, a window's requests together.
+func requestsByLoad(seq []seqReq, excl, load []float64, window, start int64) []curveReq {
+	nw := len(load)
+	rs := make([]curveReq, len(seq))
 	for i := range seq {
 		w := max(0, int((seq[i].start-start)/window))
-		rs[i] = req{i: i, w: min(w, nw-1), ex: excl[i], own: seq[i].own}
+		rs[i] = curveReq{i: i, w: min(w, nw-1), ex: excl[i], own: seq[i].own}
 		rs[i].k = load[rs[i].w]
 	}
-	slices.SortStableFunc(rs, func(a, b req) int {
+	slices.SortStableFunc(rs, func(a, b curveReq) int {
 		if c := cmp.Compare(a.k, b.k); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.w, b.w)
 	})
+	return rs
+}
+
+// curveBin is rs[lo:hi], requests of neighbouring loads: their mean
+// load, median exclusive time and own failure share.
+type curveBin struct {
+	lo, hi int
+	k      float64
+	med    float64
+	fail   float64
+}
+
+// binByLoad cuts rs into bins of at least curveMinBin requests (and at
+// most curveMaxPoints bins), a window never split, and reads each bin.
+func binByLoad(rs []curveReq) []curveBin {
 	size := max(curveMinBin, len(rs)/curveMaxPoints)
-	type bin struct {
-		lo, hi int // rs[lo:hi]
-		k      float64
-		med    float64
-		fail   float64
-	}
-	var bins []bin
+	var bins []curveBin
 	for lo := 0; lo < len(rs); {
 		hi := min(len(rs), lo+size)
 		for hi < len(rs) && rs[hi].w == rs[hi-1].w {
@@ -150,11 +195,8 @@ func loadCurve(seq []seqReq, excl []float64, scale float64, replicas int, window
 		if len(rs)-hi < curveMinBin {
 			hi = len(rs) // too few left for a bin of their own
 		}
-		bins = append(bins, bin{lo: lo, hi: hi})
+		bins = append(bins, curveBin{lo: lo, hi: hi})
 		lo = hi
-	}
-	if len(bins) < 2 {
-		return curveFit{}, false
 	}
 	for b := range bins {
 		x := &bins[b]
@@ -173,19 +215,28 @@ func loadCurve(seq []seqReq, excl []float64, scale float64, replicas int, window
 		x.med = quantile(ex, 0.5)
 		x.fail = float64(own) / n
 	}
+	return bins
+}
+
+// curveProven reports whether the capture proves that the requests slow
+// with the load, and that they fail with it: the least and most loaded
+// bins differ by enough and by curveZ standard errors, window-to-window
+// changes move together (windowDiffZ), and both halves of the capture
+// show the same at the same load (timeZ).
+func curveProven(bins []curveBin, rs []curveReq, seq []seqReq, excl, load []float64, window, start int64) (slowOK, failOK bool) {
 	first, top := bins[0], bins[len(bins)-1]
 	if top.k < curveMinSpread*first.k || !(first.med > 0) {
-		return curveFit{}, false
+		return false, false
 	}
-	exOf := func(x bin) []float64 {
+	exOf := func(x curveBin) []float64 {
 		v := make([]float64, 0, x.hi-x.lo)
 		for _, r := range rs[x.lo:x.hi] {
 			v = append(v, r.ex)
 		}
 		return v
 	}
-	slowOK := top.med >= curveMinSlowdown*first.med && mannWhitneyZ(exOf(first), exOf(top)) >= curveZ
-	failOK := top.fail-first.fail >= curveMinFail && twoProportionZ(first.fail, first.hi-first.lo, top.fail, top.hi-top.lo) >= curveZ
+	slowOK = top.med >= curveMinSlowdown*first.med && mannWhitneyZ(exOf(first), exOf(top)) >= curveZ
+	failOK = top.fail-first.fail >= curveMinFail && twoProportionZ(first.fail, first.hi-first.lo, top.fail, top.hi-top.lo) >= curveZ
 	if slowOK || failOK {
 		ws := rs2win(len(load), seq, excl, start, window)
 		dSlow, dFail := windowDiffZ(ws, load)
@@ -195,16 +246,22 @@ func loadCurve(seq []seqReq, excl []float64, scale float64, replicas int, window
 		slowOK = slowOK && matched && math.Abs(tSlow) < curveZ
 		failOK = failOK && matched && math.Abs(tFail) < curveZ
 	}
-	if !slowOK && !failOK {
-		return curveFit{}, false
-	}
+	return slowOK, failOK
+}
+
+// curveOf builds the curve from the bins: the slowdown relative to the
+// least load (when slow) and the own failure share (when fail), each
+// made non-decreasing in the load (isotonic), at distinct loads. It
+// returns the curve and the pooled slowdown per bin (nil when not slow).
+func curveOf(bins []curveBin, window int64, slow, fail bool) (*cascade.LoadCurve, []float64) {
+	first := bins[0]
 	c := &cascade.LoadCurve{WindowMS: float64(window) / 1e6}
 	w := make([]float64, len(bins))
 	for b, x := range bins {
 		w[b] = float64(x.hi - x.lo)
 	}
 	var slows []float64
-	if slowOK {
+	if slow {
 		slows = make([]float64, len(bins))
 		for b, x := range bins {
 			slows[b] = x.med / first.med
@@ -215,7 +272,7 @@ func loadCurve(seq []seqReq, excl []float64, scale float64, replicas int, window
 		}
 	}
 	var fails []float64
-	if failOK {
+	if fail {
 		fails = make([]float64, len(bins))
 		for b, x := range bins {
 			fails[b] = x.fail
@@ -239,17 +296,7 @@ func loadCurve(seq []seqReq, excl []float64, scale float64, replicas int, window
 			c.Fail = append(c.Fail, round6(fails[b]))
 		}
 	}
-	if len(c.RatePerSec) < 2 {
-		return curveFit{}, false
-	}
-	fit := curveFit{curve: c}
-	if slows != nil {
-		fit.slow = make([]float64, len(seq))
-		for _, r := range rs {
-			fit.slow[r.i] = c.SlowdownAt(r.k)
-		}
-	}
-	return fit, true
+	return c, slows
 }
 
 // isotonic returns the non-decreasing sequence nearest v in weighted
