@@ -61,15 +61,57 @@ func (m *metricAcc) rateMemory(base float64, bytesOf func(queue string) float64,
 	if len(bm.mem) < rateMemoryMinSamples+1 {
 		return rateMemoryFit{}, false
 	}
+	ms, ok := m.memSeries(bytesOf)
+	if !ok {
+		return rateMemoryFit{}, false
+	}
+	ys := make([]float64, len(ms.times))
+	for i, t := range ms.times {
+		ys[i] = bm.mem[t] - base - ms.held[i]
+	}
+	pre0, dt0 := ms.preRate(startNS)
+	span := float64(ms.times[len(ms.times)-1]-ms.times[0]) / 1e9
+	var best rateMemoryFit
+	bestSSE := math.Inf(1)
+	for _, w := range rateWindowsMS {
+		if w/1000 > span/2 {
+			break
+		}
+		for _, f := range rateFallsMS {
+			if f >= w {
+				break
+			}
+			if fit, sse, ok := ms.fit(ys, w, f, pre0, dt0); ok && sse < bestSSE {
+				best, bestSSE = fit, sse
+			}
+		}
+	}
+	if best.samples == 0 || !(best.relRMS <= rateMemoryMaxRelRMS) {
+		return rateMemoryFit{}, false
+	}
+	return best, true
+}
+
+// memSeries is what rateMemory fits a broker's memory to, at the
+// memory's sample times: the bytes published in each interval
+// (times[i-1], times[i]], the bytes the queues held at times[i], and the
+// bytes published by times[0] (pre).
+type memSeries struct {
+	times     []int64
+	pub, held []float64
+	pre       float64
+}
+
+// memSeries reads the series; false when no publish of a queue whose
+// bytes per message are known falls within the memory's samples.
+func (m *metricAcc) memSeries(bytesOf func(queue string) float64) (memSeries, bool) {
+	bm := &m.broker
 	times := make([]int64, 0, len(bm.mem))
 	for t := range bm.mem {
 		times = append(times, t)
 	}
 	slices.Sort(times)
-	// Bytes published in each interval (times[i-1], times[i]], and held
-	// at times[i].
-	pub := make([]float64, len(times))
-	held := make([]float64, len(times))
+	ms := memSeries{times: times, pub: make([]float64, len(times)), held: make([]float64, len(times))}
 	names := make([]string, 0, len(m.queues))
 	for name := range m.queues {
 		names = append(names, name)
@@ -78,11 +120,10 @@ func (m *metricAcc) rateMemory(base float64, bytesOf func(queue string) float64,
 	for _, name := range names {
 		q := m.queues[name]
 		for i, t := range times {
-			held[i] += q.bytes[t]
+			ms.held[i] += q.bytes[t]
 		}
 	}
 	seen := false
-	var pre float64 // bytes published by times[0]
 	for _, ps := range m.publishedSeries() {
 		per := bytesOf(ps.queue)
 		if per <= 0 {
@@ -90,7 +131,7 @@ func (m *metricAcc) rateMemory(base float64, bytesOf func(queue string) float64,
 		}
 		pts := ps.pts
 		if len(pts) > 0 && pts[0].at <= times[0] && pts[0].v > 0 {
-			pre += pts[0].v * per
+			ms.pre += pts[0].v * per
 		}
 		for j := 1; j < len(pts); j++ {
 			inc := pts[j].v - pts[j-1].v
@@ -104,96 +145,89 @@ func (m *metricAcc) rateMemory(base float64, bytesOf func(queue string) float64,
 			if i == 0 || i == len(times) {
 				continue // outside the memory's samples
 			}
-			pub[i] += inc * per
+			ms.pub[i] += inc * per
 			seen = true
 		}
 	}
-	if !seen {
-		return rateMemoryFit{}, false
+	return ms, seen
+}
+
+// preRate is the rate published at before the first sample, from
+// startNS, and that interval's seconds: kept when no faster than the
+// fastest interval scraped (a counter older than the capture's traffic
+// counts publishes from before it); 0 otherwise.
+func (ms memSeries) preRate(startNS int64) (rate, dt float64) {
+	times := ms.times
+	if startNS <= 0 || startNS >= times[0] || ms.pre <= 0 {
+		return 0, 0
 	}
-	span := float64(times[len(times)-1]-times[0]) / 1e9
-	// The rate before the first sample, from startNS: kept when no
-	// faster than the fastest interval scraped (a counter older than
-	// the capture's traffic counts publishes from before it).
-	var pre0, dt0 float64
-	if startNS > 0 && startNS < times[0] && pre > 0 {
-		dt0 = float64(times[0]-startNS) / 1e9
-		fastest := 0.0
-		for i := 1; i < len(times); i++ {
-			if dt := float64(times[i]-times[i-1]) / 1e9; dt > 0 {
-				fastest = max(fastest, pub[i]/dt)
-			}
-		}
-		if pre/dt0 <= fastest {
-			pre0 = pre / dt0
+	dt = float64(times[0]-startNS) / 1e9
+	fastest := 0.0
+	for i := 1; i < len(times); i++ {
+		if d := float64(times[i]-times[i-1]) / 1e9; d > 0 {
+			fastest = max(fastest, ms.pub[i]/d)
 		}
 	}
-	var best rateMemoryFit
-	bestSSE := math.Inf(1)
-	for _, w := range rateWindowsMS {
-		if w/1000 > span/2 {
-			break
+	if ms.pre/dt <= fastest {
+		return ms.pre / dt, dt
+	}
+	return 0, dt
+}
+
+// fit fits ys, the memory over base and held bytes at each sample, to
+// the publish rate averaged over window w ms, or the lesser of that and
+// a fall window f (0: one average), through the origin by least squares.
+// It returns the fit and its sum of squared residuals; false when the
+// samples are too few or the rate explains nothing.
+func (ms memSeries) fit(ys []float64, w, f, pre0, dt0 float64) (rateMemoryFit, float64, bool) {
+	var sxy, sxx, sy float64
+	var xs, yv []float64
+	rw, rf := math.NaN(), math.NaN()
+	first := 1
+	if pre0 > 0 {
+		rw, rf, first = ewma(0, pre0, dt0, w), 0, 0
+		if f > 0 {
+			rf = ewma(0, pre0, dt0, f)
 		}
-		for _, f := range rateFallsMS {
-			if f >= w {
-				break
-			}
-			var sxy, sxx, sy float64
-			var xs, ys []float64
-			rw, rf := math.NaN(), math.NaN()
-			first := 1
-			if pre0 > 0 {
-				rw, rf, first = ewma(0, pre0, dt0, w), 0, 0
-				if f > 0 {
-					rf = ewma(0, pre0, dt0, f)
-				}
-			}
-			for i := first; i < len(times); i++ {
-				if i > 0 {
-					dt := float64(times[i]-times[i-1]) / 1e9
-					if dt <= 0 {
-						continue
-					}
-					rate := pub[i] / dt
-					rw = ewma(rw, rate, dt, w)
-					if f > 0 {
-						rf = ewma(rf, rate, dt, f)
-					}
-				}
-				x := rw
-				if f > 0 {
-					x = min(rw, rf)
-				}
-				y := bm.mem[times[i]] - base - held[i]
-				xs, ys = append(xs, x), append(ys, y)
-				sxy += x * y
-				sxx += x * x
-				sy += y
-			}
-			if len(xs) < rateMemoryMinSamples || sxx <= 0 || sxy <= 0 {
+	}
+	times := ms.times
+	for i := first; i < len(times); i++ {
+		if i > 0 {
+			dt := float64(times[i]-times[i-1]) / 1e9
+			if dt <= 0 {
 				continue
 			}
-			k := sxy / sxx
-			var sse float64
-			for i := range xs {
-				d := ys[i] - k*xs[i]
-				sse += d * d
-			}
-			if sse < bestSSE {
-				bestSSE = sse
-				mean := sy / float64(len(xs))
-				rel := math.Inf(1)
-				if mean > 0 {
-					rel = math.Sqrt(sse/float64(len(xs))) / mean
-				}
-				best = rateMemoryFit{seconds: k, windowMS: w, fallMS: f, samples: len(xs), relRMS: rel}
+			rate := ms.pub[i] / dt
+			rw = ewma(rw, rate, dt, w)
+			if f > 0 {
+				rf = ewma(rf, rate, dt, f)
 			}
 		}
+		x := rw
+		if f > 0 {
+			x = min(rw, rf)
+		}
+		y := ys[i]
+		xs, yv = append(xs, x), append(yv, y)
+		sxy += x * y
+		sxx += x * x
+		sy += y
 	}
-	if best.samples == 0 || !(best.relRMS <= rateMemoryMaxRelRMS) {
-		return rateMemoryFit{}, false
+	if len(xs) < rateMemoryMinSamples || sxx <= 0 || sxy <= 0 {
+		return rateMemoryFit{}, 0, false
 	}
-	return best, true
+	k := sxy / sxx
+	var sse float64
+	for i := range xs {
+		d := yv[i] - k*xs[i]
+		sse += d * d
+	}
+	mean := sy / float64(len(xs))
+	rel := math.Inf(1)
+	if mean > 0 {
+		rel = math.Sqrt(sse/float64(len(xs))) / mean
+	}
+	return rateMemoryFit{seconds: k, windowMS: w, fallMS: f, samples: len(xs), relRMS: rel}, sse, true
 }
 
 // ewma moves an exponential average of time constant ms by an interval
