@@ -34,7 +34,33 @@ func (b *Builder) finish() (*Result, error) {
 			b.nodes[e.from].selfCall = true
 		}
 	}
-	// Nodes, in name order; infos follow.
+	infos := b.finishNodes(m, spanSeconds)
+	b.finishEdges(m)
+	m.Entries = b.finishEntries(spanSeconds)
+	b.finishQueueModel(m, spanSeconds)
+	b.poolDeadlines(m)
+	m.Load = loadOf(b.roots, b.rootCount())
+	b.scaleSampled(m)
+	m.Source.Notes = append(m.Source.Notes, b.curveNotes...)
+	m.Sort()
+
+	res := &Result{Model: m, Nodes: infos, Stats: b.stats, Seed: b.cfg.Seed}
+	res.Queues = b.queueInfos(infos)
+	analyze(res, b.stats.Roots)
+	if b.stats.Unresolved > 0 {
+		b.warnf("%d client or producer spans name no callee (no child span, no peer attribute)", b.stats.Unresolved)
+	}
+	if b.stats.Orphans > 0 {
+		b.warnf("%d spans have a parent outside their trace; they start requests without a caller", b.stats.Orphans)
+	}
+	slices.Sort(b.warnings)
+	res.Warnings = b.warnings
+	return res, nil
+}
+
+// finishNodes adds the nodes to m in name order, those dropped left out,
+// and returns their infos in the same order.
+func (b *Builder) finishNodes(m *cascade.Model, spanSeconds float64) []NodeInfo {
 	order := make([]int, len(b.nodes))
 	for i := range order {
 		order[i] = i
@@ -49,8 +75,12 @@ func (b *Builder) finish() (*Result, error) {
 		m.Nodes = append(m.Nodes, n)
 		infos = append(infos, info)
 	}
+	return infos
+}
 
-	// Edges, with stages per caller.
+// finishEdges adds the edges to m, with stages per caller, those of a
+// dropped node left out.
+func (b *Builder) finishEdges(m *cascade.Model) {
 	facts := make([]edgeFacts, len(b.edges))
 	edges := make([]cascade.Edge, len(b.edges))
 	for i, e := range b.edges {
@@ -64,8 +94,12 @@ func (b *Builder) finish() (*Result, error) {
 	if dropped := b.droppedNames(); len(dropped) > 0 {
 		m.Edges = slices.DeleteFunc(m.Edges, func(e cascade.Edge) bool { return dropped[e.From] || dropped[e.To] })
 	}
+}
 
-	// Entries: root spans per node, with the dominant root operation.
+// finishEntries returns the entries: the nodes where root spans started,
+// each with its dominant root operation, its rate and its share of the
+// roots.
+func (b *Builder) finishEntries(spanSeconds float64) []cascade.Entry {
 	type entry struct {
 		roots int64
 		op    string
@@ -97,6 +131,7 @@ func (b *Builder) finish() (*Result, error) {
 		gap := float64(b.rootLastNS-b.rootFirstNS) / float64(n-1)
 		arrivalSeconds = (float64(b.rootLastNS-b.startNS) + gap) / 1e9
 	}
+	var out []cascade.Entry
 	for node, en := range ents {
 		e := cascade.Entry{Node: b.nodes[node].name, Operation: en.op}
 		if arrivalSeconds > 0 {
@@ -105,27 +140,9 @@ func (b *Builder) finish() (*Result, error) {
 		if roots > 0 {
 			e.Share = round6(float64(en.roots) / float64(roots))
 		}
-		m.Entries = append(m.Entries, e)
+		out = append(out, e)
 	}
-	b.finishQueueModel(m, spanSeconds)
-	b.poolDeadlines(m)
-	m.Load = loadOf(b.roots, b.rootCount())
-	b.scaleSampled(m)
-	m.Source.Notes = append(m.Source.Notes, b.curveNotes...)
-	m.Sort()
-
-	res := &Result{Model: m, Nodes: infos, Stats: b.stats, Seed: b.cfg.Seed}
-	res.Queues = b.queueInfos(infos)
-	analyze(res, b.stats.Roots)
-	if b.stats.Unresolved > 0 {
-		b.warnf("%d client or producer spans name no callee (no child span, no peer attribute)", b.stats.Unresolved)
-	}
-	if b.stats.Orphans > 0 {
-		b.warnf("%d spans have a parent outside their trace; they start requests without a caller", b.stats.Orphans)
-	}
-	slices.Sort(b.warnings)
-	res.Warnings = b.warnings
-	return res, nil
+	return out
 }
 
 // assignStages orders each caller's outgoing edges into stages: sorted by
