@@ -346,26 +346,31 @@ type entry struct {
 
 // job is one attempt at its callee: network, queue, work, children.
 type job struct {
-	// The fields are ordered so that a job is 96 bytes, a cache line
-	// and a half: 4-byte fields, then the flags, then a pointer and
-	// ticks.
-	gen     uint32
-	link    int32 // the caller's link, or -1 for a lean attempt
+	// The fields are ordered so that a job is 80 bytes: 4-byte fields,
+	// then depth and the flags, then a pointer and ticks. A collapse
+	// holds hundreds of thousands of jobs at once, and the kernel zeroes
+	// each page they take, so every byte here costs.
+	gen uint32
+	// link is the caller's link and linkSeq its attempt's sequence. A
+	// lean attempt (Engine.call) keeps no link: link holds its calling
+	// job as ^parent (negative, which marks it lean) and linkSeq the
+	// caller's generation (see leanCaller).
+	link    int32
 	linkSeq uint32
-	depth   int32 // calls between the root and this one
 	rep     int32
 	qnext   int32
 	stage   int32 // the stage running (or next to run)
 	pending int32 // outstanding synchronous calls of this stage
 	issues  int32 // issue records of this stage
-	kids    int32 // child links (doubly linked through link.prev/next)
-	flow    int32 // the flow of its request (read only when flows are kept)
-	// parent, parentGen and issue are a lean attempt's caller (Engine.call),
-	// which keeps no link: the calling job, its generation and its issue
-	// record (or -1).
-	parent    int32
-	parentGen uint32
-	issue     int32
+	// kids is the first child link (doubly linked through
+	// link.prev/next) in a model with children lists (Engine.kids). Lean
+	// attempts exist only in models without them, so a lean attempt
+	// keeps its caller's issue record (or -1) here instead.
+	kids int32
+	flow int32 // the flow of its request (read only when flows are kept)
+	// depth is the calls between the root and this one: at most
+	// maxDepth+1, as runStages stops a job at maxDepth from calling.
+	depth int16
 
 	state     uint8
 	failed    bool
@@ -378,6 +383,12 @@ type job struct {
 	arrive    int64
 	start     int64
 	abandonAt int64
+}
+
+// leanCaller is a lean attempt's caller: the calling job, its
+// generation and its issue record (or -1).
+func (jb *job) leanCaller() (p int32, pgen uint32, is int32) {
+	return ^jb.link, jb.linkSeq, jb.kids
 }
 
 // Job states.

@@ -246,6 +246,9 @@ func (e *Engine) abandon(j int32, gen uint32) {
 	}
 	n := jb.rt.callee
 	if !n.deadline {
+		if !e.kids {
+			return // no lists (and a lean attempt's kids is its issue)
+		}
 		for l := jb.kids; l >= 0; l = e.link(l).next {
 			if lk := e.link(l); lk.job >= 0 {
 				e.abandon(lk.job, lk.jobGen)
@@ -266,8 +269,13 @@ func (e *Engine) abandon(j int32, gen uint32) {
 	e.drain(n, rep)
 }
 
-// abandonKids gives up on every call the job still has out.
+// abandonKids gives up on every call the job still has out. A model
+// without children lists (Engine.kids) has none to walk, and a lean
+// attempt's kids field holds its caller's issue record instead.
 func (e *Engine) abandonKids(j int32) {
+	if !e.kids {
+		return
+	}
 	for {
 		jb := e.jobs.at(j)
 		l := jb.kids

@@ -356,7 +356,7 @@ func (e *Engine) accept(q *mqueue, l int32, seq uint32) {
 	ms.q = e.nodes[q.node].mq
 	ms.flow, ms.depth, ms.deliveries, ms.head = -1, lk.depth, 0, false
 	if pj := lk.pj; pj != nil {
-		ms.depth = pj.depth + 1
+		ms.depth = int32(pj.depth) + 1
 	}
 	if f := lk.flow; f >= 0 && e.flows.at(f).gainOK() {
 		ms.flow = f

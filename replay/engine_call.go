@@ -305,14 +305,14 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 // parent keeps no list of its calls), so the attempt's link would wait
 // for exactly this job and end when it answers. An attempt that starts
 // at once therefore keeps only what finishLeaf or finishLean needs: a
-// job record and no link, with the caller in job.parent, job.parentGen
-// and job.issue. An attempt that must queue takes a link as well
+// job record and no link, with the caller in the job's link, linkSeq
+// and kids (job.leanCaller). An attempt that must queue takes a link as well
 // (callQueued). Counters, draws and events are those of callFull, in the
 // same order.
 //
 // A leaf's attempt (route.leaf) is answered exactly when its work ends
 // (evLeafDone, finishLeaf). A parent's runs its stages as any job does
-// (evJobDone, runStages), and ends in finishLean, which a link of -1
+// (evJobDone, runStages), and ends in finishLean, which a negative link
 // marks: it sets what runStages, its children's answers and finishLean
 // read, some twenty stores and checks fewer than callFull's link and job.
 func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
@@ -347,7 +347,9 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	j := e.jobs.alloc()
 	jb := e.jobs.at(j)
 	e.njobs++
-	jb.parent, jb.parentGen, jb.issue = p, pgen, is
+	// The caller, as leanCaller reads it; the negative link also tells
+	// finish that the attempt is lean.
+	jb.link, jb.linkSeq, jb.kids = ^p, pgen, is
 	if e.flowOn {
 		jb.flow = pj.flow
 	}
@@ -358,9 +360,8 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	// for a leaf's attempt too, which never reads them: whether the
 	// callee is a leaf is a coin toss to a predictor, and these stores
 	// cost less than its misses.
-	jb.link = -1 // lean: finish hands it to finishLean
 	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
-	jb.pending, jb.issues, jb.kids = 0, -1, -1
+	jb.pending, jb.issues = 0, -1
 	jb.depth = pj.depth + 1
 	jb.low = pj.low
 	kind := r.done
@@ -503,7 +504,7 @@ func (e *Engine) send(l int32, lk *link) {
 	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
 	jb.low = lk.low
 	lk.job, lk.jobGen = j, gen
-	jb.depth = lk.depth
+	jb.depth = int16(lk.depth)
 	if pj := lk.pj; pj != nil {
 		jb.depth = pj.depth + 1
 		// A call sent for a request that is already gone is zombie work

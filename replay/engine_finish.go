@@ -115,7 +115,7 @@ func (e *Engine) finishLeaf(j int32, jb *job) {
 	h.n++
 	e.m.slotTicks += e.now - jb.start
 	rep, r := jb.rep, jb.rt
-	p, pgen, is := jb.parent, jb.parentGen, jb.issue
+	p, pgen, is := jb.leanCaller()
 	pj := e.jobs.at(p)
 	rp := &n.reps[rep]
 	rp.busy--
@@ -171,7 +171,7 @@ func (e *Engine) finishLean(j int32, jb *job) {
 		e.nodeFail(n)
 	}
 	rep, r := jb.rep, jb.rt
-	p, pgen, is := jb.parent, jb.parentGen, jb.issue
+	p, pgen, is := jb.leanCaller()
 	pj := e.jobs.at(p)
 	if jb.issues >= 0 {
 		e.freeIssues(jb)
@@ -227,7 +227,8 @@ func (e *Engine) leanFailed(j int32, jb *job, n *node, rep int32) {
 	lk.seq += 3 // call's two and the answer's
 	lk.live, lk.waiting = true, false
 	lk.route, lk.rt = r.edge, r // an edge's route has the edge's index
-	lk.parent, lk.parentGen, lk.issue, lk.pj = jb.parent, jb.parentGen, jb.issue, e.jobs.at(jb.parent)
+	p, pgen, is := jb.leanCaller()
+	lk.parent, lk.parentGen, lk.issue, lk.pj = p, pgen, is, e.jobs.at(p)
 	lk.flow = jb.flow
 	lk.user = -1
 	lk.attempt, lk.job, lk.prev, lk.next = 1, -1, -1, -1
