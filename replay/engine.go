@@ -71,6 +71,10 @@ type Engine struct {
 	check   func(event) // tests: called after every event
 	checked event       // the event check is called with
 	maxJobs int32       // maxJobs, lowered by tests
+	// bigZoff holds the zombie offsets too long for job.zoff, by job
+	// index (setZoff); an entry is read only while its job's zoff says
+	// so, so stale ones need no clearing.
+	bigZoff map[int32]int64
 }
 
 // node is the replay state of one model node.
@@ -346,7 +350,7 @@ type entry struct {
 
 // job is one attempt at its callee: network, queue, work, children.
 type job struct {
-	// The fields are ordered so that a job is 80 bytes: 4-byte fields,
+	// The fields are ordered so that a job is 72 bytes: 4-byte fields,
 	// then depth and the flags, then a pointer and ticks. A collapse
 	// holds hundreds of thousands of jobs at once, and the kernel zeroes
 	// each page they take, so every byte here costs.
@@ -358,7 +362,6 @@ type job struct {
 	link    int32
 	linkSeq uint32
 	rep     int32
-	qnext   int32
 	stage   int32 // the stage running (or next to run)
 	pending int32 // outstanding synchronous calls of this stage
 	issues  int32 // issue records of this stage
@@ -368,6 +371,10 @@ type job struct {
 	// keeps its caller's issue record (or -1) here instead.
 	kids int32
 	flow int32 // the flow of its request (read only when flows are kept)
+	// zoff is how long the job had run when its caller gave up, if it
+	// gave up after the job started, else 0: its zombie work began
+	// then. zoffBig: the offset is in Engine.bigZoff (see setZoff).
+	zoff uint32
 	// depth is the calls between the root and this one: at most
 	// maxDepth+1, as runStages stops a job at maxDepth from calling.
 	depth int16
@@ -379,10 +386,45 @@ type job struct {
 	low       bool // a call of a low-priority request
 	refused   bool // refused at its node's wait cap while queued: leaves unserved
 
-	rt        *route // the route it came by; its callee is the job's node
-	arrive    int64
-	start     int64
-	abandonAt int64
+	rt     *route // the route it came by; its callee is the job's node
+	arrive int64
+	// start is when the job took its slot. Before that, while queued, it
+	// holds the next queued job's index (qnext, setQnext): a job is in a
+	// queue or started, never both.
+	start int64
+}
+
+// qnext is the job queued after jb, or -1 (while jb is queued).
+func (jb *job) qnext() int32 { return int32(jb.start) }
+
+// setQnext makes j the job queued after jb (-1: none).
+func (jb *job) setQnext(j int32) { jb.start = int64(j) }
+
+// zoffBig marks a job's zoff kept in Engine.bigZoff.
+const zoffBig = 1<<32 - 1
+
+// setZoff notes that job j (record jb) had run d ticks when its caller
+// gave up. An offset of 2^32−1 ticks or more (a run can be 2^40 ticks
+// long) goes to a map, so that the job keeps four bytes for it.
+func (e *Engine) setZoff(j int32, jb *job, d int64) {
+	if d < zoffBig {
+		jb.zoff = uint32(d)
+		return
+	}
+	jb.zoff = zoffBig
+	if e.bigZoff == nil {
+		e.bigZoff = make(map[int32]int64)
+	}
+	e.bigZoff[j] = d
+}
+
+// zombieFrom is the tick at which job j's (record jb's) work began to
+// serve nobody: its start, or when its caller gave up if that was later.
+func (e *Engine) zombieFrom(j int32, jb *job) int64 {
+	if jb.zoff == zoffBig {
+		return jb.start + e.bigZoff[j]
+	}
+	return jb.start + int64(jb.zoff)
 }
 
 // leanCaller is a lean attempt's caller: the calling job, its

@@ -237,7 +237,9 @@ func (e *Engine) abandon(j int32, gen uint32) {
 		return
 	}
 	jb.abandoned = true
-	jb.abandonAt = e.now
+	if jb.state == jsRunning || jb.state == jsWaiting {
+		e.setZoff(j, jb, e.now-jb.start)
+	}
 	if jb.state == jsQueued && jb.rt.callee.deadline && !jb.refused {
 		jb.rt.callee.reps[jb.rep].qdead++ // dropped unserved when it reaches a slot
 	}

@@ -220,14 +220,13 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	jb.state = jsNet
 	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
 	jb.link, jb.linkSeq, jb.rt = l, seq, r
-	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
+	jb.pending, jb.issues, jb.kids, jb.zoff = 0, -1, -1, 0
 	jb.low = lk.low
 	lk.job, lk.jobGen = j, jb.gen
 	jb.depth = pj.depth + 1
 	if pj.abandoned {
 		// Zombie work from the start (send).
 		jb.abandoned = true
-		jb.abandonAt = e.now
 	}
 	// arrive
 	jb.arrive = e.now
@@ -430,13 +429,12 @@ func (e *Engine) callQueued(ri int32, r *route, p int32, pgen uint32, pj *job, i
 	jb.state = jsNet
 	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
 	jb.link, jb.linkSeq, jb.rt = l, seq, r
-	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
+	jb.pending, jb.issues, jb.kids, jb.zoff = 0, -1, -1, 0
 	jb.low = lk.low
 	lk.job, lk.jobGen = j, jb.gen
 	jb.depth = pj.depth + 1
 	if pj.abandoned {
 		jb.abandoned = true
-		jb.abandonAt = e.now
 	}
 	jb.arrive = e.now
 	jb.rep = rep
@@ -501,7 +499,7 @@ func (e *Engine) send(l int32, lk *link) {
 	jb.state = jsNet
 	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
 	jb.link, jb.linkSeq, jb.rt = l, seq, r
-	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
+	jb.pending, jb.issues, jb.kids, jb.zoff = 0, -1, -1, 0
 	jb.low = lk.low
 	lk.job, lk.jobGen = j, gen
 	jb.depth = int16(lk.depth)
@@ -511,7 +509,6 @@ func (e *Engine) send(l int32, lk *link) {
 		// from the start.
 		if pj.gen == lk.parentGen && pj.abandoned {
 			jb.abandoned = true
-			jb.abandonAt = e.now
 		}
 	}
 	if r.timeout > 0 {

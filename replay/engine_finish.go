@@ -28,7 +28,7 @@ func (e *Engine) finish(j int32, jb *job) {
 	h.n++
 	e.m.slotTicks += e.now - jb.start
 	if jb.abandoned || !ok {
-		e.finishBadly(jb, n)
+		e.finishBadly(j, jb, n)
 	}
 	l, seq, r, rep := jb.link, jb.linkSeq, jb.rt, jb.rep
 	lk := e.link(l)
@@ -242,11 +242,11 @@ func (e *Engine) leanFailed(j int32, jb *job, n *node, rep int32) {
 }
 
 // finishBadly counts a job that finishes as zombie work or failed.
-func (e *Engine) finishBadly(jb *job, n *node) {
+func (e *Engine) finishBadly(j int32, jb *job, n *node) {
 	if jb.abandoned {
 		e.m.zombies++
 		n.nm.zombies++
-		e.m.zombieTicks += e.now - max(jb.start, jb.abandonAt)
+		e.m.zombieTicks += e.now - e.zombieFrom(j, jb)
 		return
 	}
 	e.nodeFail(n)

@@ -61,8 +61,9 @@ func (e *Engine) enqueue(j int32, jb *job, n *node) {
 		return
 	}
 	jb.state = jsQueued
+	jb.setQnext(-1)
 	if rp.qtail >= 0 {
-		e.jobs.at(rp.qtail).qnext = j
+		e.jobs.at(rp.qtail).setQnext(j)
 	} else {
 		rp.qhead = j
 	}
@@ -206,7 +207,7 @@ func (e *Engine) drain(n *node, r int32) {
 	for rp.qlen > 0 && (rp.conc == 0 || rp.busy < rp.conc) {
 		j := rp.qhead
 		jb := e.jobs.at(j)
-		rp.qhead = jb.qnext
+		rp.qhead = jb.qnext() // before start overwrites it
 		if rp.qhead < 0 {
 			rp.qtail = -1
 		}
