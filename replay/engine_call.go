@@ -11,6 +11,10 @@ import "math/bits"
 // cycle in the graph (a node that calls itself) cannot recurse forever.
 const maxDepth = 64
 
+// Job and link records keep depths (at most maxDepth+1) in an int8: this
+// fails to compile if maxDepth outgrows it.
+const _ = int8(maxDepth + 1)
+
 // maxJobs bounds the attempts in flight at once. A replay that needs more
 // (fan-out on a cycle multiplies calls at every turn) stops early, and
 // Replay and RunSeeds report ErrRunaway.
@@ -159,7 +163,7 @@ func (e *Engine) newLink(r, p int32, pgen uint32, jb *job, is int32, u int32) (i
 	lk := e.links.at(l)
 	lk.seq++
 	lk.live, lk.waiting = true, false
-	lk.route, lk.rt = r, &e.routes[r]
+	lk.rt = &e.routes[r]
 	lk.parent, lk.parentGen, lk.issue, lk.user = p, pgen, is, u
 	lk.attempt, lk.job, lk.prev, lk.next = 0, -1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
@@ -199,7 +203,7 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	lk.seq += 2 // newLink's and send's
 	seq := lk.seq
 	lk.live, lk.waiting = true, true
-	lk.route, lk.rt = ri, r
+	lk.rt = r
 	lk.parent, lk.parentGen, lk.issue, lk.user = p, pgen, is, -1
 	lk.attempt, lk.prev, lk.next = 1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
@@ -412,7 +416,7 @@ func (e *Engine) callQueued(ri int32, r *route, p int32, pgen uint32, pj *job, i
 	lk.seq += 2
 	seq := lk.seq
 	lk.live, lk.waiting = true, true
-	lk.route, lk.rt = ri, r
+	lk.rt = r
 	lk.parent, lk.parentGen, lk.issue, lk.user = p, pgen, is, -1
 	lk.attempt, lk.prev, lk.next = 1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
@@ -502,7 +506,7 @@ func (e *Engine) send(l int32, lk *link) {
 	jb.pending, jb.issues, jb.kids, jb.zoff = 0, -1, -1, 0
 	jb.low = lk.low
 	lk.job, lk.jobGen = j, gen
-	jb.depth = int16(lk.depth)
+	jb.depth = lk.depth
 	if pj := lk.pj; pj != nil {
 		jb.depth = pj.depth + 1
 		// A call sent for a request that is already gone is zombie work
@@ -512,7 +516,7 @@ func (e *Engine) send(l int32, lk *link) {
 		}
 	}
 	if r.timeout > 0 {
-		e.addTimer(lk.route, l, seq)
+		e.addTimer(r.self, l, seq)
 	}
 	if r.netOn {
 		e.q.push(e.now+r.netTicks(e.perMS), evJobArrive, j, gen)

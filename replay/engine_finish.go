@@ -226,7 +226,7 @@ func (e *Engine) leanFailed(j int32, jb *job, n *node, rep int32) {
 	lk := e.links.at(l)
 	lk.seq += 3 // call's two and the answer's
 	lk.live, lk.waiting = true, false
-	lk.route, lk.rt = r.edge, r // an edge's route has the edge's index
+	lk.rt = r
 	p, pgen, is := jb.leanCaller()
 	lk.parent, lk.parentGen, lk.issue, lk.pj = p, pgen, is, e.jobs.at(p)
 	lk.flow = jb.flow

@@ -38,7 +38,7 @@ func (e *Engine) runStages(j int32, jb *job) {
 			if ed.async {
 				for k := int32(0); k < c; k++ {
 					l, lk := e.newLink(ei, -1, 0, nil, -1, -1)
-					lk.depth, lk.low = int32(jb.depth)+1, jb.low
+					lk.depth, lk.low = jb.depth+1, jb.low
 					if e.flowOn {
 						lk.flow = e.flowGain(jb.flow)
 					}
