@@ -351,10 +351,10 @@ type entry struct {
 
 // job is one attempt at its callee: network, queue, work, children.
 type job struct {
-	// The fields are ordered so that a job is 72 bytes: 4-byte fields,
-	// then depth and the flags, then a pointer and ticks. A collapse
-	// holds hundreds of thousands of jobs at once, and the kernel zeroes
-	// each page they take, so every byte here costs.
+	// A job is 64 bytes, a cache line: 4-byte fields, then depth and the
+	// flags, then ticks. A collapse holds hundreds of thousands of jobs
+	// at once, and the kernel zeroes each page they take, so every byte
+	// here costs, and a job that straddles two lines costs two misses.
 	gen uint32
 	// link is the caller's link and linkSeq its attempt's sequence. A
 	// lean attempt (Engine.call) keeps no link: link holds its calling
@@ -375,25 +375,46 @@ type job struct {
 	// zoff is how long the job had run when its caller gave up, if it
 	// gave up after the job started, else 0: its zombie work began
 	// then. zoffBig: the offset is in Engine.bigZoff (see setZoff).
-	zoff uint32
+	zoff  uint32
+	route int32 // the route it came by (Engine.routes); its callee is the job's node
 	// depth is the calls between the root and this one: at most
 	// maxDepth+1, as runStages stops a job at maxDepth from calling.
 	depth int8
 
 	state     uint8
-	failed    bool
 	abandoned bool
-	childFail bool
-	low       bool // a call of a low-priority request
-	refused   bool // refused at its node's wait cap while queued: leaves unserved
+	fl        uint8 // jfFailed, jfChildFail, jfLow, jfRefused
 
-	rt     *route // the route it came by; its callee is the job's node
 	arrive int64
 	// start is when the job took its slot. Before that, while queued, it
 	// holds the next queued job's index (qnext, setQnext): a job is in a
 	// queue or started, never both.
 	start int64
 }
+
+// Job flags (job.fl), in one byte so that a job fits a cache line.
+const (
+	jfFailed    uint8 = 1 << iota // failed on its own (overload, a drawn failure)
+	jfChildFail                   // a call of its failed: it fails too
+	jfLow                         // a call of a low-priority request
+	jfRefused                     // refused at its node's wait cap while queued: leaves unserved
+)
+
+func (jb *job) failed() bool    { return jb.fl&jfFailed != 0 }
+func (jb *job) childFail() bool { return jb.fl&jfChildFail != 0 }
+func (jb *job) low() bool       { return jb.fl&jfLow != 0 }
+func (jb *job) refused() bool   { return jb.fl&jfRefused != 0 }
+
+// lowFlag is jfLow for a low-priority request, else 0.
+func lowFlag(low bool) uint8 {
+	if low {
+		return jfLow
+	}
+	return 0
+}
+
+// rt is the route job jb came by.
+func (e *Engine) rt(jb *job) *route { return &e.routes[jb.route] }
 
 // qnext is the job queued after jb, or -1 (while jb is queued).
 func (jb *job) qnext() int32 { return int32(jb.start) }

@@ -171,12 +171,12 @@ func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 		// so that the draws of models without one stay as they were).
 		if ed.fbOn && (ed.fb >= 1 || ed.fbR.Float64() < ed.fb) {
 			e.m.degraded++
-			jb.rt.callee.nm.degraded++
+			e.rt(jb).callee.nm.degraded++
 		} else {
-			jb.childFail = true
+			jb.fl |= jfChildFail
 		}
 	}
-	if is >= 0 || ed.shared || jb.childFail {
+	if is >= 0 || ed.shared || jb.childFail() {
 		e.childDone(p, jb, is, ed)
 		return
 	}
@@ -203,7 +203,7 @@ func (e *Engine) childDone(p int32, jb *job, is int32, ed *edge) {
 		pl = e.nodes[ed.from].pool(jb.rep, ed.pool)
 		pl.free++
 	}
-	if jb.childFail {
+	if jb.childFail() {
 		// Fail fast: the request fails now; calls still out are abandoned.
 		e.freeIssues(jb)
 		e.abandonKids(p)
@@ -240,13 +240,13 @@ func (e *Engine) abandon(j int32, gen uint32) {
 	if jb.state == jsRunning || jb.state == jsWaiting {
 		e.setZoff(j, jb, e.now-jb.start)
 	}
-	if jb.state == jsQueued && jb.rt.callee.deadline && !jb.refused {
-		jb.rt.callee.reps[jb.rep].qdead++ // dropped unserved when it reaches a slot
+	n := e.rt(jb).callee
+	if jb.state == jsQueued && n.deadline && !jb.refused() {
+		n.reps[jb.rep].qdead++ // dropped unserved when it reaches a slot
 	}
 	if jb.state != jsRunning && jb.state != jsWaiting {
 		return
 	}
-	n := jb.rt.callee
 	if !n.deadline {
 		if !e.kids {
 			return // no lists (and a lean attempt's kids is its issue)

@@ -94,9 +94,9 @@ func (e *Engine) loop() {
 				// The job's own time is over: it fails, or calls its
 				// children.
 				switch {
-				case jb.failed:
+				case jb.failed():
 					e.finish(id, jb)
-				case len(jb.rt.callee.stages) == 0:
+				case len(e.rt(jb).callee.stages) == 0:
 					// A leaf: runStages would finish it at once.
 					jb.stage = 0
 					e.finish(id, jb)
@@ -168,7 +168,7 @@ func (e *Engine) newLink(r, p int32, pgen uint32, jb *job, is int32, u int32) (i
 	lk.attempt, lk.job, lk.prev, lk.next = 0, -1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = jb
-	lk.low = jb != nil && jb.low
+	lk.low = jb != nil && jb.low()
 	if e.flowOn {
 		// Read only when flows are kept (linkDone, asyncDone, accept).
 		lk.flow = -1
@@ -208,7 +208,7 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	lk.attempt, lk.prev, lk.next = 1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = pj
-	lk.low = pj.low
+	lk.low = pj.low()
 	if e.kids {
 		e.linkKid(l, lk, pj)
 	}
@@ -222,10 +222,10 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	e.njobs++
 	n := r.callee
 	jb.state = jsNet
-	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
-	jb.link, jb.linkSeq, jb.rt = l, seq, r
+	jb.abandoned = false
+	jb.link, jb.linkSeq, jb.route = l, seq, r.self
 	jb.pending, jb.issues, jb.kids, jb.zoff = 0, -1, -1, 0
-	jb.low = lk.low
+	jb.fl = lowFlag(lk.low)
 	lk.job, lk.jobGen = j, jb.gen
 	jb.depth = pj.depth + 1
 	if pj.abandoned {
@@ -356,17 +356,17 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	if e.flowOn {
 		jb.flow = pj.flow
 	}
-	jb.rt, jb.rep = r, rep
+	jb.route, jb.rep = r.self, rep
 	jb.state = jsRunning
 	jb.arrive, jb.start = e.now, e.now
 	// What runStages, a parent's children and finishLean read, stored
 	// for a leaf's attempt too, which never reads them: whether the
 	// callee is a leaf is a coin toss to a predictor, and these stores
 	// cost less than its misses.
-	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
+	jb.abandoned = false
 	jb.pending, jb.issues = 0, -1
 	jb.depth = pj.depth + 1
-	jb.low = pj.low
+	jb.fl = lowFlag(pj.low())
 	kind := r.done
 	rp.busy++
 	n.busy++ // busyAdd(n, 1), by hand: nm is in e.now's window
@@ -421,7 +421,7 @@ func (e *Engine) callQueued(ri int32, r *route, p int32, pgen uint32, pj *job, i
 	lk.attempt, lk.prev, lk.next = 1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = pj
-	lk.low = pj.low
+	lk.low = pj.low()
 	j := e.jobs.alloc()
 	jb := e.jobs.at(j)
 	if e.flowOn {
@@ -431,10 +431,10 @@ func (e *Engine) callQueued(ri int32, r *route, p int32, pgen uint32, pj *job, i
 	e.njobs++
 	n := r.callee
 	jb.state = jsNet
-	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
-	jb.link, jb.linkSeq, jb.rt = l, seq, r
+	jb.abandoned = false
+	jb.link, jb.linkSeq, jb.route = l, seq, r.self
 	jb.pending, jb.issues, jb.kids, jb.zoff = 0, -1, -1, 0
-	jb.low = lk.low
+	jb.fl = lowFlag(lk.low)
 	lk.job, lk.jobGen = j, jb.gen
 	jb.depth = pj.depth + 1
 	if pj.abandoned {
@@ -501,10 +501,10 @@ func (e *Engine) send(l int32, lk *link) {
 	e.njobs++
 	gen := jb.gen
 	jb.state = jsNet
-	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
-	jb.link, jb.linkSeq, jb.rt = l, seq, r
+	jb.abandoned = false
+	jb.link, jb.linkSeq, jb.route = l, seq, r.self
 	jb.pending, jb.issues, jb.kids, jb.zoff = 0, -1, -1, 0
-	jb.low = lk.low
+	jb.fl = lowFlag(lk.low)
 	lk.job, lk.jobGen = j, gen
 	jb.depth = lk.depth
 	if pj := lk.pj; pj != nil {
