@@ -71,6 +71,10 @@ type Engine struct {
 	check   func(event) // tests: called after every event
 	checked event       // the event check is called with
 	maxJobs int32       // maxJobs, lowered by tests
+	// bigZoff holds the zombie offsets too long for job.zoff, by job
+	// index (setZoff); an entry is read only while its job's zoff says
+	// so, so stale ones need no clearing.
+	bigZoff map[int32]int64
 }
 
 // node is the replay state of one model node.
@@ -254,6 +258,7 @@ type pool struct {
 type route struct {
 	callee *node // &nodes[to]
 	ed     *edge // &edges[edge], or nil for an entry
+	self   int32 // its index in Engine.routes
 	to     int32
 	edge   int32 // edge index, or -1 for an entry
 	entry  int32 // entry index, or -1 for an edge
@@ -346,38 +351,108 @@ type entry struct {
 
 // job is one attempt at its callee: network, queue, work, children.
 type job struct {
-	// The fields are ordered so that a job is 96 bytes, a cache line
-	// and a half: 4-byte fields, then the flags, then a pointer and
-	// ticks.
-	gen     uint32
-	link    int32 // the caller's link, or -1 for a lean attempt
+	// A job is 64 bytes, a cache line: 4-byte fields, then depth and the
+	// flags, then ticks. A collapse holds hundreds of thousands of jobs
+	// at once, and the kernel zeroes each page they take, so every byte
+	// here costs, and a job that straddles two lines costs two misses.
+	gen uint32
+	// link is the caller's link and linkSeq its attempt's sequence. A
+	// lean attempt (Engine.call) keeps no link: link holds its calling
+	// job as ^parent (negative, which marks it lean) and linkSeq the
+	// caller's generation (see leanCaller).
+	link    int32
 	linkSeq uint32
-	depth   int32 // calls between the root and this one
 	rep     int32
-	qnext   int32
 	stage   int32 // the stage running (or next to run)
 	pending int32 // outstanding synchronous calls of this stage
 	issues  int32 // issue records of this stage
-	kids    int32 // child links (doubly linked through link.prev/next)
-	flow    int32 // the flow of its request (read only when flows are kept)
-	// parent, parentGen and issue are a lean attempt's caller (Engine.call),
-	// which keeps no link: the calling job, its generation and its issue
-	// record (or -1).
-	parent    int32
-	parentGen uint32
-	issue     int32
+	// kids is the first child link (doubly linked through
+	// link.prev/next) in a model with children lists (Engine.kids). Lean
+	// attempts exist only in models without them, so a lean attempt
+	// keeps its caller's issue record (or -1) here instead.
+	kids int32
+	flow int32 // the flow of its request (read only when flows are kept)
+	// zoff is how long the job had run when its caller gave up, if it
+	// gave up after the job started, else 0: its zombie work began
+	// then. zoffBig: the offset is in Engine.bigZoff (see setZoff).
+	zoff  uint32
+	route int32 // the route it came by (Engine.routes); its callee is the job's node
+	// depth is the calls between the root and this one: at most
+	// maxDepth+1, as runStages stops a job at maxDepth from calling.
+	depth int8
 
 	state     uint8
-	failed    bool
 	abandoned bool
-	childFail bool
-	low       bool // a call of a low-priority request
-	refused   bool // refused at its node's wait cap while queued: leaves unserved
+	fl        uint8 // jfFailed, jfChildFail, jfLow, jfRefused
 
-	rt        *route // the route it came by; its callee is the job's node
-	arrive    int64
-	start     int64
-	abandonAt int64
+	arrive int64
+	// start is when the job took its slot. Before that, while queued, it
+	// holds the next queued job's index (qnext, setQnext): a job is in a
+	// queue or started, never both.
+	start int64
+}
+
+// Job flags (job.fl), in one byte so that a job fits a cache line.
+const (
+	jfFailed    uint8 = 1 << iota // failed on its own (overload, a drawn failure)
+	jfChildFail                   // a call of its failed: it fails too
+	jfLow                         // a call of a low-priority request
+	jfRefused                     // refused at its node's wait cap while queued: leaves unserved
+)
+
+func (jb *job) failed() bool    { return jb.fl&jfFailed != 0 }
+func (jb *job) childFail() bool { return jb.fl&jfChildFail != 0 }
+func (jb *job) low() bool       { return jb.fl&jfLow != 0 }
+func (jb *job) refused() bool   { return jb.fl&jfRefused != 0 }
+
+// lowFlag is jfLow for a low-priority request, else 0.
+func lowFlag(low bool) uint8 {
+	if low {
+		return jfLow
+	}
+	return 0
+}
+
+// rt is the route job jb came by.
+func (e *Engine) rt(jb *job) *route { return &e.routes[jb.route] }
+
+// qnext is the job queued after jb, or -1 (while jb is queued).
+func (jb *job) qnext() int32 { return int32(jb.start) }
+
+// setQnext makes j the job queued after jb (-1: none).
+func (jb *job) setQnext(j int32) { jb.start = int64(j) }
+
+// zoffBig marks a job's zoff kept in Engine.bigZoff.
+const zoffBig = 1<<32 - 1
+
+// setZoff notes that job j (record jb) had run d ticks when its caller
+// gave up. An offset of 2^32−1 ticks or more (a run can be 2^40 ticks
+// long) goes to a map, so that the job keeps four bytes for it.
+func (e *Engine) setZoff(j int32, jb *job, d int64) {
+	if d < zoffBig {
+		jb.zoff = uint32(d)
+		return
+	}
+	jb.zoff = zoffBig
+	if e.bigZoff == nil {
+		e.bigZoff = make(map[int32]int64)
+	}
+	e.bigZoff[j] = d
+}
+
+// zombieFrom is the tick at which job j's (record jb's) work began to
+// serve nobody: its start, or when its caller gave up if that was later.
+func (e *Engine) zombieFrom(j int32, jb *job) int64 {
+	if jb.zoff == zoffBig {
+		return jb.start + e.bigZoff[j]
+	}
+	return jb.start + int64(jb.zoff)
+}
+
+// leanCaller is a lean attempt's caller: the calling job, its
+// generation and its issue record (or -1).
+func (jb *job) leanCaller() (p int32, pgen uint32, is int32) {
+	return ^jb.link, jb.linkSeq, jb.kids
 }
 
 // Job states.
@@ -393,11 +468,7 @@ const (
 // retries.
 type link struct {
 	seq       uint32 // bumped at every attempt and at the end: stale events carry an old one
-	live      bool
-	waiting   bool // an attempt is out and its answer not yet in
-	low       bool // for a low-priority request
-	route     int32
-	parent    int32 // the calling job, or -1 for roots and async calls
+	parent    int32  // the calling job, or -1 for roots and async calls
 	parentGen uint32
 	issue     int32 // the parent's issue record, or -1
 	user      int32 // closed-loop user of a root, or -1
@@ -406,13 +477,22 @@ type link struct {
 	jobGen    uint32
 	prev      int32
 	next      int32
-	depth     int32 // depth of its jobs when it has no parent (async calls)
 	// flow is the flow of the link's request (-1 none, or when flows
 	// are not kept); its attempts take it (job.flow).
 	flow int32
+	// depth is its jobs' depth when it has no parent (async calls):
+	// at most maxDepth+1, as a job's.
+	depth   int8
+	live    bool
+	waiting bool // an attempt is out and its answer not yet in
+	low     bool // for a low-priority request
 
-	rt      *route // &routes[route]
-	pj      *job   // the calling job's record (valid while parentGen matches), or nil
+	// rt is its route; its index, which only a timer needs, is rt.self.
+	// The link keeps no copy of the index, and its depth is a byte: it
+	// is 80 bytes, not 88, and a collapse holds one for each call in
+	// progress.
+	rt      *route
+	pj      *job // the calling job's record (valid while parentGen matches), or nil
 	first   int64
 	backoff float64 // previous backoff (decorrelated jitter)
 }

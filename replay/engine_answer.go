@@ -171,12 +171,12 @@ func (e *Engine) linkDone(l int32, lk *link, ok bool) {
 		// so that the draws of models without one stay as they were).
 		if ed.fbOn && (ed.fb >= 1 || ed.fbR.Float64() < ed.fb) {
 			e.m.degraded++
-			jb.rt.callee.nm.degraded++
+			e.rt(jb).callee.nm.degraded++
 		} else {
-			jb.childFail = true
+			jb.fl |= jfChildFail
 		}
 	}
-	if is >= 0 || ed.shared || jb.childFail {
+	if is >= 0 || ed.shared || jb.childFail() {
 		e.childDone(p, jb, is, ed)
 		return
 	}
@@ -203,7 +203,7 @@ func (e *Engine) childDone(p int32, jb *job, is int32, ed *edge) {
 		pl = e.nodes[ed.from].pool(jb.rep, ed.pool)
 		pl.free++
 	}
-	if jb.childFail {
+	if jb.childFail() {
 		// Fail fast: the request fails now; calls still out are abandoned.
 		e.freeIssues(jb)
 		e.abandonKids(p)
@@ -237,15 +237,20 @@ func (e *Engine) abandon(j int32, gen uint32) {
 		return
 	}
 	jb.abandoned = true
-	jb.abandonAt = e.now
-	if jb.state == jsQueued && jb.rt.callee.deadline && !jb.refused {
-		jb.rt.callee.reps[jb.rep].qdead++ // dropped unserved when it reaches a slot
+	if jb.state == jsRunning || jb.state == jsWaiting {
+		e.setZoff(j, jb, e.now-jb.start)
+	}
+	n := e.rt(jb).callee
+	if jb.state == jsQueued && n.deadline && !jb.refused() {
+		n.reps[jb.rep].qdead++ // dropped unserved when it reaches a slot
 	}
 	if jb.state != jsRunning && jb.state != jsWaiting {
 		return
 	}
-	n := jb.rt.callee
 	if !n.deadline {
+		if !e.kids {
+			return // no lists (and a lean attempt's kids is its issue)
+		}
 		for l := jb.kids; l >= 0; l = e.link(l).next {
 			if lk := e.link(l); lk.job >= 0 {
 				e.abandon(lk.job, lk.jobGen)
@@ -266,8 +271,13 @@ func (e *Engine) abandon(j int32, gen uint32) {
 	e.drain(n, rep)
 }
 
-// abandonKids gives up on every call the job still has out.
+// abandonKids gives up on every call the job still has out. A model
+// without children lists (Engine.kids) has none to walk, and a lean
+// attempt's kids field holds its caller's issue record instead.
 func (e *Engine) abandonKids(j int32) {
+	if !e.kids {
+		return
+	}
 	for {
 		jb := e.jobs.at(j)
 		l := jb.kids

@@ -342,7 +342,7 @@ func (e *Engine) hold(q *mqueue, l int32, seq uint32) {
 	lk := e.link(l)
 	until := int64(math.MaxInt64)
 	if r := lk.rt; r.timeout > 0 {
-		e.addTimer(lk.route, l, seq)
+		e.addTimer(r.self, l, seq)
 		until = e.now + r.timeout
 	}
 	q.blocked = append(q.blocked, heldPub{l: l, seq: seq, at: e.now, until: until})
@@ -354,9 +354,9 @@ func (e *Engine) accept(q *mqueue, l int32, seq uint32) {
 	mi := e.msgs.alloc()
 	ms := e.msgs.at(mi)
 	ms.q = e.nodes[q.node].mq
-	ms.flow, ms.depth, ms.deliveries, ms.head = -1, lk.depth, 0, false
+	ms.flow, ms.depth, ms.deliveries, ms.head = -1, int32(lk.depth), 0, false
 	if pj := lk.pj; pj != nil {
-		ms.depth = pj.depth + 1
+		ms.depth = int32(pj.depth) + 1
 	}
 	if f := lk.flow; f >= 0 && e.flows.at(f).gainOK() {
 		ms.flow = f
@@ -513,7 +513,7 @@ func (e *Engine) consume(c int32) {
 	// generation in parentGen and the consumer in user (linkDone reads
 	// none of them for a link without a parent that is not a root).
 	lk.issue, lk.parentGen, lk.user = mi, ms.gen, c
-	lk.flow, lk.depth = ms.flow, ms.depth
+	lk.flow, lk.depth = ms.flow, int8(ms.depth)
 	e.send(l, lk)
 }
 

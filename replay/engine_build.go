@@ -169,6 +169,9 @@ func (e *Engine) buildEdges(index map[string]int32) {
 	m := e.model
 	e.edges = make([]edge, len(m.Edges))
 	e.routes = make([]route, len(m.Edges)+len(m.Entries))
+	for i := range e.routes {
+		e.routes[i].self = int32(i)
+	}
 	parts := make([]int32, len(m.Nodes)) // bulkheads placed per callee
 	lastStage := map[int32]int{}
 	for _, i := range e.edgeOrder() {

@@ -11,6 +11,10 @@ import "math/bits"
 // cycle in the graph (a node that calls itself) cannot recurse forever.
 const maxDepth = 64
 
+// Job and link records keep depths (at most maxDepth+1) in an int8: this
+// fails to compile if maxDepth outgrows it.
+const _ = int8(maxDepth + 1)
+
 // maxJobs bounds the attempts in flight at once. A replay that needs more
 // (fan-out on a cycle multiplies calls at every turn) stops early, and
 // Replay and RunSeeds report ErrRunaway.
@@ -90,9 +94,9 @@ func (e *Engine) loop() {
 				// The job's own time is over: it fails, or calls its
 				// children.
 				switch {
-				case jb.failed:
+				case jb.failed():
 					e.finish(id, jb)
-				case len(jb.rt.callee.stages) == 0:
+				case len(e.rt(jb).callee.stages) == 0:
 					// A leaf: runStages would finish it at once.
 					jb.stage = 0
 					e.finish(id, jb)
@@ -159,12 +163,12 @@ func (e *Engine) newLink(r, p int32, pgen uint32, jb *job, is int32, u int32) (i
 	lk := e.links.at(l)
 	lk.seq++
 	lk.live, lk.waiting = true, false
-	lk.route, lk.rt = r, &e.routes[r]
+	lk.rt = &e.routes[r]
 	lk.parent, lk.parentGen, lk.issue, lk.user = p, pgen, is, u
 	lk.attempt, lk.job, lk.prev, lk.next = 0, -1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = jb
-	lk.low = jb != nil && jb.low
+	lk.low = jb != nil && jb.low()
 	if e.flowOn {
 		// Read only when flows are kept (linkDone, asyncDone, accept).
 		lk.flow = -1
@@ -199,12 +203,12 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	lk.seq += 2 // newLink's and send's
 	seq := lk.seq
 	lk.live, lk.waiting = true, true
-	lk.route, lk.rt = ri, r
+	lk.rt = r
 	lk.parent, lk.parentGen, lk.issue, lk.user = p, pgen, is, -1
 	lk.attempt, lk.prev, lk.next = 1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = pj
-	lk.low = pj.low
+	lk.low = pj.low()
 	if e.kids {
 		e.linkKid(l, lk, pj)
 	}
@@ -218,16 +222,15 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 	e.njobs++
 	n := r.callee
 	jb.state = jsNet
-	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
-	jb.link, jb.linkSeq, jb.rt = l, seq, r
-	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
-	jb.low = lk.low
+	jb.abandoned = false
+	jb.link, jb.linkSeq, jb.route = l, seq, r.self
+	jb.pending, jb.issues, jb.kids, jb.zoff = 0, -1, -1, 0
+	jb.fl = lowFlag(lk.low)
 	lk.job, lk.jobGen = j, jb.gen
 	jb.depth = pj.depth + 1
 	if pj.abandoned {
 		// Zombie work from the start (send).
 		jb.abandoned = true
-		jb.abandonAt = e.now
 	}
 	// arrive
 	jb.arrive = e.now
@@ -305,14 +308,14 @@ func (e *Engine) callFull(ri int32, r *route, p int32, pgen uint32, pj *job, is 
 // parent keeps no list of its calls), so the attempt's link would wait
 // for exactly this job and end when it answers. An attempt that starts
 // at once therefore keeps only what finishLeaf or finishLean needs: a
-// job record and no link, with the caller in job.parent, job.parentGen
-// and job.issue. An attempt that must queue takes a link as well
+// job record and no link, with the caller in the job's link, linkSeq
+// and kids (job.leanCaller). An attempt that must queue takes a link as well
 // (callQueued). Counters, draws and events are those of callFull, in the
 // same order.
 //
 // A leaf's attempt (route.leaf) is answered exactly when its work ends
 // (evLeafDone, finishLeaf). A parent's runs its stages as any job does
-// (evJobDone, runStages), and ends in finishLean, which a link of -1
+// (evJobDone, runStages), and ends in finishLean, which a negative link
 // marks: it sets what runStages, its children's answers and finishLean
 // read, some twenty stores and checks fewer than callFull's link and job.
 func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int32) {
@@ -347,22 +350,23 @@ func (e *Engine) call(ri int32, r *route, p int32, pgen uint32, pj *job, is int3
 	j := e.jobs.alloc()
 	jb := e.jobs.at(j)
 	e.njobs++
-	jb.parent, jb.parentGen, jb.issue = p, pgen, is
+	// The caller, as leanCaller reads it; the negative link also tells
+	// finish that the attempt is lean.
+	jb.link, jb.linkSeq, jb.kids = ^p, pgen, is
 	if e.flowOn {
 		jb.flow = pj.flow
 	}
-	jb.rt, jb.rep = r, rep
+	jb.route, jb.rep = r.self, rep
 	jb.state = jsRunning
 	jb.arrive, jb.start = e.now, e.now
 	// What runStages, a parent's children and finishLean read, stored
 	// for a leaf's attempt too, which never reads them: whether the
 	// callee is a leaf is a coin toss to a predictor, and these stores
 	// cost less than its misses.
-	jb.link = -1 // lean: finish hands it to finishLean
-	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
-	jb.pending, jb.issues, jb.kids = 0, -1, -1
+	jb.abandoned = false
+	jb.pending, jb.issues = 0, -1
 	jb.depth = pj.depth + 1
-	jb.low = pj.low
+	jb.fl = lowFlag(pj.low())
 	kind := r.done
 	rp.busy++
 	n.busy++ // busyAdd(n, 1), by hand: nm is in e.now's window
@@ -412,12 +416,12 @@ func (e *Engine) callQueued(ri int32, r *route, p int32, pgen uint32, pj *job, i
 	lk.seq += 2
 	seq := lk.seq
 	lk.live, lk.waiting = true, true
-	lk.route, lk.rt = ri, r
+	lk.rt = r
 	lk.parent, lk.parentGen, lk.issue, lk.user = p, pgen, is, -1
 	lk.attempt, lk.prev, lk.next = 1, -1, -1
 	lk.first, lk.backoff, lk.depth = e.now, 0, 0
 	lk.pj = pj
-	lk.low = pj.low
+	lk.low = pj.low()
 	j := e.jobs.alloc()
 	jb := e.jobs.at(j)
 	if e.flowOn {
@@ -427,15 +431,14 @@ func (e *Engine) callQueued(ri int32, r *route, p int32, pgen uint32, pj *job, i
 	e.njobs++
 	n := r.callee
 	jb.state = jsNet
-	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
-	jb.link, jb.linkSeq, jb.rt = l, seq, r
-	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
-	jb.low = lk.low
+	jb.abandoned = false
+	jb.link, jb.linkSeq, jb.route = l, seq, r.self
+	jb.pending, jb.issues, jb.kids, jb.zoff = 0, -1, -1, 0
+	jb.fl = lowFlag(lk.low)
 	lk.job, lk.jobGen = j, jb.gen
 	jb.depth = pj.depth + 1
 	if pj.abandoned {
 		jb.abandoned = true
-		jb.abandonAt = e.now
 	}
 	jb.arrive = e.now
 	jb.rep = rep
@@ -498,10 +501,10 @@ func (e *Engine) send(l int32, lk *link) {
 	e.njobs++
 	gen := jb.gen
 	jb.state = jsNet
-	jb.failed, jb.abandoned, jb.childFail, jb.refused = false, false, false, false
-	jb.link, jb.linkSeq, jb.rt = l, seq, r
-	jb.qnext, jb.pending, jb.issues, jb.kids = -1, 0, -1, -1
-	jb.low = lk.low
+	jb.abandoned = false
+	jb.link, jb.linkSeq, jb.route = l, seq, r.self
+	jb.pending, jb.issues, jb.kids, jb.zoff = 0, -1, -1, 0
+	jb.fl = lowFlag(lk.low)
 	lk.job, lk.jobGen = j, gen
 	jb.depth = lk.depth
 	if pj := lk.pj; pj != nil {
@@ -510,11 +513,10 @@ func (e *Engine) send(l int32, lk *link) {
 		// from the start.
 		if pj.gen == lk.parentGen && pj.abandoned {
 			jb.abandoned = true
-			jb.abandonAt = e.now
 		}
 	}
 	if r.timeout > 0 {
-		e.addTimer(lk.route, l, seq)
+		e.addTimer(r.self, l, seq)
 	}
 	if r.netOn {
 		e.q.push(e.now+r.netTicks(e.perMS), evJobArrive, j, gen)

@@ -14,8 +14,9 @@ func (e *Engine) finish(j int32, jb *job) {
 		e.finishLean(j, jb)
 		return
 	}
-	n := jb.rt.callee
-	ok := !jb.failed && !jb.childFail
+	r := e.rt(jb)
+	n := r.callee
+	ok := !jb.failed() && !jb.childFail()
 	// n.nm.latency.add(e.now - jb.arrive), by hand: add does not
 	// inline with its call to grow.
 	h := &n.nm.latency
@@ -28,9 +29,9 @@ func (e *Engine) finish(j int32, jb *job) {
 	h.n++
 	e.m.slotTicks += e.now - jb.start
 	if jb.abandoned || !ok {
-		e.finishBadly(jb, n)
+		e.finishBadly(j, jb, n)
 	}
-	l, seq, r, rep := jb.link, jb.linkSeq, jb.rt, jb.rep
+	l, seq, rep := jb.link, jb.linkSeq, jb.rep
 	lk := e.link(l)
 	if jb.issues >= 0 {
 		e.freeIssues(jb)
@@ -87,7 +88,7 @@ func (e *Engine) finish(j int32, jb *job) {
 		return
 	}
 	pj.pending--
-	if ed := r.ed; is >= 0 || ed.shared || pj.childFail {
+	if ed := r.ed; is >= 0 || ed.shared || pj.childFail() {
 		e.childDone(p, pj, is, ed)
 		return
 	}
@@ -104,7 +105,8 @@ func (e *Engine) finish(j int32, jb *job) {
 // its work, and its caller waits for it. The steps are finish's, in the
 // same order, without those its kind of call never needs.
 func (e *Engine) finishLeaf(j int32, jb *job) {
-	n := jb.rt.callee
+	r := e.rt(jb)
+	n := r.callee
 	h := &n.nm.latency
 	o, s := histBucket(uint64(e.now - jb.arrive))
 	c := h.oct[o]
@@ -114,8 +116,8 @@ func (e *Engine) finishLeaf(j int32, jb *job) {
 	c[s&(1<<histSub-1)]++
 	h.n++
 	e.m.slotTicks += e.now - jb.start
-	rep, r := jb.rep, jb.rt
-	p, pgen, is := jb.parent, jb.parentGen, jb.issue
+	rep := jb.rep
+	p, pgen, is := jb.leanCaller()
 	pj := e.jobs.at(p)
 	rp := &n.reps[rep]
 	rp.busy--
@@ -137,7 +139,7 @@ func (e *Engine) finishLeaf(j int32, jb *job) {
 		return
 	}
 	pj.pending--
-	if ed := r.ed; is >= 0 || ed.shared || pj.childFail {
+	if ed := r.ed; is >= 0 || ed.shared || pj.childFail() {
 		e.childDone(p, pj, is, ed)
 		return
 	}
@@ -156,8 +158,9 @@ func (e *Engine) finishLeaf(j int32, jb *job) {
 // needs: it cannot fail on its own (its node has no overload curve) nor
 // be abandoned (nothing times out), but a child's failure can fail it.
 func (e *Engine) finishLean(j int32, jb *job) {
-	n := jb.rt.callee
-	ok := !jb.childFail
+	r := e.rt(jb)
+	n := r.callee
+	ok := !jb.childFail()
 	h := &n.nm.latency
 	o, s := histBucket(uint64(e.now - jb.arrive))
 	c := h.oct[o]
@@ -170,8 +173,8 @@ func (e *Engine) finishLean(j int32, jb *job) {
 	if !ok {
 		e.nodeFail(n)
 	}
-	rep, r := jb.rep, jb.rt
-	p, pgen, is := jb.parent, jb.parentGen, jb.issue
+	rep := jb.rep
+	p, pgen, is := jb.leanCaller()
 	pj := e.jobs.at(p)
 	if jb.issues >= 0 {
 		e.freeIssues(jb)
@@ -200,7 +203,7 @@ func (e *Engine) finishLean(j int32, jb *job) {
 		return
 	}
 	pj.pending--
-	if ed := r.ed; is >= 0 || ed.shared || pj.childFail {
+	if ed := r.ed; is >= 0 || ed.shared || pj.childFail() {
 		e.childDone(p, pj, is, ed)
 		return
 	}
@@ -221,18 +224,19 @@ func (e *Engine) finishLean(j int32, jb *job) {
 //
 //go:noinline
 func (e *Engine) leanFailed(j int32, jb *job, n *node, rep int32) {
-	r := jb.rt
+	r := e.rt(jb)
 	l := e.links.alloc()
 	lk := e.links.at(l)
 	lk.seq += 3 // call's two and the answer's
 	lk.live, lk.waiting = true, false
-	lk.route, lk.rt = r.edge, r // an edge's route has the edge's index
-	lk.parent, lk.parentGen, lk.issue, lk.pj = jb.parent, jb.parentGen, jb.issue, e.jobs.at(jb.parent)
+	lk.rt = r
+	p, pgen, is := jb.leanCaller()
+	lk.parent, lk.parentGen, lk.issue, lk.pj = p, pgen, is, e.jobs.at(p)
 	lk.flow = jb.flow
 	lk.user = -1
 	lk.attempt, lk.job, lk.prev, lk.next = 1, -1, -1, -1
 	lk.first, lk.backoff, lk.depth = jb.arrive, 0, 0
-	lk.low = jb.low
+	lk.low = jb.low()
 	e.freeJob(j, jb)
 	if n.reps[rep].qlen > 0 {
 		e.drain(n, rep)
@@ -241,11 +245,11 @@ func (e *Engine) leanFailed(j int32, jb *job, n *node, rep int32) {
 }
 
 // finishBadly counts a job that finishes as zombie work or failed.
-func (e *Engine) finishBadly(jb *job, n *node) {
+func (e *Engine) finishBadly(j int32, jb *job, n *node) {
 	if jb.abandoned {
 		e.m.zombies++
 		n.nm.zombies++
-		e.m.zombieTicks += e.now - max(jb.start, jb.abandonAt)
+		e.m.zombieTicks += e.now - e.zombieFrom(j, jb)
 		return
 	}
 	e.nodeFail(n)

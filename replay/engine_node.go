@@ -10,10 +10,11 @@ import "math"
 // arrive places job j (whose record is jb) that reached its callee: on
 // a free slot, in a queue, or back to the caller when the queue is full.
 func (e *Engine) arrive(j int32, jb *job) {
-	n := jb.rt.callee
+	r := e.rt(jb)
+	n := r.callee
 	jb.arrive = e.now
 	e.nodeCall(n)
-	rep := jb.rt.base // the replica's shared slots, or its bulkhead's
+	rep := r.base // the replica's shared slots, or its bulkhead's
 	if n.replicas > 1 {
 		if n.lb == lbRoundRobin {
 			// pickReplica's default, inline.
@@ -35,7 +36,7 @@ func (e *Engine) arrive(j int32, jb *job) {
 // queue is full.
 func (e *Engine) enqueue(j int32, jb *job, n *node) {
 	rp := &n.reps[jb.rep]
-	if full, shed := n.qcap > 0 && rp.qlen >= n.qcap, jb.low && rp.qlen >= n.shedLow; full || shed {
+	if full, shed := n.qcap > 0 && rp.qlen >= n.qcap, jb.low() && rp.qlen >= n.shedLow; full || shed {
 		if shed && !full {
 			// A priority split turns the low class away first.
 			e.m.shed++
@@ -43,7 +44,7 @@ func (e *Engine) enqueue(j int32, jb *job, n *node) {
 			e.m.rejectedQueue++
 		}
 		e.nodeReject(n)
-		l, seq, r := jb.link, jb.linkSeq, jb.rt
+		l, seq, r := jb.link, jb.linkSeq, e.rt(jb)
 		lk := e.link(l)
 		e.freeJob(j, jb)
 		// A caller that gave up has moved on; one that still waits (a
@@ -61,8 +62,9 @@ func (e *Engine) enqueue(j int32, jb *job, n *node) {
 		return
 	}
 	jb.state = jsQueued
+	jb.setQnext(-1)
 	if rp.qtail >= 0 {
-		e.jobs.at(rp.qtail).qnext = j
+		e.jobs.at(rp.qtail).setQnext(j)
 	} else {
 		rp.qhead = j
 	}
@@ -87,7 +89,7 @@ func (e *Engine) enqueue(j int32, jb *job, n *node) {
 // drops it when its caller has given up and the node propagates
 // deadlines.
 func (e *Engine) start(j int32, jb *job, rp *replica) {
-	n := jb.rt.callee
+	n := e.rt(jb).callee
 	if jb.abandoned && n.deadline {
 		e.drop(j, jb, n)
 		return
@@ -110,16 +112,21 @@ func (e *Engine) start(j int32, jb *job, rp *replica) {
 	jb.state = jsRunning
 	jb.start = e.now
 	if n.overOn {
+		// A job starts once, with jfFailed clear since it was made.
+		var failed bool
 		if n.curveFail {
 			p, _ := n.curve.FailAt(load)
-			jb.failed = n.failR.Float64() < p
+			failed = n.failR.Float64() < p
 		} else {
-			jb.failed = e.overloaded(n)
+			failed = e.overloaded(n)
+		}
+		if failed {
+			jb.fl |= jfFailed
 		}
 	}
 	e.m.starts++
 	var d int64 // ticks
-	if jb.failed && n.failSvcOn {
+	if jb.failed() && n.failSvcOn {
 		d = n.svcTicks(n.failSvc.draw(n.svcR.Rand))
 	} else if n.svcBatched {
 		// The next of svcBuf (see refillSvc).
@@ -206,16 +213,16 @@ func (e *Engine) drain(n *node, r int32) {
 	for rp.qlen > 0 && (rp.conc == 0 || rp.busy < rp.conc) {
 		j := rp.qhead
 		jb := e.jobs.at(j)
-		rp.qhead = jb.qnext
+		rp.qhead = jb.qnext() // before start overwrites it
 		if rp.qhead < 0 {
 			rp.qtail = -1
 		}
 		rp.qlen--
-		if jb.refused || (jb.abandoned && n.deadline) {
+		if jb.refused() || (jb.abandoned && n.deadline) {
 			rp.qdead--
 		}
 		e.queuedAdd(n, -1)
-		if jb.refused {
+		if jb.refused() {
 			e.freeJob(j, jb) // its caller heard at the cap
 			continue
 		}
@@ -229,11 +236,11 @@ func (e *Engine) drain(n *node, r int32) {
 // more (qdead), and leaves it unserved when it reaches its head (drain).
 func (e *Engine) onWaitCap(j int32, gen uint32) {
 	jb := e.jobs.at(j)
-	if jb.gen != gen || jb.state != jsQueued || jb.refused {
+	if jb.gen != gen || jb.state != jsQueued || jb.refused() {
 		return
 	}
-	n := jb.rt.callee
-	jb.refused = true
+	n := e.rt(jb).callee
+	jb.fl |= jfRefused
 	if !(jb.abandoned && n.deadline) {
 		n.reps[jb.rep].qdead++
 	}
@@ -242,7 +249,7 @@ func (e *Engine) onWaitCap(j int32, gen uint32) {
 	lk, seq := e.link(jb.link), jb.linkSeq
 	if lk.live && lk.seq == seq && lk.waiting {
 		at := e.now
-		if r := jb.rt; r.netOn {
+		if r := e.rt(jb); r.netOn {
 			at += r.netTicks(e.perMS)
 		}
 		e.q.push(at, evRespFail, jb.link, seq)

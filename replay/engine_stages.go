@@ -8,7 +8,7 @@ package replay
 // jb), moving on while a stage has nothing to wait for, and finishes the
 // job after the last.
 func (e *Engine) runStages(j int32, jb *job) {
-	n := jb.rt.callee
+	n := e.rt(jb).callee
 	if jb.depth >= maxDepth && len(n.stages) > 0 {
 		// A cycle of calls that never ends: stop it here.
 		e.m.truncated++
@@ -38,7 +38,7 @@ func (e *Engine) runStages(j int32, jb *job) {
 			if ed.async {
 				for k := int32(0); k < c; k++ {
 					l, lk := e.newLink(ei, -1, 0, nil, -1, -1)
-					lk.depth, lk.low = jb.depth+1, jb.low
+					lk.depth, lk.low = jb.depth+1, jb.low()
 					if e.flowOn {
 						lk.flow = e.flowGain(jb.flow)
 					}

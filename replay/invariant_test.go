@@ -85,7 +85,7 @@ func TestInvariants(t *testing.T) {
 					for r := range n.reps {
 						rp := &n.reps[r]
 						c := int32(0)
-						for j := rp.qhead; j >= 0; j = e.jobs.at(j).qnext {
+						for j := rp.qhead; j >= 0; j = e.jobs.at(j).qnext() {
 							c++
 							if st := e.jobs.at(j).state; st != jsQueued {
 								t.Fatalf("seed 1, event %d %+v: node %s: queued job %d has state %d", events, ev, n.name, j, st)
