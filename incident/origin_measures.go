@@ -56,10 +56,12 @@ func persistence(js []judgement, c int) float64 {
 	return float64(out) / float64(judged)
 }
 
-// lasting says whether a node's change lasts: at least half of its
-// judged windows from the onset on are out of range (persistence).
+// lasting says whether a node's change lasts: more than half of its
+// judged windows from the onset on are out of range (persistence). A
+// change out in exactly half came back and stayed back as long as it
+// was out: no majority says it lasts (issue 38, 2023-01-29 10:12:48).
 func lasting(st *nodeState) bool {
-	return persistence(st.js, st.change) >= 0.5
+	return persistence(st.js, st.change) > 0.5
 }
 
 // metricRise is the largest log ratio of a saturation metric to its
