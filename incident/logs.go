@@ -241,7 +241,7 @@ func matchTemplate(t string, ref []string) (string, bool) {
 		}
 		ok := true
 		for k := range a {
-			if a[k] != b[k] && a[k] != "<*>" && b[k] != "<*>" {
+			if a[k] != b[k] && a[k] != "<*>" && b[k] != "<*>" && !sameButDigits(a[k], b[k]) {
 				ok = false
 				break
 			}
@@ -251,6 +251,38 @@ func matchTemplate(t string, ref []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// sameButDigits reports whether two tokens differ only in the numbers
+// they hold ("82]" and "112]"): a number a template miner left in a
+// template is a parameter of the statement, not its text, and a
+// statement whose number changed did not stop (issue 38: ts-security-
+// service's "[Last One Hour: 118 Total Valid Order: 82]" in the
+// reference, "169 … 112" in the incident's capture).
+func sameButDigits(a, b string) bool {
+	digits := false
+	for a != "" && b != "" {
+		da, db := leadingDigits(a), leadingDigits(b)
+		switch {
+		case da > 0 && db > 0:
+			digits = true
+			a, b = a[da:], b[db:]
+		case a[0] == b[0] && da == 0 && db == 0:
+			a, b = a[1:], b[1:]
+		default:
+			return false
+		}
+	}
+	return digits && a == "" && b == ""
+}
+
+// leadingDigits is the length of the run of ASCII digits s begins with.
+func leadingDigits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // logJudgements judges each node's logs window by window from scan on
