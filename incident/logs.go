@@ -67,12 +67,15 @@ type logAcc struct {
 	lines map[string]map[int64]int64
 	errs  map[string]map[int64]int64
 	tmpl  map[string]map[string]map[int64]int64
+	// errT marks, per service, the templates with an error record (see
+	// isErrorRecord): an error that stops is no fault.
+	errT map[string]map[string]bool
 }
 
 // readLogs counts src's records by width windows.
 func readLogs(ctx context.Context, src LogSource, width int64) (*logAcc, error) {
 	la := &logAcc{width: width, lines: map[string]map[int64]int64{}, errs: map[string]map[int64]int64{},
-		tmpl: map[string]map[string]map[int64]int64{}}
+		tmpl: map[string]map[string]map[int64]int64{}, errT: map[string]map[string]bool{}}
 	// Each count is of requests, not records: a request that writes a
 	// line in a loop, or an exception with its stack, counts once (the
 	// records of one request are not independent; the requests are).
@@ -112,6 +115,7 @@ func readLogs(ctx context.Context, src LogSource, width int64) (*logAcc, error) 
 			la.lines[svc] = map[int64]int64{}
 			la.errs[svc] = map[int64]int64{}
 			la.tmpl[svc] = map[string]map[int64]int64{}
+			la.errT[svc] = map[string]bool{}
 		}
 		if first(svc, "\x00all", r.TraceID, w) {
 			la.lines[svc][w]++
@@ -128,8 +132,13 @@ func readLogs(ctx context.Context, src LogSource, width int64) (*logAcc, error) 
 		if first(svc, t, r.TraceID, w) {
 			byW[w]++
 		}
-		if isErrorRecord(r) && first(svc, "\x00err", r.TraceID, w) {
-			la.errs[svc][w]++
+		if isErrorRecord(r) {
+			if !la.errT[svc][t] {
+				la.errT[svc][strings.Clone(t)] = true
+			}
+			if first(svc, "\x00err", r.TraceID, w) {
+				la.errs[svc][w]++
+			}
 		}
 		return nil
 	})
@@ -221,6 +230,17 @@ func (la *logAcc) steady(svc, t string, inRange func(int64) bool, share float64)
 		}
 	}
 	return miss <= logSteadyMiss
+}
+
+// watched reports whether template t of service svc is watched for a
+// stop: it is steady, and not an error record. An error statement that
+// stops is an error that went away: only a rise of errors counts, as
+// only a rise of latency does (issue 38: ts-preserve-service's
+// dispatcherServlet exception, in the reference and not in the
+// incident's capture, stood first for 2023-01-29 08:52:06 and, once
+// its explainer's false stop was gone, for 10:12:48).
+func (la *logAcc) watched(svc, t string, inRange func(int64) bool, share float64) bool {
+	return !la.errT[svc][t] && la.steady(svc, t, inRange, share)
 }
 
 // matchTemplate maps a template of the incident's capture to one of the
@@ -391,7 +411,7 @@ func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, 
 			normSrc, normRange = ra, func(int64) bool { return true }
 		}
 		for _, t := range refT {
-			if nl.win == 0 || !normSrc.steady(name, t, normRange, float64(nl.tmpl[t])/float64(nl.lines)) {
+			if nl.win == 0 || !normSrc.watched(name, t, normRange, float64(nl.tmpl[t])/float64(nl.lines)) {
 				continue
 			}
 			xs := make([]float64, nw)

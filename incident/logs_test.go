@@ -311,3 +311,26 @@ func TestSameButDigits(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchedStop: a steady template is watched for a stop, unless its
+// records are errors: an error that went away is no fault.
+func TestWatchedStop(t *testing.T) {
+	la := &logAcc{lines: map[string]map[int64]int64{}, tmpl: map[string]map[string]map[int64]int64{},
+		errT: map[string]map[string]bool{}}
+	for _, svc := range []string{"ok", "err"} {
+		la.lines[svc] = map[int64]int64{0: 5, 1: 5, 2: 5}
+		la.tmpl[svc] = map[string]map[int64]int64{"t": {0: 5, 1: 5, 2: 5}}
+	}
+	la.errT["err"] = map[string]bool{"t": true}
+	all := func(int64) bool { return true }
+	tests := []struct {
+		svc  string
+		want bool
+	}{{"ok", true}, {"err", false}}
+	for _, tc := range tests {
+		t.Run(tc.svc, func(t *testing.T) {
+			require.True(t, la.steady(tc.svc, "t", all, 1))
+			require.Equal(t, tc.want, la.watched(tc.svc, "t", all, 1))
+		})
+	}
+}
