@@ -250,6 +250,7 @@ func TestDatedFirst(t *testing.T) {
 		}
 		return n
 	}
+	tmpl := func(n NodeChange, metric string) NodeChange { n.Metric = metric; return n }
 	tests := []struct {
 		name      string
 		changes   []NodeChange
@@ -266,6 +267,14 @@ func TestDatedFirst(t *testing.T) {
 			[]bool{true, true}, []int{0, 1}},
 		{"equal scores: the dated one", []NodeChange{ch("early", 1, false), ch("dated", 1, false)},
 			[]bool{true, false}, []int{1, 0}},
+		// A template new, risen or stopped from the start is how the
+		// two captures were mined: it never leads, however large.
+		{"large early template yields", []NodeChange{tmpl(ch("early", 3, false), "log_new"), ch("dated", 1.2, false)},
+			[]bool{true, false}, []int{1, 0}},
+		{"large early stop yields", []NodeChange{tmpl(ch("early", 3, false), "log_stopped"), ch("dated", 1.2, false)},
+			[]bool{true, false}, []int{1, 0}},
+		{"large early error records stay", []NodeChange{tmpl(ch("early", 3, false), "log_errors"), ch("dated", 1.2, false)},
+			[]bool{true, false}, []int{0, 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
