@@ -163,7 +163,7 @@ func ownChangeAt(js []judgement, wins map[int64]*winAcc, lo int64, c int, cfg Co
 		if nb.n < int64(cfg.MinCount) {
 			return c
 		}
-		if nb.judge(wins[lo+int64(c)], cfg.Threshold, cfg.MinChange, cfg.MinCount).out {
+		if nb.judge(wins[lo+int64(c)], cfg.Threshold, cfg.MinChange, cfg.MinCount).out || ownOther(js[c]) {
 			return c
 		}
 		next := changeAt(js[c+1:], cfg.Persist)
@@ -173,6 +173,22 @@ func ownChangeAt(js []judgement, wins map[int64]*winAcc, lo int64, c int, cfg Co
 		c += 1 + next
 	}
 	return c
+}
+
+// ownOther reports whether a window's judgement holds, beside its
+// loudest metric, one out of range that is not windowed (a count test,
+// the logs, a saturation metric): each of those is judged against its
+// own normal, and the window's change stands on it even when the louder
+// windowed metric was there before the onset (issue 38, 2023-01-29
+// 10:20:10: ts-travel-service's errors, already in a few requests
+// before, hid its error records new from that window on).
+func ownOther(j judgement) bool {
+	for _, o := range j.others {
+		if o.out && !windowed(o.metric) {
+			return true
+		}
+	}
+	return false
 }
 
 // logErrorsBy reports whether a node's log changes hold a rise of

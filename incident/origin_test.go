@@ -286,3 +286,30 @@ func TestDatedFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnOther: a window whose loudest metric is windowed keeps its
+// change, against the capture's own windows, when another metric out
+// there is not windowed (judged against its own normal).
+func TestOwnOther(t *testing.T) {
+	out := func(m string) judgement { return judgement{judged: true, out: true, metric: m} }
+	in := func(m string) judgement { return judgement{judged: true, metric: m} }
+	tests := []struct {
+		name   string
+		others []judgement
+		want   bool
+	}{
+		{"alone", nil, false},
+		{"error records beside", []judgement{out("log_errors")}, true},
+		{"a template new beside", []judgement{out("log_new")}, true},
+		{"a saturation metric beside", []judgement{out("metric:CpuUsage(m)")}, true},
+		{"only windowed beside", []judgement{out("latency"), out("call_slow_share")}, false},
+		{"error records in range", []judgement{in("log_errors")}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j := out("error_rate")
+			j.others = tc.others
+			require.Equal(t, tc.want, ownOther(j))
+		})
+	}
+}
