@@ -329,3 +329,42 @@ func requestsBefore(wins map[int64]*winAcc, lo int64, c int) int64 {
 	}
 	return n
 }
+
+// commonCausePeers is how many other unexplained latency changes must
+// share a change's onset group for it to be a common cause's: more
+// than a pair, which a caller and its callee can make. Set from issue
+// 38's day A, where ts-order-, ts-basic- and ts-station-service slowed
+// together in five TrainTicket captures whatever the fault; not
+// searched.
+const commonCausePeers = 2
+
+// commonCause marks the unexplained changes led by latency (latency,
+// self time, slow share, as a node or as a caller) whose onset group
+// holds commonCausePeers or more other such changes: several services
+// that slowed at once, none explained along the call graph, point to
+// a cause they share outside it (a host, a database). A change led by
+// errors, the logs, a saturation metric or a count test is never one.
+func commonCause(states []*nodeState, changes []NodeChange, groups []int) []bool {
+	slowLed := func(i int) bool {
+		st := states[i]
+		if st.change < 0 || len(changes[i].ExplainedBy) > 0 {
+			return false
+		}
+		m := st.js[st.change].metric
+		return windowed(m) && strings.TrimPrefix(m, "call_") != "error_rate"
+	}
+	common := make([]bool, len(states))
+	for i := range states {
+		if !slowLed(i) {
+			continue
+		}
+		peers := 0
+		for k := range states {
+			if k != i && groups[k] == groups[i] && slowLed(k) {
+				peers++
+			}
+		}
+		common[i] = peers >= commonCausePeers
+	}
+	return common
+}

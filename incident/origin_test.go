@@ -313,3 +313,49 @@ func TestOwnOther(t *testing.T) {
 		})
 	}
 }
+
+// TestCommonCause: unexplained changes led by latency that three or
+// more services share an onset group with are a common cause's; a
+// pair (a caller and its callee can make one), a change led by errors,
+// the logs or a metric, and an explained change are not.
+func TestCommonCause(t *testing.T) {
+	type node struct {
+		change    int
+		metric    string
+		explained bool
+	}
+	tests := []struct {
+		name  string
+		nodes []node
+		want  []bool
+	}{
+		{"three slow at once", []node{{2, "latency", false}, {2, "self_time", false}, {3, "call_latency", false}, {6, "log_errors", false}},
+			[]bool{true, true, true, false}},
+		{"a pair", []node{{2, "latency", false}, {2, "slow_share", false}, {6, "latency", false}},
+			[]bool{false, false, false}},
+		{"errors, logs and metrics are their own", []node{{2, "latency", false}, {2, "error_rate", false}, {2, "log_stopped", false}, {2, "metric:CpuUsage(m)", false}},
+			[]bool{false, false, false, false}},
+		{"an explained one does not count", []node{{2, "latency", false}, {2, "latency", false}, {2, "latency", true}},
+			[]bool{false, false, false}},
+		{"another onset group", []node{{2, "latency", false}, {2, "latency", false}, {9, "latency", false}},
+			[]bool{false, false, false}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var states []*nodeState
+			var changes []NodeChange
+			for i, n := range tc.nodes {
+				js := make([]judgement, 10)
+				js[n.change] = judgement{judged: true, out: true, metric: n.metric}
+				states = append(states, &nodeState{name: fmt.Sprint(i), change: n.change, js: js})
+				c := NodeChange{Node: fmt.Sprint(i), Changed: true}
+				if n.explained {
+					c.ExplainedBy = []string{"x"}
+				}
+				changes = append(changes, c)
+			}
+			groups := onsetGroups(states, changes, DefaultConfig().Slack)
+			require.Equal(t, tc.want, commonCause(states, changes, groups))
+		})
+	}
+}
