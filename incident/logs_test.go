@@ -121,7 +121,8 @@ func TestIsErrorRecord(t *testing.T) {
 }
 
 func TestMatchTemplate(t *testing.T) {
-	ref := []string{"call <*> for order <*>", "[handle][Request complete][elapsed: <*> ms]", "ready"}
+	ref := []string{"call <*> for order <*>", "[handle][Request complete][elapsed: <*> ms]", "ready",
+		"[check][Last One Hour: 118 Total Valid Order: 82]"}
 	tests := []struct {
 		t, want string
 		ok      bool
@@ -131,6 +132,10 @@ func TestMatchTemplate(t *testing.T) {
 		{"call stock for order <*>", "call <*> for order <*>", true},
 		{"[handle][Request failed][status: <*>]", "", false},
 		{"not ready", "", false},
+		// A number left in a template is a parameter: the statement
+		// did not stop because its number changed (issue 38).
+		{"[check][Last One Hour: 169 Total Valid Order: 112]", "[check][Last One Hour: 118 Total Valid Order: 82]", true},
+		{"[check][Last Day: 169 Total Valid Order: 112]", "", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.t, func(t *testing.T) {
@@ -278,6 +283,54 @@ func TestSteady(t *testing.T) {
 				n += float64(la.tmpl[tc.svc]["t"][w])
 			}
 			require.Equal(t, tc.want, la.steady(tc.svc, "t", all, n/lines))
+		})
+	}
+}
+
+// TestSameButDigits: two tokens are one when they differ only in the
+// numbers they hold, whatever their lengths.
+func TestSameButDigits(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"82]", "112]", true},
+		{"118", "169", true},
+		{"#156", "#1560", true},
+		{"v2.1", "v10.3", true},
+		{"82]", "82)", false},
+		{"a1", "b1", false},
+		{"82", "82ms", false},
+		{"abc", "abc", false}, // no number: equal tokens are matched before
+		{"", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.a+"|"+tc.b, func(t *testing.T) {
+			require.Equal(t, tc.want, sameButDigits(tc.a, tc.b))
+			require.Equal(t, tc.want, sameButDigits(tc.b, tc.a))
+		})
+	}
+}
+
+// TestWatchedStop: a steady template is watched for a stop, unless its
+// records are errors: an error that went away is no fault.
+func TestWatchedStop(t *testing.T) {
+	la := &logAcc{lines: map[string]map[int64]int64{}, tmpl: map[string]map[string]map[int64]int64{},
+		errT: map[string]map[string]bool{}}
+	for _, svc := range []string{"ok", "err"} {
+		la.lines[svc] = map[int64]int64{0: 5, 1: 5, 2: 5}
+		la.tmpl[svc] = map[string]map[int64]int64{"t": {0: 5, 1: 5, 2: 5}}
+	}
+	la.errT["err"] = map[string]bool{"t": true}
+	all := func(int64) bool { return true }
+	tests := []struct {
+		svc  string
+		want bool
+	}{{"ok", true}, {"err", false}}
+	for _, tc := range tests {
+		t.Run(tc.svc, func(t *testing.T) {
+			require.True(t, la.steady(tc.svc, "t", all, 1))
+			require.Equal(t, tc.want, la.watched(tc.svc, "t", all, 1))
 		})
 	}
 }

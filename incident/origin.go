@@ -553,6 +553,7 @@ func (a *analysis) orderChanges() (order, groups []int) {
 	for i, st := range states {
 		lasts[i] = st.change >= 0 && lasting(st)
 	}
+	common := commonCause(states, changes, groups)
 	sort.SliceStable(order, func(i, j int) bool {
 		x, y := order[i], order[j]
 		sx, sy := states[x], states[y]
@@ -581,6 +582,12 @@ func (a *analysis) orderChanges() (order, groups []int) {
 		// elsewhere).
 		if px, py := lasts[x], lasts[y]; ex == 0 && px != py {
 			return px
+		}
+		// Then a change of its own before latency that several
+		// services took up at once: a cause they share outside the
+		// call graph (a host, a database), not one service's fault.
+		if cx, cy := common[x], common[y]; ex == 0 && cx != cy {
+			return cy
 		}
 		switch orderBy {
 		case orderScore:

@@ -136,6 +136,21 @@ func TestRootCause(t *testing.T) {
 			// them, so no path climbs from db.
 			origins: []string{"db", "cache"},
 		},
+		{
+			// cache slows for 40 s from 40 s and is back in range for
+			// the 40 s left: out in exactly half of its judged windows
+			// from its change on. That is no majority: it passed, and
+			// db, slow from 90 s to the end, comes first (issue 38,
+			// 2023-01-29 10:12:48: ts-order-service out 3 windows of 6).
+			name: "a change out in half its windows has passed",
+			s: synth{slow: func(svc string, t float64) float64 {
+				if svc == "cache" && t >= 40 && t < 80 {
+					return 6
+				}
+				return step("db", 90, 4)(svc, t)
+			}, starve: none},
+			origins: []string{"db", "cache"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,6 +250,7 @@ func TestDatedFirst(t *testing.T) {
 		}
 		return n
 	}
+	tmpl := func(n NodeChange, metric string) NodeChange { n.Metric = metric; return n }
 	tests := []struct {
 		name      string
 		changes   []NodeChange
@@ -251,6 +267,14 @@ func TestDatedFirst(t *testing.T) {
 			[]bool{true, true}, []int{0, 1}},
 		{"equal scores: the dated one", []NodeChange{ch("early", 1, false), ch("dated", 1, false)},
 			[]bool{true, false}, []int{1, 0}},
+		// A template new, risen or stopped from the start is how the
+		// two captures were mined: it never leads, however large.
+		{"large early template yields", []NodeChange{tmpl(ch("early", 3, false), "log_new"), ch("dated", 1.2, false)},
+			[]bool{true, false}, []int{1, 0}},
+		{"large early stop yields", []NodeChange{tmpl(ch("early", 3, false), "log_stopped"), ch("dated", 1.2, false)},
+			[]bool{true, false}, []int{1, 0}},
+		{"large early error records stay", []NodeChange{tmpl(ch("early", 3, false), "log_errors"), ch("dated", 1.2, false)},
+			[]bool{true, false}, []int{0, 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -259,6 +283,79 @@ func TestDatedFirst(t *testing.T) {
 				order[i] = i
 			}
 			require.Equal(t, tc.want, datedFirst(order, tc.changes, tc.startDiff))
+		})
+	}
+}
+
+// TestOwnOther: a window whose loudest metric is windowed keeps its
+// change, against the capture's own windows, when another metric out
+// there is not windowed (judged against its own normal).
+func TestOwnOther(t *testing.T) {
+	out := func(m string) judgement { return judgement{judged: true, out: true, metric: m} }
+	in := func(m string) judgement { return judgement{judged: true, metric: m} }
+	tests := []struct {
+		name   string
+		others []judgement
+		want   bool
+	}{
+		{"alone", nil, false},
+		{"error records beside", []judgement{out("log_errors")}, true},
+		{"a template new beside", []judgement{out("log_new")}, true},
+		{"a saturation metric beside", []judgement{out("metric:CpuUsage(m)")}, true},
+		{"only windowed beside", []judgement{out("latency"), out("call_slow_share")}, false},
+		{"error records in range", []judgement{in("log_errors")}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j := out("error_rate")
+			j.others = tc.others
+			require.Equal(t, tc.want, ownOther(j))
+		})
+	}
+}
+
+// TestCommonCause: unexplained changes led by latency that three or
+// more services share an onset group with are a common cause's; a
+// pair (a caller and its callee can make one), a change led by errors,
+// the logs or a metric, and an explained change are not.
+func TestCommonCause(t *testing.T) {
+	type node struct {
+		change    int
+		metric    string
+		explained bool
+	}
+	tests := []struct {
+		name  string
+		nodes []node
+		want  []bool
+	}{
+		{"three slow at once", []node{{2, "latency", false}, {2, "self_time", false}, {3, "call_latency", false}, {6, "log_errors", false}},
+			[]bool{true, true, true, false}},
+		{"a pair", []node{{2, "latency", false}, {2, "slow_share", false}, {6, "latency", false}},
+			[]bool{false, false, false}},
+		{"errors, logs and metrics are their own", []node{{2, "latency", false}, {2, "error_rate", false}, {2, "log_stopped", false}, {2, "metric:CpuUsage(m)", false}},
+			[]bool{false, false, false, false}},
+		{"an explained one does not count", []node{{2, "latency", false}, {2, "latency", false}, {2, "latency", true}},
+			[]bool{false, false, false}},
+		{"another onset group", []node{{2, "latency", false}, {2, "latency", false}, {9, "latency", false}},
+			[]bool{false, false, false}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var states []*nodeState
+			var changes []NodeChange
+			for i, n := range tc.nodes {
+				js := make([]judgement, 10)
+				js[n.change] = judgement{judged: true, out: true, metric: n.metric}
+				states = append(states, &nodeState{name: fmt.Sprint(i), change: n.change, js: js})
+				c := NodeChange{Node: fmt.Sprint(i), Changed: true}
+				if n.explained {
+					c.ExplainedBy = []string{"x"}
+				}
+				changes = append(changes, c)
+			}
+			groups := onsetGroups(states, changes, DefaultConfig().Slack)
+			require.Equal(t, tc.want, commonCause(states, changes, groups))
 		})
 	}
 }
