@@ -126,9 +126,13 @@ const (
 // index of dispersion D = variance/mean says which: Shape is closed when
 // D < 0.5 (clients spend more time waiting than thinking, where the
 // feedback of a closed loop changes what a slowdown does), with
-// Clients = max(peak, round(mean/(1 − D))) and ThinkMS = Clients/X − R
-// by Little's law (X the root rate, R the mean root latency); otherwise
-// open, replayed as Poisson arrivals at the entries' rates.
+// Clients = max(peak, round(mean/(1 − D))) and ThinkMS the mean time
+// from an answer to the same client's next request: the starts after
+// the first Clients less the answers before the last Clients, over
+// their count (Little's law over the think periods themselves, so the
+// capture's edges, where clients had not begun or were done, are not
+// read as thinking); otherwise open, replayed as Poisson arrivals at
+// the entries' rates.
 type Load struct {
 	Shape string `json:"shape"`
 	// Roots counts the root requests read (at most the first 1,048,576).
