@@ -262,7 +262,7 @@ func shortConfidence(inc *incident.Incident) string {
 		}
 	}
 	if t := inc.Track; t != nil {
-		s += fmt.Sprintf("; first origins that led by %s were right %d of %d times on held-out faults", bandText(t.Band), t.Right, t.Answers)
+		s += fmt.Sprintf("; first origins that led by %s were right %d of %d times on faults held out when counted", bandText(t.Band), t.Right, t.Answers)
 	}
 	return s
 }
@@ -275,7 +275,7 @@ func trackText(inc *incident.Incident) string {
 	if t == nil {
 		return ""
 	}
-	return fmt.Sprintf("; on held-out faults (%s) first origins that led by %s were right %d of %d times", t.Day, bandText(t.Band), t.Right, t.Answers)
+	return fmt.Sprintf("; on faults held out when counted (%s) first origins that led by %s were right %d of %d times", t.Day, bandText(t.Band), t.Right, t.Answers)
 }
 
 // bandText writes a confidence band, "0.7 to 0.8", as the shares of the
