@@ -42,7 +42,7 @@ func Prepare(ctx context.Context, m *cascade.Model, cfg Config) (*Prepared, erro
 	if cfg.Shard.Sharded() || cfg.Prefix != nil {
 		return nil, errors.New("prepare: give neither a shard nor a prefix (Prepare replays the prefix the shards share)")
 	}
-	h, err := prefixHeader(m, cfg)
+	h, err := header(m, cfg, PrefixKind)
 	if err != nil {
 		return nil, err
 	}
@@ -56,10 +56,11 @@ func Prepare(ctx context.Context, m *cascade.Model, cfg Config) (*Prepared, erro
 	return &Prepared{PartialHeader: h, Prefix: sh.prefix}, nil
 }
 
-// prefixHeader is the header of the prefix of the ranking of m with cfg:
-// the hashes a shard's partial of the same ranking carries.
-func prefixHeader(m *cascade.Model, cfg Config) (replay.PartialHeader, error) {
-	h := replay.PartialHeader{Format: replay.PartialFormat, Version: replay.PartialVersion, Kind: PrefixKind}
+// header is the header of a ranking's file of kind for m and cfg: the
+// hashes of the model and of the config as a partial records it, which
+// a shard's partial and a prefix of the same ranking share.
+func header(m *cascade.Model, cfg Config, kind string) (replay.PartialHeader, error) {
+	h := replay.PartialHeader{Format: replay.PartialFormat, Version: replay.PartialVersion, Kind: kind}
 	mb, err := json.Marshal(m)
 	if err != nil {
 		return h, fmt.Errorf("encode model: %w", err)
@@ -102,14 +103,9 @@ func DecodePrepared(data []byte) (*Prepared, error) {
 	return &p, nil
 }
 
-// checkPrefix checks that the prefix given in cfg was prepared for this
-// model and config.
-func checkPrefix(m *cascade.Model, cfg Config) error {
-	p := cfg.Prefix
-	want, err := prefixHeader(m, cfg)
-	if err != nil {
-		return err
-	}
+// checkPrefix checks that prefix p was prepared for the ranking whose
+// partial's header is want.
+func checkPrefix(p *Prepared, want replay.PartialHeader) error {
 	switch {
 	case p.InputsHash != want.InputsHash:
 		return fmt.Errorf("%w: it was prepared for another model (%s, this one %s)", ErrPrefix, p.InputsHash, want.InputsHash)

@@ -303,23 +303,15 @@ func RunShard(ctx context.Context, m *cascade.Model, cfg Config) (*Partial, erro
 	if !cfg.Shard.Sharded() {
 		return nil, fmt.Errorf("shard: %w", replay.ErrBadShard)
 	}
-	p := &Partial{PartialHeader: replay.PartialHeader{
-		Format: replay.PartialFormat, Version: replay.PartialVersion, Kind: PartialKind, Shard: cfg.Shard,
-	}}
-	mb, err := json.Marshal(m)
+	h, err := header(m, cfg, PartialKind)
 	if err != nil {
-		return nil, fmt.Errorf("encode model: %w", err)
+		return nil, err
 	}
-	p.Config = partialConfig(cfg)
-	cb, err := json.Marshal(p.Config)
-	if err != nil {
-		return nil, fmt.Errorf("encode config: %w", err)
-	}
-	p.InputsHash, p.ConfigHash = replay.Hash(mb), replay.Hash(cb)
-	p.Model = m
+	h.Shard = cfg.Shard
+	p := &Partial{PartialHeader: h, Config: partialConfig(cfg), Model: m}
 	sh := &sharding{shard: cfg.Shard, prefix: &Prefix{}}
 	if cfg.Prefix != nil {
-		if err := checkPrefix(m, cfg); err != nil {
+		if err := checkPrefix(cfg.Prefix, h); err != nil {
 			return nil, err
 		}
 		sh.prefix, sh.given, sh.from = cfg.Prefix.Prefix, true, "the prepared prefix"

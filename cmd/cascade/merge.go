@@ -229,19 +229,27 @@ func mergeError(err error) error {
 // writePartial writes a shard's partial result to path (atomically) and
 // says on w what it holds.
 func writePartial(w io.Writer, path string, h replay.PartialHeader, what string, encode func() ([]byte, error)) error {
+	if err := writeShardFile(path, "partial result", encode); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%s shard %s: %s, written to %s; cascade merge joins the %d partials\n",
+		h.Kind, h.Shard, what, path, h.Shard.Count)
+	return err
+}
+
+// writeShardFile writes what encode returns to path, atomically, making
+// its directory: the shards of one run share one, and the first to
+// finish makes it. what names the file in errors.
+func writeShardFile(path, what string, encode func() ([]byte, error)) error {
 	b, err := encode()
 	if err != nil {
 		return err
 	}
-	// The shards of one run share a directory; the first to finish makes
-	// it.
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write partial result: %w", err)
+		return fmt.Errorf("write %s: %w", what, err)
 	}
 	if err := writeFileAtomic(path, b); err != nil {
-		return fmt.Errorf("write partial result: %w", err)
+		return fmt.Errorf("write %s: %w", what, err)
 	}
-	_, err = fmt.Fprintf(w, "%s shard %s: %s, written to %s; cascade merge joins the %d partials\n",
-		h.Kind, h.Shard, what, path, h.Shard.Count)
-	return err
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"cascade/rank"
 	"cascade/replay"
@@ -39,18 +38,11 @@ func checkShardFlags(sh replay.Shard, shard, out, prefix string, prepare, model,
 // writePrepared writes a ranking's prepared prefix to path (atomically)
 // and says on w what it holds.
 func writePrepared(w io.Writer, path string, p *rank.Prepared) error {
-	b, err := p.Encode()
-	if err != nil {
+	if err := writeShardFile(path, "prefix", p.Encode); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write prefix: %w", err)
-	}
-	if err := writeFileAtomic(path, b); err != nil {
-		return fmt.Errorf("write prefix: %w", err)
-	}
 	regimes := len(p.Prefix.Baseline)
-	_, err = fmt.Fprintf(w, "rank prefix: the tick check, the baseline under %d traffic(s) and the capacity sweep, written to %s; give it to each shard with --%s %s\n",
+	_, err := fmt.Fprintf(w, "rank prefix: the tick check, the baseline under %d traffic(s) and the capacity sweep, written to %s; give it to each shard with --%s %s\n",
 		regimes, path, rankFlagPrefix, path)
 	return err
 }
