@@ -15,6 +15,18 @@ func (m *Model) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	m.validateHeader(add)
+	names := m.validateNodes(add)
+	m.validateEdges(names, add)
+	brokers := m.validateBrokers(add)
+	m.validateQueueLinks(names, brokers, add)
+	m.validateEntries(names, add)
+	return errors.Join(errs...)
+}
+
+// validateHeader checks the version and the load, which the rest of the
+// model does not depend on.
+func (m *Model) validateHeader(add func(error)) {
 	if m.Version != ModelVersion {
 		add(fmt.Errorf("version: %d, this cascade reads version %d", m.Version, ModelVersion))
 	}
@@ -28,6 +40,11 @@ func (m *Model) Validate() error {
 			add(errors.New("load: clients and think_ms must be finite and not negative"))
 		}
 	}
+}
+
+// validateNodes checks each node and returns the set of node names, which
+// edges, queues and entries are checked against.
+func (m *Model) validateNodes(add func(error)) map[string]bool {
 	names := map[string]bool{}
 	for i := range m.Nodes {
 		n := &m.Nodes[i]
@@ -39,48 +56,60 @@ func (m *Model) Validate() error {
 			add(fmt.Errorf("%s.name: %q appears twice", p, n.Name))
 		}
 		names[n.Name] = true
-		if n.Replicas < 1 {
-			add(fmt.Errorf("%s.replicas: %d, want at least 1", p, n.Replicas))
-		}
-		if n.Concurrency < 0 || n.QueueCap < 0 {
-			add(fmt.Errorf("%s: concurrency and queue_cap must not be negative", p))
-		}
-		if n.ShedLowAt < 0 {
-			add(fmt.Errorf("%s.shed_low_at: %d is negative", p, n.ShedLowAt))
-		}
-		if n.Queue == nil || n.Service.Kind != "" {
-			add(n.Service.Validate(p + ".service_ms")) // a queue has no service time
-		}
-		if n.FailService != nil {
-			add(n.FailService.Validate(p + ".fail_service_ms"))
-		}
-		switch n.LoadBalancer {
-		case "", "round-robin", "random", "least-loaded", "p2c":
-		default:
-			add(fmt.Errorf("%s.load_balancer: %q, want round-robin, random, least-loaded or p2c", p, n.LoadBalancer))
-		}
-		if o := n.Overload; o.Base < 0 || o.Base > 1 || o.Slope < 0 {
-			add(fmt.Errorf("%s.overload: base must be in [0, 1] and slope >= 0", p))
-		}
-		if g := n.Overload.Gaps; g != nil {
-			add(g.Validate(p + ".overload.failure_gaps"))
-		}
-		if !(n.WaitCapMS >= 0) || math.IsInf(n.WaitCapMS, 0) {
-			add(fmt.Errorf("%s.wait_cap_ms: %g, want a finite time >= 0", p, n.WaitCapMS))
-		}
-		if !(n.WaitSlowdown >= 0) || math.IsInf(n.WaitSlowdown, 0) {
-			add(fmt.Errorf("%s.wait_slowdown: %g, want a finite share >= 0", p, n.WaitSlowdown))
-		}
-		if c := n.LoadCurve; c != nil {
-			add(c.Validate(p + ".load_curve"))
-		}
-		if b := n.Breaker; b != nil && (b.Window < 1 || b.ErrorRate <= 0 || b.ErrorRate > 1 || b.OpenMS <= 0) {
-			add(fmt.Errorf("%s.breaker: needs window >= 1, error_rate in (0, 1] and open_ms > 0", p))
-		}
-		if q := n.Queue; q != nil {
-			add(validateQueue(p+".queue", q))
-		}
+		validateNode(p, n, add)
 	}
+	return names
+}
+
+// validateNode checks one node's own fields, those that need no other
+// part of the model; p is its path.
+func validateNode(p string, n *Node, add func(error)) {
+	if n.Replicas < 1 {
+		add(fmt.Errorf("%s.replicas: %d, want at least 1", p, n.Replicas))
+	}
+	if n.Concurrency < 0 || n.QueueCap < 0 {
+		add(fmt.Errorf("%s: concurrency and queue_cap must not be negative", p))
+	}
+	if n.ShedLowAt < 0 {
+		add(fmt.Errorf("%s.shed_low_at: %d is negative", p, n.ShedLowAt))
+	}
+	if n.Queue == nil || n.Service.Kind != "" {
+		add(n.Service.Validate(p + ".service_ms")) // a queue has no service time
+	}
+	if n.FailService != nil {
+		add(n.FailService.Validate(p + ".fail_service_ms"))
+	}
+	switch n.LoadBalancer {
+	case "", "round-robin", "random", "least-loaded", "p2c":
+	default:
+		add(fmt.Errorf("%s.load_balancer: %q, want round-robin, random, least-loaded or p2c", p, n.LoadBalancer))
+	}
+	if o := n.Overload; o.Base < 0 || o.Base > 1 || o.Slope < 0 {
+		add(fmt.Errorf("%s.overload: base must be in [0, 1] and slope >= 0", p))
+	}
+	if g := n.Overload.Gaps; g != nil {
+		add(g.Validate(p + ".overload.failure_gaps"))
+	}
+	if !(n.WaitCapMS >= 0) || math.IsInf(n.WaitCapMS, 0) {
+		add(fmt.Errorf("%s.wait_cap_ms: %g, want a finite time >= 0", p, n.WaitCapMS))
+	}
+	if !(n.WaitSlowdown >= 0) || math.IsInf(n.WaitSlowdown, 0) {
+		add(fmt.Errorf("%s.wait_slowdown: %g, want a finite share >= 0", p, n.WaitSlowdown))
+	}
+	if c := n.LoadCurve; c != nil {
+		add(c.Validate(p + ".load_curve"))
+	}
+	if b := n.Breaker; b != nil && (b.Window < 1 || b.ErrorRate <= 0 || b.ErrorRate > 1 || b.OpenMS <= 0) {
+		add(fmt.Errorf("%s.breaker: needs window >= 1, error_rate in (0, 1] and open_ms > 0", p))
+	}
+	if q := n.Queue; q != nil {
+		add(validateQueue(p+".queue", q))
+	}
+}
+
+// validateEdges checks each edge, its ends against the node names and its
+// batching against the node it publishes to.
+func (m *Model) validateEdges(names map[string]bool, add func(error)) {
 	for i := range m.Edges {
 		e := &m.Edges[i]
 		p := fmt.Sprintf("edges[%d]", i)
@@ -105,15 +134,7 @@ func (m *Model) Validate() error {
 			add(fmt.Errorf("%s.fallback.probability: %g is outside [0, 1]", p, f.Probability))
 		}
 		if b := e.Batch; b != nil {
-			if b.Size < 1 || !(b.LingerMS >= 0) || math.IsInf(b.LingerMS, 0) {
-				add(fmt.Errorf("%s.batch: size %d and linger_ms %g, want a size >= 1 and a finite linger >= 0", p, b.Size, b.LingerMS))
-			}
-			if to := m.Node(e.To); to != nil && to.Queue == nil {
-				add(fmt.Errorf("%s.batch: %s is not a queue; only publishes batch", p, e.To))
-			}
-			if b.Size > 1 && b.LingerMS == 0 {
-				add(fmt.Errorf("%s.batch: size %d without linger_ms waits for ever for a full batch", p, b.Size))
-			}
+			m.validateBatch(p, e, b, add)
 		}
 		if e.HeldAtAlarm < 0 {
 			add(fmt.Errorf("%s.held_at_alarm: %d is negative", p, e.HeldAtAlarm))
@@ -129,6 +150,25 @@ func (m *Model) Validate() error {
 			}
 		}
 	}
+}
+
+// validateBatch checks an edge's batching: a sane size and linger, and a
+// queue at the far end, since only publishes batch; p is the edge's path.
+func (m *Model) validateBatch(p string, e *Edge, b *Batch, add func(error)) {
+	if b.Size < 1 || !(b.LingerMS >= 0) || math.IsInf(b.LingerMS, 0) {
+		add(fmt.Errorf("%s.batch: size %d and linger_ms %g, want a size >= 1 and a finite linger >= 0", p, b.Size, b.LingerMS))
+	}
+	if to := m.Node(e.To); to != nil && to.Queue == nil {
+		add(fmt.Errorf("%s.batch: %s is not a queue; only publishes batch", p, e.To))
+	}
+	if b.Size > 1 && b.LingerMS == 0 {
+		add(fmt.Errorf("%s.batch: size %d without linger_ms waits for ever for a full batch", p, b.Size))
+	}
+}
+
+// validateBrokers checks each broker and returns the set of broker names,
+// which the queues are checked against.
+func (m *Model) validateBrokers(add func(error)) map[string]bool {
 	brokers := map[string]bool{}
 	for i := range m.Brokers {
 		b := &m.Brokers[i]
@@ -150,6 +190,13 @@ func (m *Model) Validate() error {
 			add(fmt.Errorf("%s.alarm: %q, want %s or %s", p, b.Alarm, AlarmBlock, AlarmRestart))
 		}
 	}
+	return brokers
+}
+
+// validateQueueLinks checks that each queue's broker and dead-letter node
+// exist; it is a pass of its own because the brokers are only known once
+// they are checked, after the nodes.
+func (m *Model) validateQueueLinks(names, brokers map[string]bool, add func(error)) {
 	for i := range m.Nodes {
 		q := m.Nodes[i].Queue
 		if q == nil {
@@ -163,6 +210,11 @@ func (m *Model) Validate() error {
 			add(fmt.Errorf("%s.dead_letter: unknown node %q", p, q.DeadLetter))
 		}
 	}
+}
+
+// validateEntries checks that there is at least one entry and that each
+// names a known node with sane rates, retries and network time.
+func (m *Model) validateEntries(names map[string]bool, add func(error)) {
 	if len(m.Entries) == 0 {
 		add(errors.New("entries: none; a model needs at least one entry node"))
 	}
@@ -183,7 +235,6 @@ func (m *Model) Validate() error {
 			add(en.NetworkMS.Validate(p + ".network_ms"))
 		}
 	}
-	return errors.Join(errs...)
 }
 
 func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 1) }

@@ -153,22 +153,15 @@ func Run(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	return a, err
 }
 
+// runAnalysis is Run's work, stage by stage, in the order the report
+// needs them; Run only checks cfg and removes the directory of a failed run.
 func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
-	seed := cfg.Rank.Seed
-	cfg.Fit.Seed, cfg.Incident.Seed = seed, seed
-	cfg.Incident.Parallel, cfg.Fit.Parallel = cfg.Rank.Parallel, cfg.Rank.Parallel
-	cfg.Incident.Tick = cfg.Rank.Tick
+	shareSeeds(&cfg)
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, err
 	}
-	a := &report.Analysis{Version: report.AnalysisVersion, Inputs: cfg.Inputs, Seed: seed}
-	stage := func(name string) func(done, total int64) {
-		if cfg.Progress == nil {
-			return nil
-		}
-		cfg.Progress(name, 0, 0)
-		return func(done, total int64) { cfg.Progress(name, done, total) }
-	}
+	a := &report.Analysis{Version: report.AnalysisVersion, Inputs: cfg.Inputs, Seed: cfg.Rank.Seed}
+	stage := progressStages(cfg.Progress)
 
 	// Ingest, unless the input is a dataset already.
 	stage("ingest")
@@ -181,14 +174,87 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	if sum.Spans == 0 {
 		return nil, &ingest.InputError{File: strings.Join(cfg.Inputs, ", "), Err: fmt.Errorf("no spans to analyse: %w", ingest.ErrNoInput)}
 	}
-	spans := func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }
-	var samples func(fn func(*cascade.Sample) error) error
+	spans, samples := datasetSources(dir)
+
+	stage("graph")
+	g, err := buildGraph(ctx, cfg, spans, samples)
+	if err != nil {
+		return nil, err
+	}
+	var out []outFile
+	if err := addModel(ModelFile, g.Model, &a.Files, &out); err != nil {
+		return nil, err
+	}
+	model, err := fitModel(ctx, cfg, stage, a, g.Model, spans, samples, &out)
+	if err != nil {
+		return nil, err
+	}
+	a.Model = model
+	stretchReplays(&cfg, a, model)
+	if !cfg.NoIncident {
+		stage("incident")
+		done, err := investigate(ctx, cfg, a, model, spans, samples, dir)
+		if done != nil {
+			defer done()
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	// A few traces to open: the slowest, the failed, those through the
+	// origin.
+	if a.Examples, err = examples(spans, a.Incident); err != nil {
+		return nil, fmt.Errorf("examples: %w", err)
+	}
+	if err := rankModel(ctx, cfg, stage, a, g, model); err != nil {
+		return nil, err
+	}
+	// Everything is read and found: the new dataset replaces the last
+	// run's, then the models and reports do, each file atomically.
+	if err := keep(); err != nil {
+		return nil, err
+	}
+	return a, write(cfg.Out, a, out)
+}
+
+// shareSeeds gives the fit and the incident pass the ranking's seed, and
+// them and the incident pass its parallelism and tick, so one seed and
+// one setting rule the whole run.
+func shareSeeds(cfg *Config) {
+	seed := cfg.Rank.Seed
+	cfg.Fit.Seed, cfg.Incident.Seed = seed, seed
+	cfg.Incident.Parallel, cfg.Fit.Parallel = cfg.Rank.Parallel, cfg.Rank.Parallel
+	cfg.Incident.Tick = cfg.Rank.Tick
+}
+
+// progressStages returns the function that announces a stage to progress
+// and returns the stage's own progress callback; both are nil-safe, so a
+// run without progress reports pays nothing.
+func progressStages(progress func(stage string, done, total int64)) func(name string) func(done, total int64) {
+	return func(name string) func(done, total int64) {
+		if progress == nil {
+			return nil
+		}
+		progress(name, 0, 0)
+		return func(done, total int64) { progress(name, done, total) }
+	}
+}
+
+// datasetSources returns the readers of the dataset's spans and, when it
+// holds metrics, of its samples (nil otherwise), which every later stage
+// reads again rather than keep in memory.
+func datasetSources(dir string) (spans cascade.SpanSource, samples cascade.SampleSource) {
+	spans = func(fn func(*cascade.Span) error) error { return dataset.ReadSpans(dir, fn) }
 	if _, err := os.Stat(filepath.Join(dir, dataset.MetricsFile)); err == nil {
 		samples = func(fn func(*cascade.Sample) error) error { return dataset.ReadSamples(dir, fn) }
 	}
+	return spans, samples
+}
 
-	// The call graph.
-	stage("graph")
+// buildGraph builds the call graph and its model from the dataset, named
+// after the inputs unless the configuration names it.
+func buildGraph(ctx context.Context, cfg Config, spans cascade.SpanSource, samples cascade.SampleSource) (*graph.Result, error) {
 	gcfg := cfg.Graph
 	if gcfg.Dataset == "" {
 		gcfg.Dataset = strings.Join(cfg.Inputs, " ")
@@ -201,83 +267,90 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	if err != nil {
 		return nil, fmt.Errorf("graph: %w", err)
 	}
-	var out []outFile
-	if err := addModel(ModelFile, g.Model, &a.Files, &out); err != nil {
-		return nil, err
-	}
-	model := g.Model
+	return g, nil
+}
 
-	// The fit.
+// fitModel calibrates the built model against the traces and returns the
+// model the later stages replay: the calibrated one, or the built one
+// when the fit is skipped or finds no window, which a note then says.
+func fitModel(ctx context.Context, cfg Config, stage func(string) func(done, total int64), a *report.Analysis, model *cascade.Model,
+	spans cascade.SpanSource, samples cascade.SampleSource, out *[]outFile) (*cascade.Model, error) {
 	if cfg.NoFit {
 		a.Notes = append(a.Notes, "fit skipped (--fit=false): the ranking replays the model as built from the traces")
-	} else {
-		fcfg := cfg.Fit
-		fcfg.Progress = stage("fit")
-		var fsamples cascade.SampleSource
-		if samples != nil {
-			fsamples = samples
-		}
-		obs, err := fit.Observe(ctx, fcfg, model, spans, fsamples)
-		if err != nil {
-			return nil, fmt.Errorf("fit: %w", err)
-		}
-		res, err := fit.Run(ctx, fcfg, model, obs)
-		switch {
-		case errors.Is(err, fit.ErrNoWindows):
-			a.Notes = append(a.Notes, "fit skipped: the traces hold no window to fit against")
-		case err != nil:
-			return nil, fmt.Errorf("fit: %w", err)
-		default:
-			a.Fit = res.Report
-			model = res.Model
-			if err := addModel(CalibratedFile, model, &a.Files, &out); err != nil {
-				return nil, err
-			}
+		return model, nil
+	}
+	fcfg := cfg.Fit
+	fcfg.Progress = stage("fit")
+	var fsamples cascade.SampleSource
+	if samples != nil {
+		fsamples = samples
+	}
+	obs, err := fit.Observe(ctx, fcfg, model, spans, fsamples)
+	if err != nil {
+		return nil, fmt.Errorf("fit: %w", err)
+	}
+	res, err := fit.Run(ctx, fcfg, model, obs)
+	switch {
+	case errors.Is(err, fit.ErrNoWindows):
+		a.Notes = append(a.Notes, "fit skipped: the traces hold no window to fit against")
+	case err != nil:
+		return nil, fmt.Errorf("fit: %w", err)
+	default:
+		a.Fit = res.Report
+		model = res.Model
+		if err := addModel(CalibratedFile, model, &a.Files, out); err != nil {
+			return nil, err
 		}
 	}
-	a.Model = model
+	return model, nil
+}
 
-	// A sparse capture's replays run long enough to see MinRoots roots.
-	if d, w, ok := stretch(model, cfg); ok {
+// stretchReplays lengthens the replays of a sparse capture so they see
+// MinRoots roots and cover the capture, and says so in a note.
+func stretchReplays(cfg *Config, a *report.Analysis, model *cascade.Model) {
+	if d, w, ok := stretch(model, *cfg); ok {
 		a.Notes = append(a.Notes, fmt.Sprintf("the replays run %s instead of %s (windows of %s) to see %d root requests at the observed %.4g/s and cover the capture's %s",
 			d, cfg.Rank.Duration, w, cfg.MinRoots, entryRate(model), model.Source.Length().Round(time.Second)))
 		cfg.Rank.Duration, cfg.Rank.Window = d, w
 		cfg.Incident.Duration = max(cfg.Incident.Duration, d)
 	}
+}
 
-	// Where the incident began: the change points are read from the
-	// spans; the infectability replays the model.
-	if !cfg.NoIncident {
-		stage("incident")
-		in := incident.Input{Spans: spans, Samples: samples, Model: model, Logs: logsOf(dir)}
-		if len(cfg.Baseline) > 0 {
-			ref, bdir, done, err := baselineSpans(ctx, cfg)
-			if err != nil {
-				return nil, fmt.Errorf("baseline: %w", err)
-			}
-			defer done()
-			in.Reference, in.ReferenceLogs, in.ReferenceSamples = ref, logsOf(bdir), samplesOf(bdir)
+// investigate finds where the incident began: the change points are read
+// from the spans, the infectability replays the model. It returns the
+// closer of the baseline's dataset, if one was opened, for the caller to
+// defer even when err is not nil, since the baseline lives as long as
+// the run.
+func investigate(ctx context.Context, cfg Config, a *report.Analysis, model *cascade.Model,
+	spans cascade.SpanSource, samples cascade.SampleSource, dir string) (done func(), err error) {
+	in := incident.Input{Spans: spans, Samples: samples, Model: model, Logs: logsOf(dir)}
+	if len(cfg.Baseline) > 0 {
+		ref, bdir, bdone, err := baselineSpans(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
 		}
-		if a.Incident, err = incident.Investigate(ctx, in, cfg.Incident); err != nil {
-			return nil, fmt.Errorf("incident: %w", err)
-		}
-		// A signal given and not judged is said, never dropped quietly.
-		for _, w := range a.Incident.Warnings {
-			a.Notes = append(a.Notes, "incident pass: "+w)
-		}
+		done = bdone
+		in.Reference, in.ReferenceLogs, in.ReferenceSamples = ref, logsOf(bdir), samplesOf(bdir)
 	}
-
-	// A few traces to open: the slowest, the failed, those through the
-	// origin.
-	if a.Examples, err = examples(spans, a.Incident); err != nil {
-		return nil, fmt.Errorf("examples: %w", err)
+	if a.Incident, err = incident.Investigate(ctx, in, cfg.Incident); err != nil {
+		return done, fmt.Errorf("incident: %w", err)
 	}
+	// A signal given and not judged is said, never dropped quietly.
+	for _, w := range a.Incident.Warnings {
+		a.Notes = append(a.Notes, "incident pass: "+w)
+	}
+	return done, nil
+}
 
-	// The ranking, with the capacity curve and metastability.
+// rankModel ranks the model, with the capacity curve and metastability,
+// then reads how the answer moves with what the capture does not show,
+// the timeline, and the capture beside the model's replay of it.
+func rankModel(ctx context.Context, cfg Config, stage func(string) func(done, total int64), a *report.Analysis, g *graph.Result, model *cascade.Model) error {
+	var err error
 	rcfg := cfg.Rank
 	rcfg.Progress = stage("rank")
 	if a.Rank, err = rank.Run(ctx, model, rcfg); err != nil {
-		return nil, fmt.Errorf("rank: %w", err)
+		return fmt.Errorf("rank: %w", err)
 	}
 	if n := onsetBeyond(a.Incident, model, rcfg.Duration); n != "" {
 		a.Notes = append(a.Notes, n)
@@ -285,22 +358,17 @@ func runAnalysis(ctx context.Context, cfg Config) (*report.Analysis, error) {
 	// How the answer moves with what the capture does not show.
 	stage("sensitivity")
 	if a.Sensitivity, err = sensitivity(ctx, model, rcfg, a.Rank); err != nil {
-		return nil, fmt.Errorf("sensitivity: %w", err)
+		return fmt.Errorf("sensitivity: %w", err)
 	}
 	stage("timeline")
 	if a.Timeline, err = timeline(ctx, model, rcfg, a.Rank); err != nil {
-		return nil, fmt.Errorf("timeline: %w", err)
+		return fmt.Errorf("timeline: %w", err)
 	}
 	// The capture beside the model's replay of it.
 	if a.Observed, err = observed(ctx, g, model, rcfg, a.Rank); err != nil {
-		return nil, fmt.Errorf("observed: %w", err)
+		return fmt.Errorf("observed: %w", err)
 	}
-	// Everything is read and found: the new dataset replaces the last
-	// run's, then the models and reports do, each file atomically.
-	if err := keep(); err != nil {
-		return nil, err
-	}
-	return a, write(cfg.Out, a, out)
+	return nil
 }
 
 // stretch returns the replay duration and metric window that let the

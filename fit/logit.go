@@ -58,23 +58,70 @@ const logitL2 = 1e-4
 // FitLogistic fits the regression to calls. A feature that does not vary
 // is left out (its coefficient is 0).
 func FitLogistic(calls []Call) (*Logistic, error) {
-	lg := &Logistic{Calls: len(calls)}
+	lg := &Logistic{Calls: len(calls), Failures: countFailures(calls)}
+	if note := nothingToRegress(lg); note != "" {
+		lg.Note = note
+		return lg, nil
+	}
+	ds := newLogitDesign(calls)
+	pbar := float64(lg.Failures) / float64(ds.n)
+	res, err := ds.minimise(pbar)
+	if res == nil {
+		return nil, err
+	}
+	b := res.X
+	se, haveCov := ds.standardErrors(b)
+	coef := ds.rawCoefficients(b, se)
+	lg.Coefficients = coef
+	ds.setLikelihoods(lg, b, pbar)
+	lg.NodeLoadSlope = nodeLoadSlope(coef, b)
+	if !haveCov {
+		lg.Note = "the Hessian is not positive definite: standard errors unknown"
+	}
+	return lg, nil
+}
+
+// countFailures counts the calls that failed, the regression's ones.
+func countFailures(calls []Call) int {
+	failures := 0
 	for _, c := range calls {
 		if c.Failed {
-			lg.Failures++
+			failures++
 		}
 	}
+	return failures
+}
+
+// nothingToRegress says why lg cannot be fitted (no calls, or all of one
+// outcome), or "" when it can.
+func nothingToRegress(lg *Logistic) string {
 	switch {
-	case len(calls) == 0:
-		lg.Note = "no calls"
-		return lg, nil
+	case lg.Calls == 0:
+		return "no calls"
 	case lg.Failures == 0:
-		lg.Note = "no call failed: nothing to regress"
-		return lg, nil
-	case lg.Failures == len(calls):
-		lg.Note = "every call failed: nothing to regress"
-		return lg, nil
+		return "no call failed: nothing to regress"
+	case lg.Failures == lg.Calls:
+		return "every call failed: nothing to regress"
 	}
+	return ""
+}
+
+// logitDesign is the regression's data: the raw features with their
+// means and standard deviations, and the standardised design matrix of
+// the features that vary, which the fit works on.
+type logitDesign struct {
+	n, d  int         // calls; columns of x (intercept and varying features)
+	raw   [][]float64 // raw[j][i] is feature j of call i
+	y     []float64   // 1 for a failed call, else 0
+	cols  []int       // the features that vary, the columns of x after the intercept
+	means []float64
+	sds   []float64
+	x     []float64 // row-major, intercept first
+}
+
+// newLogitDesign reads the features of calls and standardises those that
+// vary, so the penalty weighs each alike and BFGS is well conditioned.
+func newLogitDesign(calls []Call) *logitDesign {
 	n := len(calls)
 	raw := make([][]float64, len(logitFeatures))
 	for j := range raw {
@@ -105,53 +152,64 @@ func FitLogistic(calls []Call) (*Logistic, error) {
 			x[i*d+k+1] = (raw[j][i] - means[j]) / sds[j]
 		}
 	}
-	nll := func(b []float64, grad []float64) float64 {
-		var f float64
-		if grad != nil {
-			clear(grad)
+	return &logitDesign{n: n, d: d, raw: raw, y: y, cols: cols, means: means, sds: sds, x: x}
+}
+
+// nll is the penalised negative log-likelihood per call at b, the
+// objective BFGS minimises; it fills grad with its gradient when grad is
+// not nil.
+func (ds *logitDesign) nll(b []float64, grad []float64) float64 {
+	n, d, x, y := ds.n, ds.d, ds.x, ds.y
+	var f float64
+	if grad != nil {
+		clear(grad)
+	}
+	for i := 0; i < n; i++ {
+		row := x[i*d : (i+1)*d]
+		var z float64
+		for k := range row {
+			z += row[k] * b[k]
 		}
-		for i := 0; i < n; i++ {
-			row := x[i*d : (i+1)*d]
-			var z float64
+		// log(1+e^z) − y·z, computed stably.
+		f += softplus(z) - y[i]*z
+		if grad != nil {
+			r := sigmoid(z) - y[i]
 			for k := range row {
-				z += row[k] * b[k]
-			}
-			// log(1+e^z) − y·z, computed stably.
-			f += softplus(z) - y[i]*z
-			if grad != nil {
-				r := sigmoid(z) - y[i]
-				for k := range row {
-					grad[k] += r * row[k]
-				}
+				grad[k] += r * row[k]
 			}
 		}
-		f /= float64(n)
-		for k := 1; k < d; k++ {
-			f += logitL2 / 2 * b[k] * b[k]
-		}
-		if grad != nil {
-			for k := range grad {
-				grad[k] /= float64(n)
-				if k > 0 {
-					grad[k] += logitL2 * b[k]
-				}
-			}
-		}
-		return f
 	}
+	f /= float64(n)
+	for k := 1; k < d; k++ {
+		f += logitL2 / 2 * b[k] * b[k]
+	}
+	if grad != nil {
+		for k := range grad {
+			grad[k] /= float64(n)
+			if k > 0 {
+				grad[k] += logitL2 * b[k]
+			}
+		}
+	}
+	return f
+}
+
+// minimise fits the standardised coefficients with BFGS, starting from
+// the intercept alone at the failure share pbar.
+func (ds *logitDesign) minimise(pbar float64) (*optimize.Result, error) {
 	p := optimize.Problem{
-		Func: func(b []float64) float64 { return nll(b, nil) },
-		Grad: func(grad, b []float64) { nll(b, grad) },
+		Func: func(b []float64) float64 { return ds.nll(b, nil) },
+		Grad: func(grad, b []float64) { ds.nll(b, grad) },
 	}
-	init := make([]float64, d)
-	pbar := float64(lg.Failures) / float64(n)
+	init := make([]float64, ds.d)
 	init[0] = math.Log(pbar / (1 - pbar))
-	res, err := optimize.Minimize(p, init, &optimize.Settings{GradientThreshold: 1e-9, MajorIterations: 500}, &optimize.BFGS{})
-	if res == nil {
-		return nil, err
-	}
-	b := res.X
-	// Standard errors from the Hessian of the total penalised NLL.
+	return optimize.Minimize(p, init, &optimize.Settings{GradientThreshold: 1e-9, MajorIterations: 500}, &optimize.BFGS{})
+}
+
+// hessian is the Hessian of the total penalised negative log-likelihood
+// at b, whose inverse gives the standard errors.
+func (ds *logitDesign) hessian(b []float64) *mat.SymDense {
+	n, d, x := ds.n, ds.d, ds.x
 	h := mat.NewSymDense(d, nil)
 	for i := 0; i < n; i++ {
 		row := x[i*d : (i+1)*d]
@@ -169,27 +227,42 @@ func FitLogistic(calls []Call) (*Logistic, error) {
 	for k := 1; k < d; k++ {
 		h.SetSym(k, k, h.At(k, k)+logitL2*float64(n))
 	}
+	return h
+}
+
+// standardErrors returns the standard error of each standardised
+// coefficient at b, NaN for all when the Hessian cannot be inverted, and
+// whether it could be.
+func (ds *logitDesign) standardErrors(b []float64) (se func(k int) float64, haveCov bool) {
+	h := ds.hessian(b)
 	var chol mat.Cholesky
 	var cov mat.SymDense
-	haveCov := chol.Factorize(h)
+	haveCov = chol.Factorize(h)
 	if haveCov {
 		if err := chol.InverseTo(&cov); err != nil {
 			haveCov = false
 		}
 	}
-	se := func(k int) float64 {
+	se = func(k int) float64 {
 		if !haveCov {
 			return math.NaN()
 		}
 		return math.Sqrt(math.Max(0, cov.At(k, k)))
 	}
-	// Back to raw units.
+	return se, haveCov
+}
+
+// rawCoefficients turns the standardised coefficients b and their
+// standard errors back into raw units, intercept first, since a reader
+// thinks in loads and rates, not in standard deviations of them.
+func (ds *logitDesign) rawCoefficients(b []float64, se func(int) float64) []Coefficient {
+	raw, means, sds := ds.raw, ds.means, ds.sds
 	b0 := b[0]
 	coef := make([]Coefficient, len(raw)+1)
 	for j := range raw {
 		coef[j+1] = Coefficient{Feature: logitFeatures[j], Mean: means[j], SD: sds[j]}
 	}
-	for k, j := range cols {
+	for k, j := range ds.cols {
 		c := &coef[j+1]
 		c.Estimate = b[k+1] / sds[j]
 		c.StdErr = se(k+1) / sds[j]
@@ -206,8 +279,15 @@ func FitLogistic(calls []Call) (*Logistic, error) {
 			*f = round6(*f)
 		}
 	}
-	lg.Coefficients = coef
-	ll := -nll(b, nil) * float64(n)
+	return coef
+}
+
+// setLikelihoods sets lg's fitted and null log-likelihoods and McFadden's
+// pseudo-R²; the fitted one leaves the penalty out, so it compares with
+// the null one.
+func (ds *logitDesign) setLikelihoods(lg *Logistic, b []float64, pbar float64) {
+	n, d := ds.n, ds.d
+	ll := -ds.nll(b, nil) * float64(n)
 	for k := 1; k < d; k++ {
 		ll += logitL2 / 2 * b[k] * b[k] * float64(n)
 	}
@@ -216,14 +296,15 @@ func FitLogistic(calls []Call) (*Logistic, error) {
 	if lg.NullLogLik != 0 {
 		lg.PseudoR2 = round6(1 - lg.LogLik/lg.NullLogLik)
 	}
-	// The marginal effect of node load at the means of the features.
+}
+
+// nodeLoadSlope is the marginal effect of node load at the means of the
+// features, where the standardised features are all 0 and only the
+// intercept b[0] counts.
+func nodeLoadSlope(coef []Coefficient, b []float64) float64 {
 	var zbar float64 = b[0]
 	pm := sigmoid(zbar)
-	lg.NodeLoadSlope = round6(coef[2].Estimate * pm * (1 - pm))
-	if !haveCov {
-		lg.Note = "the Hessian is not positive definite: standard errors unknown"
-	}
-	return lg, nil
+	return round6(coef[2].Estimate * pm * (1 - pm))
 }
 
 func sigmoid(z float64) float64 {

@@ -271,6 +271,20 @@ func (a *spanAcc) flush() {
 	defer func() { a.spans = a.spans[:0] }()
 	a.tree.Link(len(ss), func(i int) (string, string, bool) { return ss[i].id, ss[i].parent, ss[i].parent != "" })
 	parent, children := a.tree.Parent, a.tree.Children
+	markRequests(ss, parent)
+	calls := traceCalls(ss, parent, children)
+	retry := markRetries(ss, calls)
+	recIdx, callerOf, callDur := a.numberRequests(ss)
+	spans := a.recordCalls(ss, calls, retry, recIdx, callerOf, callDur)
+	a.addFans(ss, calls)
+	a.countUnanswered(ss, children)
+	a.recordRequests(ss, parent, spans, recIdx, callerOf, callDur)
+}
+
+// markRequests marks the spans that are requests and points every span
+// at the request it belongs to (-1 for none), which the calls and the
+// records are built on.
+func markRequests(ss []tspan, parent []int32) {
 	for i := range ss {
 		s := &ss[i]
 		p := parent[i]
@@ -288,6 +302,11 @@ func (a *spanAcc) flush() {
 			ss[i].req = j
 		}
 	}
+}
+
+// traceCalls returns the calls between the trace's requests, each with
+// the span that times it as graph reads it, in span order.
+func traceCalls(ss []tspan, parent, children []int32) []call {
 	var calls []call
 	for i := range ss {
 		s := &ss[i]
@@ -306,8 +325,13 @@ func (a *spanAcc) flush() {
 		async := s.kind == cascade.KindConsumer || ss[t].kind == cascade.KindProducer
 		calls = append(calls, call{caller: ss[p].req, callee: i, timing: t, async: async})
 	}
-	// Retries: a call repeating the operation of a failed call on the
-	// same edge under the same request, after that call ended.
+	return calls
+}
+
+// markRetries sorts calls by caller and start and reports which are
+// retries: a call repeating the operation of a failed call on the same
+// edge under the same request, after that call ended.
+func markRetries(ss []tspan, calls []call) []bool {
 	sort.SliceStable(calls, func(x, y int) bool {
 		cx, cy := &calls[x], &calls[y]
 		if cx.caller != cy.caller {
@@ -328,16 +352,20 @@ func (a *spanAcc) flush() {
 			}
 		}
 	}
-	// Per request: latency, self time, calls. recIdx is where each
-	// request's record will be in a.recs; callerOf is the caller's
-	// request of a synchronous call, callDur the sum of a request's
-	// synchronous calls' durations.
-	spans := make(map[int][][2]int64)
+	return retry
+}
+
+// numberRequests returns, per span, where its request's record will be
+// in a.recs (-1 for a span that is no request), with callerOf (the
+// caller's request of a synchronous call) and callDur (the sum of a
+// request's synchronous calls' durations) cleared; the buffers are
+// reused across traces.
+func (a *spanAcc) numberRequests(ss []tspan) (recIdx, callerOf []int, callDur []int64) {
 	n := len(ss)
 	if cap(a.recIdx) < n {
 		a.recIdx, a.callerOf, a.callDur = make([]int, n), make([]int, n), make([]int64, n)
 	}
-	recIdx, callerOf, callDur := a.recIdx[:n], a.callerOf[:n], a.callDur[:n]
+	recIdx, callerOf, callDur = a.recIdx[:n], a.callerOf[:n], a.callDur[:n]
 	next := len(a.recs)
 	for i := range ss {
 		recIdx[i], callerOf[i], callDur[i] = -1, -1, 0
@@ -346,6 +374,15 @@ func (a *spanAcc) flush() {
 			next++
 		}
 	}
+	return recIdx, callerOf, callDur
+}
+
+// recordCalls counts and records each call: it marks the callee failed
+// where the call failed, fills callerOf and callDur, and returns each
+// caller's synchronous calls' intervals, from which its self time is
+// read.
+func (a *spanAcc) recordCalls(ss []tspan, calls []call, retry []bool, recIdx, callerOf []int, callDur []int64) map[int][][2]int64 {
+	spans := make(map[int][][2]int64)
 	for x := range calls {
 		c := &calls[x]
 		t := &ss[c.timing]
@@ -357,39 +394,52 @@ func (a *spanAcc) flush() {
 			callerOf[c.callee] = c.caller
 			callDur[c.caller] += t.end - t.start
 		}
-		caller := &ss[c.caller]
-		if c.timing != c.callee || ss[c.callee].kind == cascade.KindClient {
-			// The caller's own span times the call, or the callee's
-			// request is a client span the caller wrote under the
-			// callee's name: either way the caller records its calls.
-			k := [2]string{caller.service, ss[c.callee].service}
-			if !a.clientTimed[k] {
-				a.clientTimed[k] = true
-			}
-		}
-		if c.timing != c.callee {
-			ok := [2]string{caller.service, t.op}
-			if _, seen := a.opCallee[ok]; !seen {
-				a.opCallee[ok] = ss[c.callee].service
-			}
-		}
-		e := a.edgeWin(caller.service, ss[c.callee].service, floorDiv(caller.start, a.width))
-		e.calls++
-		cs := &ss[c.callee]
-		a.callRecs = append(a.callRecs, callRec{edge: a.edgeID(caller.service, cs.service), callee: int32(recIdx[c.callee]), w: floorDiv(caller.start, a.width),
-			lat: float64(t.end-t.start) / 1e6})
-		if retry[x] {
-			e.retries++
-		}
-		if !c.async && c.timing != c.callee {
-			a.gaps = append(a.gaps, gapRec{edge: a.edgeID(caller.service, cs.service), at: t.start,
-				gap: float64((t.end-t.start)-(cs.end-cs.start)) / 1e6, lat: float64(t.end-t.start) / 1e6})
+		a.recordCall(ss, c, retry[x], recIdx)
+	}
+	return spans
+}
+
+// recordCall adds one call to its edge's window, its call record and,
+// for a synchronous call its caller timed, its gap record; it also notes
+// who times the edge's calls and which callee answers the caller's
+// operation.
+func (a *spanAcc) recordCall(ss []tspan, c *call, retry bool, recIdx []int) {
+	t := &ss[c.timing]
+	caller := &ss[c.caller]
+	if c.timing != c.callee || ss[c.callee].kind == cascade.KindClient {
+		// The caller's own span times the call, or the callee's
+		// request is a client span the caller wrote under the
+		// callee's name: either way the caller records its calls.
+		k := [2]string{caller.service, ss[c.callee].service}
+		if !a.clientTimed[k] {
+			a.clientTimed[k] = true
 		}
 	}
-	a.addFans(ss, calls)
+	if c.timing != c.callee {
+		ok := [2]string{caller.service, t.op}
+		if _, seen := a.opCallee[ok]; !seen {
+			a.opCallee[ok] = ss[c.callee].service
+		}
+	}
+	e := a.edgeWin(caller.service, ss[c.callee].service, floorDiv(caller.start, a.width))
+	e.calls++
+	cs := &ss[c.callee]
+	a.callRecs = append(a.callRecs, callRec{edge: a.edgeID(caller.service, cs.service), callee: int32(recIdx[c.callee]), w: floorDiv(caller.start, a.width),
+		lat: float64(t.end-t.start) / 1e6})
+	if retry {
+		e.retries++
+	}
+	if !c.async && c.timing != c.callee {
+		a.gaps = append(a.gaps, gapRec{edge: a.edgeID(caller.service, cs.service), at: t.start,
+			gap: float64((t.end-t.start)-(cs.end-cs.start)) / 1e6, lat: float64(t.end-t.start) / 1e6})
+	}
+}
+
+// countUnanswered counts, per caller, client operation and window, the
+// client spans that are no request and have no child: calls that
+// nothing answered.
+func (a *spanAcc) countUnanswered(ss []tspan, children []int32) {
 	for i := range ss {
-		// A client span that is no request and has no child: a call
-		// that nothing answered.
 		if s := &ss[i]; s.kind == cascade.KindClient && !s.request && children[i] == 0 {
 			k := [2]string{s.service, s.op}
 			m := a.unanswered[k]
@@ -400,6 +450,13 @@ func (a *spanAcc) flush() {
 			m[floorDiv(s.start, a.width)]++
 		}
 	}
+}
+
+// recordRequests counts each request in its node's window (and the
+// roots in theirs) and records its latency and self time, the time not
+// covered by its synchronous calls' spans, with its caller's record and
+// its share of its calls' summed durations.
+func (a *spanAcc) recordRequests(ss []tspan, parent []int32, spans map[int][][2]int64, recIdx, callerOf []int, callDur []int64) {
 	for i := range ss {
 		s := &ss[i]
 		if !s.request {

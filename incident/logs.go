@@ -321,115 +321,23 @@ func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, 
 		if la.lines[name] == nil {
 			continue
 		}
-		var nl logNormal
-		var normWins int
-		if ref != nil {
-			nl = ra.normalOf(name, func(int64) bool { return true })
-			for _, w := range ref.nodes[name] {
-				nl.reqs += w.n
-			}
-			normWins = len(ref.nodes[name])
-		} else {
-			end := lo + int64(cfg.BaselineWindows)
-			nl = la.normalOf(name, func(w int64) bool { return w >= lo && w < end })
-			for w := lo; w < end; w++ {
-				if x := acc.nodes[name][w]; x != nil {
-					nl.reqs += x.n
-				}
-			}
-			normWins = cfg.BaselineWindows
-		}
+		nl, normWins := logNormalRange(la, ra, acc, ref, name, lo, cfg)
 		if nl.reqs < int64(cfg.MinCount) || nl.lines == 0 {
 			continue
 		}
 		judged++
-		reqs := make([]float64, nw)
-		lines := make([]float64, nw)
-		errs := make([]float64, nw)
-		for k := range nw {
-			w := lo + int64(k)
-			if x := acc.nodes[name][w]; x != nil {
-				reqs[k] = float64(x.n)
-			}
-			if reqs[k] == 0 && normWins > 0 {
-				reqs[k] = float64(nl.reqs) / float64(normWins)
-			}
-			lines[k] = float64(la.lines[name][w])
-			errs[k] = float64(la.errs[name][w])
-		}
+		sl := newServiceLogs(la, acc, name, nl, normWins, lo, nw, scan)
 		var chs []*logChange
-		// Errors: the share of requests with an error record.
-		p0 := (float64(nl.errs) + 0.5) / (float64(nl.reqs) + 1)
-		if ch := logRise("log_errors", "", errs, reqs, reqs, p0, scan, true); ch != nil {
+		if ch := sl.errorRise(); ch != nil {
 			chs = append(chs, ch)
 		}
-		// Templates: each one's share of the service's lines.
-		var refT []string
-		for t := range nl.tmpl {
-			refT = append(refT, t)
-		}
-		sort.Strings(refT)
-		ts := sortedKeys(la.tmpl[name])
-		var best [2]*logChange       // new, risen
-		keyOf := map[string]string{} // the incident's templates matched to the normal's
-		for _, t := range ts {
-			key, ok := t, true
-			if ref != nil {
-				key, ok = matchTemplate(t, refT)
-			} else {
-				ok = nl.tmpl[t] > 0
-			}
-			if ok {
-				keyOf[t] = key
-			}
-			xs := make([]float64, nw)
-			for k := range nw {
-				xs[k] = float64(la.tmpl[name][t][lo+int64(k)])
-			}
-			c0 := float64(nl.tmpl[key])
-			metric, slot := "log_risen", 1
-			if !ok || c0 == 0 {
-				metric, slot, c0 = "log_new", 0, 0
-			}
-			s0 := (c0 + 0.5) / (float64(nl.lines) + 1)
-			ch := logRise(metric, t, xs, lines, reqs, s0, scan, false)
-			if ch != nil && (best[slot] == nil || ch.onset < best[slot].onset ||
-				ch.onset == best[slot].onset && ch.p < best[slot].p) {
-				best[slot] = ch
-			}
-		}
+		best, keyOf := sl.templateRises(ref != nil)
 		for _, ch := range best {
 			if ch != nil {
 				chs = append(chs, ch)
 			}
 		}
-		// Stops: a steady template absent while the service's lines
-		// say it should have appeared.
-		var stop *logChange
-		normSrc, normRange := la, func(w int64) bool { return w >= lo && w < lo+int64(cfg.BaselineWindows) }
-		if ref != nil {
-			normSrc, normRange = ra, func(int64) bool { return true }
-		}
-		for _, t := range refT {
-			if nl.win == 0 || !normSrc.watched(name, t, normRange, float64(nl.tmpl[t])/float64(nl.lines)) {
-				continue
-			}
-			xs := make([]float64, nw)
-			for _, it := range ts {
-				if keyOf[it] != t {
-					continue
-				}
-				for k := range nw {
-					xs[k] += float64(la.tmpl[name][it][lo+int64(k)])
-				}
-			}
-			s0 := float64(nl.tmpl[t]) / float64(nl.lines)
-			if ch := logStop(t, xs, lines, reqs, s0, scan); ch != nil && (stop == nil || ch.onset < stop.onset ||
-				ch.onset == stop.onset && ch.p < stop.p) {
-				stop = ch
-			}
-		}
-		if stop != nil {
+		if stop := sl.templateStop(ra, ref != nil, keyOf, cfg.BaselineWindows); stop != nil {
 			chs = append(chs, stop)
 		}
 		if len(chs) > 0 {
@@ -437,6 +345,152 @@ func logJudgements(la, ra *logAcc, acc, ref *spanAcc, names []string, lo int64, 
 		}
 	}
 	return out, judged
+}
+
+// logNormalRange returns service name's normal logs with their requests,
+// from the reference or else from the first BaselineWindows windows from
+// lo, and over how many windows the requests were counted, which fills
+// in the requests of a window without any.
+func logNormalRange(la, ra *logAcc, acc, ref *spanAcc, name string, lo int64, cfg Config) (nl logNormal, normWins int) {
+	if ref != nil {
+		nl = ra.normalOf(name, func(int64) bool { return true })
+		for _, w := range ref.nodes[name] {
+			nl.reqs += w.n
+		}
+		normWins = len(ref.nodes[name])
+	} else {
+		end := lo + int64(cfg.BaselineWindows)
+		nl = la.normalOf(name, func(w int64) bool { return w >= lo && w < end })
+		for w := lo; w < end; w++ {
+			if x := acc.nodes[name][w]; x != nil {
+				nl.reqs += x.n
+			}
+		}
+		normWins = cfg.BaselineWindows
+	}
+	return nl, normWins
+}
+
+// serviceLogs is one service's logs in the judged windows, nw of them
+// from lo, beside its normal range: what its changes are judged on.
+type serviceLogs struct {
+	la       *logAcc
+	name     string
+	lo       int64
+	nw, scan int
+	nl       logNormal
+	// reqs, lines and errs are the service's requests, requests with a
+	// record and requests with an error record per window.
+	reqs, lines, errs []float64
+	// refT are the normal's templates and ts the incident's, each sorted.
+	refT, ts []string
+}
+
+// newServiceLogs reads service name's series per judged window; a window
+// without requests is given the normal's mean, so its lines are still
+// judged against some requests.
+func newServiceLogs(la *logAcc, acc *spanAcc, name string, nl logNormal, normWins int, lo int64, nw, scan int) *serviceLogs {
+	reqs := make([]float64, nw)
+	lines := make([]float64, nw)
+	errs := make([]float64, nw)
+	for k := range nw {
+		w := lo + int64(k)
+		if x := acc.nodes[name][w]; x != nil {
+			reqs[k] = float64(x.n)
+		}
+		if reqs[k] == 0 && normWins > 0 {
+			reqs[k] = float64(nl.reqs) / float64(normWins)
+		}
+		lines[k] = float64(la.lines[name][w])
+		errs[k] = float64(la.errs[name][w])
+	}
+	var refT []string
+	for t := range nl.tmpl {
+		refT = append(refT, t)
+	}
+	sort.Strings(refT)
+	ts := sortedKeys(la.tmpl[name])
+	return &serviceLogs{la: la, name: name, lo: lo, nw: nw, scan: scan, nl: nl,
+		reqs: reqs, lines: lines, errs: errs, refT: refT, ts: ts}
+}
+
+// errorRise judges the share of requests with an error record against
+// the normal's, or returns nil when it did not rise.
+func (sl *serviceLogs) errorRise() *logChange {
+	nl, reqs := sl.nl, sl.reqs
+	p0 := (float64(nl.errs) + 0.5) / (float64(nl.reqs) + 1)
+	return logRise("log_errors", "", sl.errs, reqs, reqs, p0, sl.scan, true)
+}
+
+// templateRises judges each template's share of the service's lines and
+// returns the earliest (then the likeliest) new template and risen one
+// (best[0] and best[1]), with the incident's templates matched to the
+// normal's (keyOf), which the stops are read through. withRef says the
+// normal is a reference capture, whose templates were mined apart and
+// are matched by text.
+func (sl *serviceLogs) templateRises(withRef bool) (best [2]*logChange, keyOf map[string]string) {
+	la, name, lo, nw, nl := sl.la, sl.name, sl.lo, sl.nw, sl.nl
+	keyOf = map[string]string{} // the incident's templates matched to the normal's
+	for _, t := range sl.ts {
+		key, ok := t, true
+		if withRef {
+			key, ok = matchTemplate(t, sl.refT)
+		} else {
+			ok = nl.tmpl[t] > 0
+		}
+		if ok {
+			keyOf[t] = key
+		}
+		xs := make([]float64, nw)
+		for k := range nw {
+			xs[k] = float64(la.tmpl[name][t][lo+int64(k)])
+		}
+		c0 := float64(nl.tmpl[key])
+		metric, slot := "log_risen", 1
+		if !ok || c0 == 0 {
+			metric, slot, c0 = "log_new", 0, 0
+		}
+		s0 := (c0 + 0.5) / (float64(nl.lines) + 1)
+		ch := logRise(metric, t, xs, sl.lines, sl.reqs, s0, sl.scan, false)
+		if ch != nil && (best[slot] == nil || ch.onset < best[slot].onset ||
+			ch.onset == best[slot].onset && ch.p < best[slot].p) {
+			best[slot] = ch
+		}
+	}
+	return best, keyOf
+}
+
+// templateStop returns the earliest (then the likeliest) stop: a steady
+// normal template absent while the service's lines say it should have
+// appeared, counted through the incident's templates matched to it
+// (keyOf); nil for none.
+func (sl *serviceLogs) templateStop(ra *logAcc, withRef bool, keyOf map[string]string, baselineWindows int) *logChange {
+	la, name, lo, nw, nl := sl.la, sl.name, sl.lo, sl.nw, sl.nl
+	var stop *logChange
+	normSrc, normRange := la, func(w int64) bool { return w >= lo && w < lo+int64(baselineWindows) }
+	if withRef {
+		normSrc, normRange = ra, func(int64) bool { return true }
+	}
+	for _, t := range sl.refT {
+		if nl.win == 0 || !normSrc.watched(name, t, normRange, float64(nl.tmpl[t])/float64(nl.lines)) {
+			continue
+		}
+		xs := make([]float64, nw)
+		for _, it := range sl.ts {
+			if keyOf[it] != t {
+				continue
+			}
+			for k := range nw {
+				xs[k] += float64(la.tmpl[name][it][lo+int64(k)])
+			}
+		}
+		s0 := float64(nl.tmpl[t]) / float64(nl.lines)
+		if ch := logStop(t, xs, sl.lines, sl.reqs, s0, sl.scan); ch != nil && (stop == nil || ch.onset < stop.onset ||
+			ch.onset == stop.onset && ch.p < stop.p) {
+			stop = ch
+		}
+	}
+	return stop
 }
 
 // poissonTail is P(X ≥ x) for X ~ Poisson(lambda).

@@ -241,112 +241,15 @@ func fanSignals(acc, ref *spanAcc, lo int64, scan int, cfg Config) (drops, rises
 	inNormal := func(r *fanRec) bool {
 		return ref != nil || floorDiv(r.at, acc.width) < lo+int64(cfg.BaselineWindows)
 	}
-	// The normal counts per operation: its descendants, and its calls to
-	// each callee any of its normal requests called.
-	type cnt struct {
-		op     opKey
-		callee string
-	}
-	opRecs := map[opKey][]*fanRec{}
-	callees := map[opKey]map[string]bool{}
-	for i := range normSrc {
-		r := &normSrc[i]
-		if !inNormal(r) {
-			continue
-		}
-		k := normAcc.ops[r.op]
-		opRecs[k] = append(opRecs[k], r)
-		for _, o := range normAcc.fanOuts[r.lo:r.hi] {
-			if callees[k] == nil {
-				callees[k] = map[string]bool{}
-			}
-			callees[k][normAcc.edgeList[o.edge][1]] = true
-		}
-	}
-	descNorm := map[opKey]fanNorm{}
-	callNorm := map[cnt]fanNorm{}
-	for k, rs := range opRecs {
-		if len(rs) < fanMinNormal {
-			continue
-		}
-		ds := make([]float64, len(rs))
-		for i, r := range rs {
-			ds[i] = float64(r.desc)
-		}
-		descNorm[k] = fanNormOf(ds)
-		for c := range callees[k] {
-			xs := make([]float64, len(rs))
-			for i, r := range rs {
-				xs[i] = normAcc.count(r, c)
-			}
-			callNorm[cnt{k, c}] = fanNormOf(xs)
-		}
-	}
-	// The judged requests, by time, per edge and per node.
-	var judged []*fanRec
-	for i := range acc.fans {
-		if r := &acc.fans[i]; floorDiv(r.at, acc.width) >= lo+int64(scan) {
-			judged = append(judged, r)
-		}
-	}
-	sort.SliceStable(judged, func(i, j int) bool { return judged[i].at < judged[j].at })
-	calleeList := map[opKey][]string{}
-	for k, cs := range callees {
-		for c := range cs {
-			calleeList[k] = append(calleeList[k], c)
-		}
-		sort.Strings(calleeList[k])
-	}
-	// Per caller, the share of its normal requests whose last call was
-	// to each callee.
-	normLast := map[string]map[string]float64{}
-	normN := map[string]float64{}
-	for i := range normSrc {
-		r := &normSrc[i]
-		if !inNormal(r) {
-			continue
-		}
-		svc := normAcc.ops[r.op].service
-		normN[svc]++
-		if c := normAcc.lastCallee(r); c != "" {
-			if normLast[svc] == nil {
-				normLast[svc] = map[string]float64{}
-			}
-			normLast[svc][c]++
-		}
-	}
-	// One service's items at a time: the judged requests of the whole
-	// capture are held once, as indices, and each pool's items only
-	// while it is judged (a change keeps the items it holds).
-	bySvc := map[string][]int32{}
-	for i, r := range judged {
-		svc := acc.ops[r.op].service
-		bySvc[svc] = append(bySvc[svc], int32(i))
-	}
+	opRecs, callees := normalFans(normSrc, normAcc, inNormal)
+	descNorm, callNorm := fanNorms(normAcc, opRecs, callees)
+	judged := judgedFans(acc, lo, scan)
+	calleeList := sortedCallees(callees)
+	normLast, normN := normalLastCalls(normSrc, normAcc, inNormal)
+	bySvc := fansByService(acc, judged)
 	drops, rises, trunc = map[[2]string]*fanChange{}, map[[2]string]*fanChange{}, map[string]*fanChange{}
 	for _, svc := range sortedKeys(bySvc) {
-		var descItems []fanItem
-		dropItems, riseItems := map[[2]string][]fanItem{}, map[[2]string][]fanItem{}
-		for _, i := range bySvc[svc] {
-			r := judged[i]
-			k := acc.ops[r.op]
-			if d, ok := descNorm[k]; ok && d.mean > 0 {
-				x := float64(r.desc)
-				descItems = append(descItems, fanItem{at: r.at, x: x, exp: d.mean,
-					flag: x < d.lo, failed: r.failed, normShare: d.low})
-			}
-			for _, c := range calleeList[k] {
-				f, ok := callNorm[cnt{k, c}]
-				if !ok || f.mean == 0 {
-					continue
-				}
-				x := acc.count(r, c)
-				e := [2]string{k.service, c}
-				dropItems[e] = append(dropItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x < f.lo, failed: r.failed, normShare: f.low,
-					last: r.last})
-				riseItems[e] = append(riseItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x > f.hi, failed: r.failed, normShare: f.high})
-			}
-		}
+		descItems, dropItems, riseItems := serviceFanItems(acc, judged, bySvc[svc], descNorm, callNorm, calleeList)
 		for e, items := range dropItems {
 			if ch := fanPool(items, true, cfg.Threshold); ch != nil {
 				ch.node, ch.callee, ch.metric = e[0], e[1], "fanout_drop"
@@ -364,6 +267,154 @@ func fanSignals(acc, ref *spanAcc, lo int64, scan int, cfg Config) (drops, rises
 		}
 	}
 	return drops, rises, trunc
+}
+
+// fanCallKey is one operation's calls to one callee, the unit a drop or
+// rise is normal for.
+type fanCallKey struct {
+	op     opKey
+	callee string
+}
+
+// normalFans returns the normal requests of normSrc per operation, and
+// per operation the callees any of them called, whose counts the normal
+// is taken of.
+func normalFans(normSrc []fanRec, normAcc *spanAcc, inNormal func(*fanRec) bool) (opRecs map[opKey][]*fanRec, callees map[opKey]map[string]bool) {
+	opRecs = map[opKey][]*fanRec{}
+	callees = map[opKey]map[string]bool{}
+	for i := range normSrc {
+		r := &normSrc[i]
+		if !inNormal(r) {
+			continue
+		}
+		k := normAcc.ops[r.op]
+		opRecs[k] = append(opRecs[k], r)
+		for _, o := range normAcc.fanOuts[r.lo:r.hi] {
+			if callees[k] == nil {
+				callees[k] = map[string]bool{}
+			}
+			callees[k][normAcc.edgeList[o.edge][1]] = true
+		}
+	}
+	return opRecs, callees
+}
+
+// fanNorms returns the normal counts per operation, its descendants and
+// its calls to each callee, of the operations with at least fanMinNormal
+// normal requests, since fewer give no normal to judge against.
+func fanNorms(normAcc *spanAcc, opRecs map[opKey][]*fanRec, callees map[opKey]map[string]bool) (descNorm map[opKey]fanNorm, callNorm map[fanCallKey]fanNorm) {
+	descNorm = map[opKey]fanNorm{}
+	callNorm = map[fanCallKey]fanNorm{}
+	for k, rs := range opRecs {
+		if len(rs) < fanMinNormal {
+			continue
+		}
+		ds := make([]float64, len(rs))
+		for i, r := range rs {
+			ds[i] = float64(r.desc)
+		}
+		descNorm[k] = fanNormOf(ds)
+		for c := range callees[k] {
+			xs := make([]float64, len(rs))
+			for i, r := range rs {
+				xs[i] = normAcc.count(r, c)
+			}
+			callNorm[fanCallKey{k, c}] = fanNormOf(xs)
+		}
+	}
+	return descNorm, callNorm
+}
+
+// judgedFans returns the requests of acc from window lo+scan on, in
+// time order, as the pools are judged.
+func judgedFans(acc *spanAcc, lo int64, scan int) []*fanRec {
+	var judged []*fanRec
+	for i := range acc.fans {
+		if r := &acc.fans[i]; floorDiv(r.at, acc.width) >= lo+int64(scan) {
+			judged = append(judged, r)
+		}
+	}
+	sort.SliceStable(judged, func(i, j int) bool { return judged[i].at < judged[j].at })
+	return judged
+}
+
+// sortedCallees lists each operation's normal callees in name order, so
+// a request's items are built in the same order on every run.
+func sortedCallees(callees map[opKey]map[string]bool) map[opKey][]string {
+	calleeList := map[opKey][]string{}
+	for k, cs := range callees {
+		for c := range cs {
+			calleeList[k] = append(calleeList[k], c)
+		}
+		sort.Strings(calleeList[k])
+	}
+	return calleeList
+}
+
+// normalLastCalls counts, per caller, its normal requests (normN) and
+// those whose last call was to each callee (normLast), against which
+// endedBy tells whether a drop's requests stopped at one callee's answer.
+func normalLastCalls(normSrc []fanRec, normAcc *spanAcc, inNormal func(*fanRec) bool) (normLast map[string]map[string]float64, normN map[string]float64) {
+	normLast = map[string]map[string]float64{}
+	normN = map[string]float64{}
+	for i := range normSrc {
+		r := &normSrc[i]
+		if !inNormal(r) {
+			continue
+		}
+		svc := normAcc.ops[r.op].service
+		normN[svc]++
+		if c := normAcc.lastCallee(r); c != "" {
+			if normLast[svc] == nil {
+				normLast[svc] = map[string]float64{}
+			}
+			normLast[svc][c]++
+		}
+	}
+	return normLast, normN
+}
+
+// fansByService indexes the judged requests by service, so the requests
+// of the whole capture are held once, as indices, and each pool's items
+// only while it is judged (a change keeps the items it holds).
+func fansByService(acc *spanAcc, judged []*fanRec) map[string][]int32 {
+	bySvc := map[string][]int32{}
+	for i, r := range judged {
+		svc := acc.ops[r.op].service
+		bySvc[svc] = append(bySvc[svc], int32(i))
+	}
+	return bySvc
+}
+
+// serviceFanItems builds one service's pools from its judged requests
+// (idx into judged): one item per request for the truncation pool, and
+// per edge one for the drop and one for the rise pool, each against the
+// normal of the request's operation; operations without one are left
+// out.
+func serviceFanItems(acc *spanAcc, judged []*fanRec, idx []int32, descNorm map[opKey]fanNorm, callNorm map[fanCallKey]fanNorm,
+	calleeList map[opKey][]string) (descItems []fanItem, dropItems, riseItems map[[2]string][]fanItem) {
+	dropItems, riseItems = map[[2]string][]fanItem{}, map[[2]string][]fanItem{}
+	for _, i := range idx {
+		r := judged[i]
+		k := acc.ops[r.op]
+		if d, ok := descNorm[k]; ok && d.mean > 0 {
+			x := float64(r.desc)
+			descItems = append(descItems, fanItem{at: r.at, x: x, exp: d.mean,
+				flag: x < d.lo, failed: r.failed, normShare: d.low})
+		}
+		for _, c := range calleeList[k] {
+			f, ok := callNorm[fanCallKey{k, c}]
+			if !ok || f.mean == 0 {
+				continue
+			}
+			x := acc.count(r, c)
+			e := [2]string{k.service, c}
+			dropItems[e] = append(dropItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x < f.lo, failed: r.failed, normShare: f.low,
+				last: r.last})
+			riseItems[e] = append(riseItems[e], fanItem{at: r.at, x: x, exp: f.mean, flag: x > f.hi, failed: r.failed, normShare: f.high})
+		}
+	}
+	return descItems, dropItems, riseItems
 }
 
 // lastCallee returns the callee of a request's last call, or "".
