@@ -259,11 +259,7 @@ func buildGraph(ctx context.Context, cfg Config, spans cascade.SpanSource, sampl
 	if gcfg.Dataset == "" {
 		gcfg.Dataset = strings.Join(cfg.Inputs, " ")
 	}
-	var gsamples cascade.SampleSource
-	if samples != nil {
-		gsamples = samples
-	}
-	g, err := graph.Build(ctx, gcfg, spans, gsamples)
+	g, err := graph.Build(ctx, gcfg, spans, samples)
 	if err != nil {
 		return nil, fmt.Errorf("graph: %w", err)
 	}
@@ -281,11 +277,7 @@ func fitModel(ctx context.Context, cfg Config, stage func(string) func(done, tot
 	}
 	fcfg := cfg.Fit
 	fcfg.Progress = stage("fit")
-	var fsamples cascade.SampleSource
-	if samples != nil {
-		fsamples = samples
-	}
-	obs, err := fit.Observe(ctx, fcfg, model, spans, fsamples)
+	obs, err := fit.Observe(ctx, fcfg, model, spans, samples)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
