@@ -164,80 +164,9 @@ func finalize(ctx context.Context, out, work string, runRows int, log func(strin
 			w.Abort()
 		}
 	}()
-	var inputs []ingest.InputSummary
-	warnings, inferred := map[string]int64{}, map[string]int64{}
-	if exists {
-		in := ingest.InputSummary{File: out, Format: "dataset"}
-		var c cloner
-		err := dataset.ReadSpans(out, func(s *cascade.Span) error {
-			in.Spans++
-			sp := c.span(s)
-			return w.Span(&sp)
-		})
-		if err != nil {
-			return fin, fmt.Errorf("read dataset %s: %w", out, err)
-		}
-		err = dataset.ReadSamples(out, func(s *cascade.Sample) error {
-			in.Samples++
-			sm := c.sample(s)
-			return w.Sample(&sm)
-		})
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fin, fmt.Errorf("read dataset %s: %w", out, err)
-		}
-		inputs = append(inputs, in)
-	}
-	for pi, p := range paths {
-		in := ingest.InputSummary{File: p, Format: "collect-segment"}
-		info, err := readSegment(p, func(payload []byte) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			b, err := decodeRecord(payload)
-			if err != nil {
-				return err
-			}
-			for i := range b.spans {
-				if err := w.Span(&b.spans[i]); err != nil {
-					return err
-				}
-			}
-			for i := range b.samples {
-				if err := w.Sample(&b.samples[i]); err != nil {
-					return err
-				}
-			}
-			in.Spans += int64(len(b.spans))
-			in.Samples += int64(len(b.samples))
-			for _, n := range b.notes {
-				if n.kind == noteWarn {
-					warnings[n.text] += n.count
-				} else {
-					inferred[n.text] += n.count
-				}
-			}
-			return nil
-		})
-		if errors.Is(err, errNotSegment) && pi == len(paths)-1 {
-			// The newest segment, created when the crash came: its
-			// header is fsynced before its first frame is, so with no
-			// header nothing in it was acknowledged, whatever a power
-			// cut left after the file's creation.
-			info, err = segmentInfo{size: info.size, torn: "no segment header"}, nil
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return fin, ctx.Err()
-			}
-			return fin, fmt.Errorf("finalize: %w", err)
-		}
-		if lost := info.size - info.good; info.torn != "" && lost > 0 {
-			log("segment %s: discarded %d bytes after byte %d (%s): a write cut short by a crash, never acknowledged", p, lost, info.good, info.torn)
-			warnings[warnTornTail]++
-			fin.discarded += lost
-		}
-		inputs = append(inputs, in)
-		fin.segments++
+	fo, err := fin.foldInputs(ctx, w, out, paths, exists, log)
+	if err != nil {
+		return fin, err
 	}
 	if err := ctx.Err(); err != nil {
 		return fin, err
@@ -247,27 +176,163 @@ func finalize(ctx context.Context, out, work string, runRows int, log func(strin
 	if err != nil {
 		return fin, err
 	}
-	// Make the new dataset's entries, and its own entry, durable before
-	// the segments it holds go (ingest has synced the files).
+	if err := syncPublished(out); err != nil {
+		return fin, err
+	}
+	sum.Inputs = fo.inputs
+	addNotes(sum, fo.warnings, fo.inferred)
+	fin.sum = sum
+	return fin, removeSegments(paths, work)
+}
+
+// folded is what foldInputs read: each input's counts, and the warnings
+// and inferences the segments' records carried.
+type folded struct {
+	inputs             []ingest.InputSummary
+	warnings, inferred map[string]int64
+}
+
+// foldInputs writes into w all the new dataset holds: the dataset at
+// out, when it exists, then each segment of paths in sequence order. It
+// counts the segments and any torn tail in fin, which Run reports.
+func (fin *finalized) foldInputs(ctx context.Context, w *ingest.Writer, out string, paths []string, exists bool, log func(string, ...any)) (folded, error) {
+	var inputs []ingest.InputSummary
+	warnings, inferred := map[string]int64{}, map[string]int64{}
+	if exists {
+		in, err := foldDataset(w, out)
+		if err != nil {
+			return folded{}, err
+		}
+		inputs = append(inputs, in)
+	}
+	for pi, p := range paths {
+		in, info, err := foldSegment(ctx, w, p, pi == len(paths)-1, warnings, inferred)
+		if err != nil {
+			return folded{}, err
+		}
+		fin.noteTornTail(p, info, warnings, log)
+		inputs = append(inputs, in)
+		fin.segments++
+	}
+	return folded{inputs: inputs, warnings: warnings, inferred: inferred}, nil
+}
+
+// foldDataset writes the rows of the dataset at out into w, copied,
+// since the reader lends them only until its next row.
+func foldDataset(w *ingest.Writer, out string) (ingest.InputSummary, error) {
+	in := ingest.InputSummary{File: out, Format: "dataset"}
+	var c cloner
+	err := dataset.ReadSpans(out, func(s *cascade.Span) error {
+		in.Spans++
+		sp := c.span(s)
+		return w.Span(&sp)
+	})
+	if err != nil {
+		return in, fmt.Errorf("read dataset %s: %w", out, err)
+	}
+	err = dataset.ReadSamples(out, func(s *cascade.Sample) error {
+		in.Samples++
+		sm := c.sample(s)
+		return w.Sample(&sm)
+	})
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return in, fmt.Errorf("read dataset %s: %w", out, err)
+	}
+	return in, nil
+}
+
+// foldSegment writes the rows of segment p into w and counts its notes
+// in warnings and inferred; newest says p is the last segment, whose
+// missing header is a crash at its creation rather than an error.
+func foldSegment(ctx context.Context, w *ingest.Writer, p string, newest bool, warnings, inferred map[string]int64) (ingest.InputSummary, segmentInfo, error) {
+	in := ingest.InputSummary{File: p, Format: "collect-segment"}
+	info, err := readSegment(p, func(payload []byte) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b, err := decodeRecord(payload)
+		if err != nil {
+			return err
+		}
+		for i := range b.spans {
+			if err := w.Span(&b.spans[i]); err != nil {
+				return err
+			}
+		}
+		for i := range b.samples {
+			if err := w.Sample(&b.samples[i]); err != nil {
+				return err
+			}
+		}
+		in.Spans += int64(len(b.spans))
+		in.Samples += int64(len(b.samples))
+		for _, n := range b.notes {
+			if n.kind == noteWarn {
+				warnings[n.text] += n.count
+			} else {
+				inferred[n.text] += n.count
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errNotSegment) && newest {
+		// The newest segment, created when the crash came: its
+		// header is fsynced before its first frame is, so with no
+		// header nothing in it was acknowledged, whatever a power
+		// cut left after the file's creation.
+		info, err = segmentInfo{size: info.size, torn: "no segment header"}, nil
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return in, info, ctx.Err()
+		}
+		return in, info, fmt.Errorf("finalize: %w", err)
+	}
+	return in, info, nil
+}
+
+// noteTornTail logs and counts the bytes a crash left after segment p's
+// last complete record, so that the summary says what was discarded.
+func (fin *finalized) noteTornTail(p string, info segmentInfo, warnings map[string]int64, log func(string, ...any)) {
+	if lost := info.size - info.good; info.torn != "" && lost > 0 {
+		log("segment %s: discarded %d bytes after byte %d (%s): a write cut short by a crash, never acknowledged", p, lost, info.good, info.torn)
+		warnings[warnTornTail]++
+		fin.discarded += lost
+	}
+}
+
+// syncPublished makes the new dataset's entries, and its own entry,
+// durable before the segments it holds go (ingest has synced the files).
+func syncPublished(out string) error {
 	for _, dir := range []string{out, filepath.Dir(filepath.Clean(out))} {
 		if err := syncDir(dir); err != nil {
-			return fin, err
+			return err
 		}
 	}
-	sum.Inputs = inputs
+	return nil
+}
+
+// addNotes adds the warnings and inferences the segments' records
+// carried to the summary's own, so that the dataset keeps what
+// collecting noted.
+func addNotes(sum *ingest.Summary, warnings, inferred map[string]int64) {
 	for k, v := range warnings {
 		sum.Warnings[k] += v
 	}
 	for k, v := range inferred {
 		sum.Inferred[k] += v
 	}
-	fin.sum = sum
+}
+
+// removeSegments removes the segments the new dataset holds and syncs
+// work, so that a later run does not fold them in again.
+func removeSegments(paths []string, work string) error {
 	for _, p := range paths {
 		if err := os.Remove(p); err != nil {
-			return fin, fmt.Errorf("remove finalized segment: %w", err)
+			return fmt.Errorf("remove finalized segment: %w", err)
 		}
 	}
-	return fin, syncDir(work)
+	return syncDir(work)
 }
 
 // restoreDataset undoes a publish that a crash cut between its two renames

@@ -13,6 +13,35 @@ import (
 // distance from the model's values, the per-node errors in sample and
 // held out, and the regression.
 func WriteTable(w io.Writer, r *Report) error {
+	if err := writeSummary(w, r); err != nil {
+		return err
+	}
+	if err := writeWindows(w, r); err != nil {
+		return err
+	}
+	if err := writeSurface(w, r); err != nil {
+		return err
+	}
+	if err := writeMoved(w, r); err != nil {
+		return err
+	}
+	writeBase(w, r)
+
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "in sample, the calibrated model (all windows):")
+	if err := nodeTable(w, r.Nodes); err != nil {
+		return err
+	}
+	if err := writeHoldout(w, r); err != nil {
+		return err
+	}
+	return writeLogistic(w, r)
+}
+
+// writeSummary writes the header lines, the best point and each tier's,
+// the calibrated point and whether it was kept, then the notes and
+// warnings: what a reader needs before the tables.
+func writeSummary(w io.Writer, r *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "seed\t%d (%d seed(s) per point)\n", r.Seed, r.Seeds)
 	fmt.Fprintf(tw, "grid\t%s\n", r.Grid)
@@ -42,19 +71,28 @@ func WriteTable(w io.Writer, r *Report) error {
 	for _, x := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", x)
 	}
+	return nil
+}
 
+// writeWindows writes the window table: each window's span and load and
+// its loss at the calibrated point, so that a window that fits badly
+// shows.
+func writeWindows(w io.Writer, r *Report) error {
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WINDOW\tSTART\tLENGTH S\tROOTS\tREQUESTS\tLOSS")
 	for _, x := range r.Windows {
 		fmt.Fprintf(tw, "%d\t%s\t%.1f\t%d\t%d\t%s\n", x.Index, x.Start, x.LengthMS/1000, x.Roots, x.Requests, fmtF(x.Loss))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	return tw.Flush()
+}
 
+// writeSurface writes the surface table, how the loss moves one step
+// along each axis and whether the axis is identifiable, then the loss
+// plane's extremes.
+func writeSurface(w io.Writer, r *Report) error {
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AXIS\tBEST\t-1 STEP\t+1 STEP\tFLAT RANGE\tCURVATURE\tIDENTIFIABLE\tVERDICT")
 	for _, s := range r.Surface {
 		minus, plus := pctOrDash(s.Minus), pctOrDash(s.Plus)
@@ -73,9 +111,15 @@ func WriteTable(w io.Writer, r *Report) error {
 	if p := r.Plane; p != nil {
 		fmt.Fprintln(w, planeLine(p))
 	}
+	return nil
+}
+
+// writeMoved writes, when the fit moved any axis, how far each moved
+// from the model's value, in units and in grid steps.
+func writeMoved(w io.Writer, r *Report) error {
 	if len(r.Moved) > 0 {
 		fmt.Fprintln(w)
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "AXIS\tMODEL VALUE\tFROM\tFITTED\tMOVED\tSTEPS")
 		for _, m := range r.Moved {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%+.4g\t%+.4g\n", m.Axis, fmtF(m.Centre), m.Source, fmtF(m.Best), m.Delta, m.Steps)
@@ -84,21 +128,28 @@ func WriteTable(w io.Writer, r *Report) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// writeBase writes the overload bases scaled to the nodes' own failures,
+// since they change the model beyond the grid's axes.
+func writeBase(w io.Writer, r *Report) {
 	if len(r.Base) > 0 {
 		fmt.Fprintln(w)
 		for _, b := range r.Base {
 			fmt.Fprintf(w, "base of %s scaled to its own failures: %s → %s (own share %s)\n", b.Node, fmtF(b.From), fmtF(b.To), fmtF(b.Share))
 		}
 	}
+}
 
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "in sample, the calibrated model (all windows):")
-	if err := nodeTable(w, r.Nodes); err != nil {
-		return err
-	}
+// writeHoldout writes, when windows were held out, each one's fit
+// without it and the per-node errors of predicting it: the back-test
+// that tells a fit from an overfit.
+func writeHoldout(w io.Writer, r *Report) error {
+	c := &r.Calibrated
 	if len(r.Holdout) > 0 {
 		fmt.Fprintln(w)
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "HELD OUT\tFITTED WITHOUT IT\tLOSS\tIN-SAMPLE LOSS\tUNCALIBRATED LOSS")
 		for _, h := range r.Holdout {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", h.Window, h.Values.String(), fmtF(h.Loss), fmtF(h.InSample), fmtF(h.Uncalibrated))
@@ -113,6 +164,13 @@ func WriteTable(w io.Writer, r *Report) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// writeLogistic writes, when the regression was fitted, its
+// coefficients beside the grid's counterparts, so that the two fits of
+// the same failures can be compared.
+func writeLogistic(w io.Writer, r *Report) error {
 	if lg := r.Logistic; lg != nil {
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "logistic regression of call failure: %d calls, %d failed", lg.Calls, lg.Failures)
@@ -121,7 +179,7 @@ func WriteTable(w io.Writer, r *Report) error {
 		}
 		fmt.Fprintln(w)
 		if len(lg.Coefficients) > 0 {
-			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "FEATURE\tESTIMATE\tSTDERR\tZ\tODDS RATIO\tGRID")
 			for _, c := range lg.Coefficients {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Feature, fmtF(c.Estimate), fmtF(c.StdErr), fmtF(c.Z), fmtF(c.OddsRatio), gridCounterpart(r, c.Feature))

@@ -105,112 +105,16 @@ func accounts(acc *spanAcc, edgeNormals map[[2]string]normal, served bool, nb no
 // the callee served them, and the edge windows whose added time was
 // given to the callee.
 func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, nw, scan int, cfg Config, gapOwned map[string]*stepChange, gapAt map[string]int) (map[[2]string]normal, map[[2]string]normal, map[edgeWindow]bool) {
-	normals := map[[2]string]normal{}
-	srvNormals := map[[2]string]normal{}
+	normals, srvNormals, edges := judgeCallEdges(acc, ref, lo, nw, scan, cfg)
 	callers := map[edgeWindow]bool{}
-	type ej struct {
-		from, to string
-		js       []judgement
-		srv      normal
-	}
-	keys := make([][2]string, 0, len(acc.edges))
-	for k := range acc.edges {
-		if k[0] != k[1] {
-			keys = append(keys, k)
-		}
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return keys[i][1] < keys[j][1]
-	})
-	asWin := func(e *edgeWin) *winAcc {
-		if e == nil {
-			return nil
-		}
-		return &winAcc{n: e.calls, lat: e.lat}
-	}
-	asSrv := func(e *edgeWin) *winAcc {
-		if e == nil {
-			return nil
-		}
-		return &winAcc{n: e.calls, lat: e.srv}
-	}
-	var edges []ej
-	for _, k := range keys {
-		var base, srvBase []*winAcc
-		if ref != nil {
-			ws := make([]int64, 0, len(ref.edges[k]))
-			for w := range ref.edges[k] {
-				ws = append(ws, w)
-			}
-			sort.Slice(ws, func(i, j int) bool { return ws[i] < ws[j] })
-			for _, w := range ws {
-				base = append(base, asWin(ref.edges[k][w]))
-				srvBase = append(srvBase, asSrv(ref.edges[k][w]))
-			}
-		} else {
-			for w := lo; w < lo+int64(cfg.BaselineWindows); w++ {
-				if e := acc.edges[k][w]; e != nil {
-					base = append(base, asWin(e))
-					srvBase = append(srvBase, asSrv(e))
-				}
-			}
-		}
-		nb := normalOf(base)
-		if nb.n < int64(cfg.MinCount) {
-			continue
-		}
-		normals[k] = nb
-		e := ej{from: k[0], to: k[1], js: make([]judgement, nw), srv: normalOf(srvBase)}
-		srvNormals[k] = e.srv
-		for i := scan; i < nw; i++ {
-			j := nb.judge(asWin(acc.edges[k][lo+int64(i)]), cfg.Threshold, cfg.MinChange, cfg.MinCount)
-			j.metric = "call_" + j.metric
-			e.js[i] = j
-		}
-		edges = append(edges, e)
-	}
 	for i := scan; i < nw; i++ {
-		judged, out := map[string]int{}, map[string]int{}
-		inJudged, inOut := map[string]int{}, map[string]int{}
-		for _, e := range edges {
-			if e.js[i].judged {
-				judged[e.from]++
-				inJudged[e.to]++
-				if e.js[i].out {
-					out[e.from]++
-					inOut[e.to]++
-				}
-			}
-		}
+		wc := countWindowCalls(edges, i)
 		for _, e := range edges {
 			j := e.js[i]
 			if !j.out {
 				continue
 			}
-			target := e.to
-			served := false
-			if x := acc.edges[[2]string{e.from, e.to}][lo+int64(i)]; x != nil && len(x.srv.vals) > 0 && len(x.lat.vals) > 0 {
-				rise := quantile(x.lat.vals, 0.5) - normals[[2]string{e.from, e.to}].latMed
-				srvRise := quantile(x.srv.vals, 0.5) - e.srv.latMed
-				served = rise > 0 && srvRise >= 0.5*rise
-			}
-			gapOwner := func(n, metric string) bool {
-				ch := gapOwned[n]
-				return ch != nil && ch.metric == metric && gapAt[n] <= i
-			}
-			switch {
-			case served:
-			case gapOwner(e.to, "gap_in"):
-			case gapOwner(e.from, "gap_out"):
-				target = e.from
-			case out[e.from] >= 2 && 2*out[e.from] >= judged[e.from]:
-				target = e.from
-			case inJudged[e.to] > 1 && inOut[e.to] == 1:
-				target = e.from
-			}
+			target, served := wc.blame(acc, normals, e, lo, i, gapOwned, gapAt)
 			if target == e.to && !served {
 				callers[edgeWindow{e.from, e.to, lo + int64(i)}] = true
 			}
@@ -227,6 +131,155 @@ func attributeCalls(acc, ref *spanAcc, byName map[string]*nodeState, lo int64, n
 		}
 	}
 	return normals, srvNormals, callers
+}
+
+// callEdge is one call edge's judgements, window by window, with its
+// normal range as the callee served the calls.
+type callEdge struct {
+	from, to string
+	js       []judgement
+	srv      normal
+}
+
+// sortedCallEdges returns the edges between two different services,
+// sorted by caller and then callee, so that the judging runs in the
+// same order on every run.
+func sortedCallEdges(acc *spanAcc) [][2]string {
+	keys := make([][2]string, 0, len(acc.edges))
+	for k := range acc.edges {
+		if k[0] != k[1] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	return keys
+}
+
+// edgeAsWin reads an edge window's calls as the caller saw them, so
+// that they can be judged like a node's requests.
+func edgeAsWin(e *edgeWin) *winAcc {
+	if e == nil {
+		return nil
+	}
+	return &winAcc{n: e.calls, lat: e.lat}
+}
+
+// edgeAsSrv reads an edge window's calls as the callee served them,
+// for the normal that tells the callee's time from the time between.
+func edgeAsSrv(e *edgeWin) *winAcc {
+	if e == nil {
+		return nil
+	}
+	return &winAcc{n: e.calls, lat: e.srv}
+}
+
+// judgeCallEdges judges, in each window from scan on, each edge whose
+// normal range holds at least MinCount calls, and returns the edges'
+// normals as the caller saw the calls and as the callee served them,
+// with the judged edges; an edge too thin to judge is left out.
+func judgeCallEdges(acc, ref *spanAcc, lo int64, nw, scan int, cfg Config) (map[[2]string]normal, map[[2]string]normal, []callEdge) {
+	normals := map[[2]string]normal{}
+	srvNormals := map[[2]string]normal{}
+	var edges []callEdge
+	for _, k := range sortedCallEdges(acc) {
+		base, srvBase := edgeBaseline(acc, ref, k, lo, cfg.BaselineWindows)
+		nb := normalOf(base)
+		if nb.n < int64(cfg.MinCount) {
+			continue
+		}
+		normals[k] = nb
+		e := callEdge{from: k[0], to: k[1], js: make([]judgement, nw), srv: normalOf(srvBase)}
+		srvNormals[k] = e.srv
+		for i := scan; i < nw; i++ {
+			j := nb.judge(edgeAsWin(acc.edges[k][lo+int64(i)]), cfg.Threshold, cfg.MinChange, cfg.MinCount)
+			j.metric = "call_" + j.metric
+			e.js[i] = j
+		}
+		edges = append(edges, e)
+	}
+	return normals, srvNormals, edges
+}
+
+// edgeBaseline returns edge k's normal windows as the caller saw them and
+// as the callee served them: every reference window in time order, or
+// else the first baselineWindows windows from lo.
+func edgeBaseline(acc, ref *spanAcc, k [2]string, lo int64, baselineWindows int) (base, srvBase []*winAcc) {
+	if ref != nil {
+		ws := make([]int64, 0, len(ref.edges[k]))
+		for w := range ref.edges[k] {
+			ws = append(ws, w)
+		}
+		sort.Slice(ws, func(i, j int) bool { return ws[i] < ws[j] })
+		for _, w := range ws {
+			base = append(base, edgeAsWin(ref.edges[k][w]))
+			srvBase = append(srvBase, edgeAsSrv(ref.edges[k][w]))
+		}
+	} else {
+		for w := lo; w < lo+int64(baselineWindows); w++ {
+			if e := acc.edges[k][w]; e != nil {
+				base = append(base, edgeAsWin(e))
+				srvBase = append(srvBase, edgeAsSrv(e))
+			}
+		}
+	}
+	return base, srvBase
+}
+
+// windowCalls counts, for one window, each service's judged and out
+// calls as caller and as callee, which decide whose an out call is.
+type windowCalls struct {
+	judged, out     map[string]int
+	inJudged, inOut map[string]int
+}
+
+// countWindowCalls counts the judged and out calls of window i over all
+// edges before any of them is given to an end.
+func countWindowCalls(edges []callEdge, i int) windowCalls {
+	judged, out := map[string]int{}, map[string]int{}
+	inJudged, inOut := map[string]int{}, map[string]int{}
+	for _, e := range edges {
+		if e.js[i].judged {
+			judged[e.from]++
+			inJudged[e.to]++
+			if e.js[i].out {
+				out[e.from]++
+				inOut[e.to]++
+			}
+		}
+	}
+	return windowCalls{judged: judged, out: out, inJudged: inJudged, inOut: inOut}
+}
+
+// blame gives edge e's out window i to the end that added the time (see
+// attributeCalls), and reports whether the callee served the calls slower.
+func (c windowCalls) blame(acc *spanAcc, normals map[[2]string]normal, e callEdge, lo int64, i int, gapOwned map[string]*stepChange, gapAt map[string]int) (string, bool) {
+	target := e.to
+	served := false
+	if x := acc.edges[[2]string{e.from, e.to}][lo+int64(i)]; x != nil && len(x.srv.vals) > 0 && len(x.lat.vals) > 0 {
+		rise := quantile(x.lat.vals, 0.5) - normals[[2]string{e.from, e.to}].latMed
+		srvRise := quantile(x.srv.vals, 0.5) - e.srv.latMed
+		served = rise > 0 && srvRise >= 0.5*rise
+	}
+	gapOwner := func(n, metric string) bool {
+		ch := gapOwned[n]
+		return ch != nil && ch.metric == metric && gapAt[n] <= i
+	}
+	switch {
+	case served:
+	case gapOwner(e.to, "gap_in"):
+	case gapOwner(e.from, "gap_out"):
+		target = e.from
+	case c.out[e.from] >= 2 && 2*c.out[e.from] >= c.judged[e.from]:
+		target = e.from
+	case c.inJudged[e.to] > 1 && c.inOut[e.to] == 1:
+		target = e.from
+	}
+	return target, served
 }
 
 // edgeWindow is one edge in one window.

@@ -51,9 +51,40 @@ func metricJudgements(samples, refSamples metricSource, nodes map[string]bool, l
 	if samples == nil {
 		return nil, tally, nil
 	}
-	// The reference's points, per service and metric over its pods: the
-	// normal of a series with too few points of its own before the
-	// judged windows.
+	refPoints, err := referencePoints(refSamples, nodes)
+	if err != nil {
+		return nil, tally, err
+	}
+	series, err := readMetricSeries(samples, nodes, lo, width, nw, &tally)
+	if err != nil {
+		return nil, tally, err
+	}
+	out := map[string][]judgement{}
+	judgedFrom := (lo + int64(scan)) * width
+	for _, k := range sortedMetricKeys(series) {
+		ps := seriesPoints(series[k], k.metric)
+		tally.series++
+		if len(ps) < 2 {
+			continue
+		}
+		step := pointStep(ps)
+		if step <= 0 {
+			continue
+		}
+		base := metricBaseline(ps, judgedFrom, refPoints, k)
+		if len(base) < 3 {
+			continue
+		}
+		tally.judged++
+		judgeMetricPoints(out, k, ps, base, step, judgedFrom, lo, width, nw, scan, cfg)
+	}
+	return out, tally, nil
+}
+
+// referencePoints reads the reference's points, per service and metric
+// over its pods: the normal of a series with too few points of its own
+// before the judged windows.
+func referencePoints(refSamples metricSource, nodes map[string]bool) (map[[2]string][]float64, error) {
 	refPoints := map[[2]string][]float64{}
 	if refSamples != nil {
 		err := refSamples(func(s *cascade.Sample) error {
@@ -65,13 +96,24 @@ func metricJudgements(samples, refSamples metricSource, nodes map[string]bool, l
 			return nil
 		})
 		if err != nil {
-			return nil, tally, fmt.Errorf("reference: %w", err)
+			return nil, fmt.Errorf("reference: %w", err)
 		}
 	}
+	return refPoints, nil
+}
+
+// metricKey names one metric series: a service's metric on one of its
+// pods.
+type metricKey struct{ service, instance, metric string }
+
+// readMetricSeries reads the saturation series of the services in nodes
+// from metricLookback before the first window to metricLookback after
+// the last, and counts the saturation samples given in tally, which the
+// warnings read.
+func readMetricSeries(samples metricSource, nodes map[string]bool, lo, width int64, nw int, tally *metricTally) (map[metricKey][]metricPoint, error) {
 	from := lo*width - metricLookback
 	to := (lo + int64(nw) + 1) * width
-	type key struct{ service, instance, metric string }
-	series := map[key][]metricPoint{}
+	series := map[metricKey][]metricPoint{}
 	err := samples(func(s *cascade.Sample) error {
 		if saturation(s.Kind) {
 			tally.saturation++
@@ -80,14 +122,20 @@ func metricJudgements(samples, refSamples metricSource, nodes map[string]bool, l
 			math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
 			return nil
 		}
-		k := key{strings.Clone(s.Service), strings.Clone(s.Instance), strings.Clone(s.Metric)}
+		k := metricKey{strings.Clone(s.Service), strings.Clone(s.Instance), strings.Clone(s.Metric)}
 		series[k] = append(series[k], metricPoint{s.Time, s.Value})
 		return nil
 	})
 	if err != nil {
-		return nil, tally, err
+		return nil, err
 	}
-	keys := make([]key, 0, len(series))
+	return series, nil
+}
+
+// sortedMetricKeys returns the series' keys by service, pod and metric,
+// so that the judgements merge in the same order on every run.
+func sortedMetricKeys(series map[metricKey][]metricPoint) []metricKey {
+	keys := make([]metricKey, 0, len(series))
 	for k := range series {
 		keys = append(keys, k)
 	}
@@ -101,63 +149,73 @@ func metricJudgements(samples, refSamples metricSource, nodes map[string]bool, l
 		}
 		return a.metric < b.metric
 	})
-	out := map[string][]judgement{}
-	judgedFrom := (lo + int64(scan)) * width
-	for _, k := range keys {
-		ps := series[k]
-		sort.Slice(ps, func(i, j int) bool { return ps[i].t < ps[j].t })
-		if strings.HasSuffix(k.metric, "_total") {
-			ps = rates(ps)
-		}
-		tally.series++
-		if len(ps) < 2 {
-			continue
-		}
-		gaps := make([]float64, 0, len(ps)-1)
-		for i := 1; i < len(ps); i++ {
-			gaps = append(gaps, float64(ps[i].t-ps[i-1].t))
-		}
-		step := int64(quantile(gaps, 0.5))
-		if step <= 0 {
-			continue
-		}
-		var base []float64
-		for _, p := range ps {
-			if p.t <= judgedFrom {
-				base = append(base, p.v)
-			}
-		}
-		if len(base) < 3 && !strings.HasSuffix(k.metric, "_total") {
-			base = refPoints[[2]string{k.service, k.metric}]
-		}
-		if len(base) < 3 {
-			continue
-		}
-		tally.judged++
-		med, sigma := medianSigma(base)
-		js := out[k.service]
-		if js == nil {
-			js = make([]judgement, nw)
-			out[k.service] = js
-		}
-		for _, p := range ps {
-			if p.t <= judgedFrom {
-				continue
-			}
-			z := math.Max(0, (p.v-med)/sigma)
-			material := p.v-med >= cfg.MinChange*math.Abs(med)
-			j := judgement{judged: true, out: z >= cfg.Threshold && material, z: z,
-				metric: "metric:" + k.metric, base: med, value: p.v, n: len(base)}
-			for w := floorDiv(p.t-step, width); w*width < p.t; w++ {
-				i := int(w - lo)
-				if i < scan || i >= nw {
-					continue
-				}
-				js[i] = merge(js[i], j)
-			}
+	return keys
+}
+
+// seriesPoints puts a series' points in time order and turns a
+// counter's (a metric ending in _total) into its rates: a counter only
+// grows, so its rate is what can change.
+func seriesPoints(ps []metricPoint, metric string) []metricPoint {
+	sort.Slice(ps, func(i, j int) bool { return ps[i].t < ps[j].t })
+	if strings.HasSuffix(metric, "_total") {
+		ps = rates(ps)
+	}
+	return ps
+}
+
+// pointStep returns the median time between a series' points: the
+// interval its exporter aggregates, which each point stands for.
+func pointStep(ps []metricPoint) int64 {
+	gaps := make([]float64, 0, len(ps)-1)
+	for i := 1; i < len(ps); i++ {
+		gaps = append(gaps, float64(ps[i].t-ps[i-1].t))
+	}
+	return int64(quantile(gaps, 0.5))
+}
+
+// metricBaseline returns a series' normal points: those up to the first
+// judged window or, when there are fewer than 3 of them and the metric
+// is not a counter, the reference's points of the service's metric.
+func metricBaseline(ps []metricPoint, judgedFrom int64, refPoints map[[2]string][]float64, k metricKey) []float64 {
+	var base []float64
+	for _, p := range ps {
+		if p.t <= judgedFrom {
+			base = append(base, p.v)
 		}
 	}
-	return out, tally, nil
+	if len(base) < 3 && !strings.HasSuffix(k.metric, "_total") {
+		base = refPoints[[2]string{k.service, k.metric}]
+	}
+	return base
+}
+
+// judgeMetricPoints judges each of series k's points after judgedFrom
+// against its normal base and merges the judgement into its service's
+// judgements in out at every window the point stands for, so that a
+// node keeps its loudest metric.
+func judgeMetricPoints(out map[string][]judgement, k metricKey, ps []metricPoint, base []float64, step, judgedFrom, lo, width int64, nw, scan int, cfg Config) {
+	med, sigma := medianSigma(base)
+	js := out[k.service]
+	if js == nil {
+		js = make([]judgement, nw)
+		out[k.service] = js
+	}
+	for _, p := range ps {
+		if p.t <= judgedFrom {
+			continue
+		}
+		z := math.Max(0, (p.v-med)/sigma)
+		material := p.v-med >= cfg.MinChange*math.Abs(med)
+		j := judgement{judged: true, out: z >= cfg.Threshold && material, z: z,
+			metric: "metric:" + k.metric, base: med, value: p.v, n: len(base)}
+		for w := floorDiv(p.t-step, width); w*width < p.t; w++ {
+			i := int(w - lo)
+			if i < scan || i >= nw {
+				continue
+			}
+			js[i] = merge(js[i], j)
+		}
+	}
 }
 
 // metricTally counts the saturation samples given, the saturation

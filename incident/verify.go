@@ -410,30 +410,74 @@ var verifyBy = verifyOff
 // nothing of its own that rose fits 0; one the model lacks, or that
 // fell silent, keeps its place.
 func verifyOrder(ctx context.Context, acc, ref *spanAcc, m *cascade.Model, cfg Config, changes []NodeChange, order, groups []int) ([]int, error) {
+	cands := checkCandidates(changes, order, cfg)
+	if len(cands) < 2 {
+		return order, nil
+	}
+	v := newVerifier(acc, ref, m, cfg, changes, cands)
+	base, err := v.baseline()
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	t := base.ObservedTraffic()
+	fp, err := v.planFaults(base, t, changes, cands)
+	if err != nil {
+		return nil, err
+	}
+	if len(fp.ranked) < 2 {
+		return order, nil
+	}
+	res, tickMS, err := replayFaults(ctx, base, cfg, fp)
+	if err != nil {
+		return nil, err
+	}
+	v.recordFits(changes, fp, res, tickMS)
+	if verifyBy == verifyOff {
+		return order, nil
+	}
+	return reorderByFit(changes, order, groups, fp.ranked, fp.fits), nil
+}
+
+// checkCandidates returns the first changed nodes of order: Verify of
+// them, and never fewer than the Top origins named, since those are
+// what the check may re-order.
+func checkCandidates(changes []NodeChange, order []int, cfg Config) []int {
 	var cands []int
 	for _, i := range order {
 		if changes[i].Changed && len(cands) < max(cfg.Top, cfg.Verify) {
 			cands = append(cands, i)
 		}
 	}
-	if len(cands) < 2 {
-		return order, nil
-	}
+	return cands
+}
+
+// newVerifier returns the check's reader of the windows, whose incident
+// period starts at the earliest onset of the candidates cands.
+func newVerifier(acc, ref *spanAcc, m *cascade.Model, cfg Config, changes []NodeChange, cands []int) *verifier {
 	lo, hi := acc.windowRange()
 	v := &verifier{acc: acc, ref: ref, m: m, cfg: cfg, lo: lo, hi: hi, from: hi + 1}
 	for _, i := range cands {
 		v.from = min(v.from, floorDiv(changes[i].AtNS, acc.width))
 	}
-	base, err := v.baseline()
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	t := base.ObservedTraffic()
-	jobs := []replay.BatchJob{{Model: base, Traffic: t}}
-	var faulted []int // the candidates with a fault, in cands order
-	var ranked []int  // the candidates the check ranks: in the model
-	faults := map[int]fault{}
-	fits := map[int]float64{}
+	return v
+}
+
+// faultPlan is the check's candidates with their faults and the replays
+// that weigh them: the baseline's first, then one per fault.
+type faultPlan struct {
+	jobs    []replay.BatchJob
+	faulted []int // the candidates with a fault, in cands order
+	ranked  []int // the candidates the check ranks: in the model
+	faults  map[int]fault
+	fits    map[int]float64
+}
+
+// planFaults builds each candidate's fault and its replay job on the
+// baseline model base; a candidate with nothing of its own that rose
+// fits 0 without a replay, and one the model lacks, or that fell silent,
+// is not ranked.
+func (v *verifier) planFaults(base *cascade.Model, t *cascade.Traffic, changes []NodeChange, cands []int) (*faultPlan, error) {
+	fp := &faultPlan{jobs: []replay.BatchJob{{Model: base, Traffic: t}}, faults: map[int]fault{}, fits: map[int]float64{}}
 	for _, i := range cands {
 		f := v.faultOf(changes[i].Node)
 		if base.Node(f.node) == nil || changes[i].Metric == "throughput" {
@@ -441,11 +485,11 @@ func verifyOrder(ctx context.Context, acc, ref *spanAcc, m *cascade.Model, cfg C
 			// node stop answering, so the check leaves it in place.
 			continue
 		}
-		ranked = append(ranked, i)
+		fp.ranked = append(fp.ranked, i)
 		if f.empty() {
 			// Nothing of its own rose: injecting nothing reproduces
 			// nothing.
-			fits[i] = 0
+			fp.fits[i] = 0
 			changes[i].ReplayFault = "none (nothing of its own rose)"
 			continue
 		}
@@ -453,37 +497,52 @@ func verifyOrder(ctx context.Context, acc, ref *spanAcc, m *cascade.Model, cfg C
 		if err != nil {
 			return nil, fmt.Errorf("fault at %s: %w", f.node, err)
 		}
-		faulted = append(faulted, i)
-		faults[i] = f
-		jobs = append(jobs, replay.BatchJob{Model: fm, Traffic: t})
+		fp.faulted = append(fp.faulted, i)
+		fp.faults[i] = f
+		fp.jobs = append(fp.jobs, replay.BatchJob{Model: fm, Traffic: t})
 	}
-	if len(ranked) < 2 {
-		return order, nil
-	}
+	return fp, nil
+}
+
+// replayFaults runs the plan's replays, when any candidate has a fault,
+// on a clock fine enough for the model's service times and long enough
+// to see checkRoots root requests, and returns them with the clock's
+// tick in milliseconds.
+func replayFaults(ctx context.Context, base *cascade.Model, cfg Config, fp *faultPlan) ([][]*replay.Result, float64, error) {
 	var res [][]*replay.Result
 	tickMS := 0.0
-	if len(faulted) > 0 {
+	if len(fp.faulted) > 0 {
 		tick := checkTick(base, cfg.Tick)
 		tickMS = float64(tick) / 1e6
 		rc := replay.BatchSettings{Seed: cfg.Seed, Seeds: cfg.Seeds, Parallel: cfg.Parallel, Duration: checkDuration(base, cfg.Duration),
 			Tick: tick, Window: time.Second}
 		var errs []error
-		if res, errs, err = replay.NewBatch(rc).Run(ctx, jobs); err != nil {
-			return nil, err
+		var err error
+		if res, errs, err = replay.NewBatch(rc).Run(ctx, fp.jobs); err != nil {
+			return nil, 0, err
 		}
 		if err := errors.Join(errs...); err != nil {
-			return nil, fmt.Errorf("replay check: %w", err)
+			return nil, 0, fmt.Errorf("replay check: %w", err)
 		}
 	}
+	return res, tickMS, nil
+}
+
+// recordFits sets each faulted candidate's ReplayFit, how well its
+// replays reproduce what the other nodes did, and its ReplayFault.
+func (v *verifier) recordFits(changes []NodeChange, fp *faultPlan, res [][]*replay.Result, tickMS float64) {
 	obs := v.observed(changes)
-	for k, i := range faulted {
-		fits[i] = fitOf(obs, predicted(res[0], res[k+1], tickMS), changes[i].Node)
-		f := faults[i]
-		changes[i].ReplayFit, changes[i].ReplayFault = fits[i], f.String()
+	for k, i := range fp.faulted {
+		fp.fits[i] = fitOf(obs, predicted(res[0], res[k+1], tickMS), changes[i].Node)
+		f := fp.faults[i]
+		changes[i].ReplayFit, changes[i].ReplayFault = fp.fits[i], f.String()
 	}
-	if verifyBy == verifyOff {
-		return order, nil
-	}
+}
+
+// reorderByFit returns order with the ranked candidates' places
+// re-filled by fit (higher first) within each group verifyBy names,
+// keeping analyse's order on ties and between groups.
+func reorderByFit(changes []NodeChange, order, groups, ranked []int, fits map[int]float64) []int {
 	// The candidates' places in order, re-filled by fit.
 	pos := map[int]int{}
 	for p, i := range order {
@@ -519,7 +578,7 @@ func verifyOrder(ctx context.Context, acc, ref *spanAcc, m *cascade.Model, cfg C
 	for k, p := range slots {
 		out[p] = sorted[k]
 	}
-	return out, nil
+	return out
 }
 
 // checkTick is the replay check's clock: tick, or finer — a tenth of
