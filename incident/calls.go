@@ -145,18 +145,12 @@ type callEdge struct {
 // sorted by caller and then callee, so that the judging runs in the
 // same order on every run.
 func sortedCallEdges(acc *spanAcc) [][2]string {
-	keys := make([][2]string, 0, len(acc.edges))
-	for k := range acc.edges {
+	var keys [][2]string
+	for _, k := range sortedEdgeKeys(acc.edges) {
 		if k[0] != k[1] {
 			keys = append(keys, k)
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return keys[i][1] < keys[j][1]
-	})
 	return keys
 }
 
@@ -209,6 +203,20 @@ func judgeCallEdges(acc, ref *spanAcc, lo int64, nw, scan int, cfg Config) (map[
 // as the callee served them: every reference window in time order, or
 // else the first baselineWindows windows from lo.
 func edgeBaseline(acc, ref *spanAcc, k [2]string, lo int64, baselineWindows int) (base, srvBase []*winAcc) {
+	for _, e := range normalEdgeWins(acc, ref, k, lo, baselineWindows) {
+		if e != nil {
+			base = append(base, edgeAsWin(e))
+			srvBase = append(srvBase, edgeAsSrv(e))
+		}
+	}
+	return base, srvBase
+}
+
+// normalEdgeWins returns edge k's normal windows: the reference's, in
+// time order, or else the capture's first baselineWindows from lo (nil
+// where the edge had no calls).
+func normalEdgeWins(acc, ref *spanAcc, k [2]string, lo int64, baselineWindows int) []*edgeWin {
+	var out []*edgeWin
 	if ref != nil {
 		ws := make([]int64, 0, len(ref.edges[k]))
 		for w := range ref.edges[k] {
@@ -216,18 +224,14 @@ func edgeBaseline(acc, ref *spanAcc, k [2]string, lo int64, baselineWindows int)
 		}
 		sort.Slice(ws, func(i, j int) bool { return ws[i] < ws[j] })
 		for _, w := range ws {
-			base = append(base, edgeAsWin(ref.edges[k][w]))
-			srvBase = append(srvBase, edgeAsSrv(ref.edges[k][w]))
+			out = append(out, ref.edges[k][w])
 		}
-	} else {
-		for w := lo; w < lo+int64(baselineWindows); w++ {
-			if e := acc.edges[k][w]; e != nil {
-				base = append(base, edgeAsWin(e))
-				srvBase = append(srvBase, edgeAsSrv(e))
-			}
-		}
+		return out
 	}
-	return base, srvBase
+	for w := lo; w < lo+int64(baselineWindows); w++ {
+		out = append(out, acc.edges[k][w])
+	}
+	return out
 }
 
 // windowCalls counts, for one window, each service's judged and out

@@ -174,23 +174,9 @@ func (v *verifier) normalWins(node string) []*winAcc {
 	return out
 }
 
+// normalEdge returns edge k's normal windows (normalEdgeWins).
 func (v *verifier) normalEdge(k [2]string) []*edgeWin {
-	var out []*edgeWin
-	if v.ref != nil {
-		ws := make([]int64, 0, len(v.ref.edges[k]))
-		for w := range v.ref.edges[k] {
-			ws = append(ws, w)
-		}
-		sort.Slice(ws, func(i, j int) bool { return ws[i] < ws[j] })
-		for _, w := range ws {
-			out = append(out, v.ref.edges[k][w])
-		}
-		return out
-	}
-	for w := v.lo; w < v.lo+int64(v.cfg.BaselineWindows); w++ {
-		out = append(out, v.acc.edges[k][w])
-	}
-	return out
+	return normalEdgeWins(v.acc, v.ref, k, v.lo, v.cfg.BaselineWindows)
 }
 
 // normalAndIncident pools a node's normal windows and its windows of
