@@ -237,8 +237,11 @@ func (m *Model) validateEntries(names map[string]bool, add func(error)) {
 	}
 }
 
+// finiteNonNeg reports a value that is neither negative, +Inf nor NaN.
 func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 1) }
 
+// validateQueue checks a broker queue's settings; p is its path in the
+// model, for the errors.
 func validateQueue(p string, q *Queue) error {
 	var errs []error
 	if q.ImmediateRedeliveries < 0 {
@@ -270,6 +273,8 @@ func validateQueue(p string, q *Queue) error {
 	return errors.Join(errs...)
 }
 
+// validateRetry checks a retry policy (nil: none); p is its path in the
+// model, for the errors.
 func validateRetry(p string, r *Retry) error {
 	if r == nil {
 		return nil

@@ -302,11 +302,13 @@ func (ds *logitDesign) setLikelihoods(lg *Logistic, b []float64, pbar float64) {
 // features, where the standardised features are all 0 and only the
 // intercept b[0] counts.
 func nodeLoadSlope(coef []Coefficient, b []float64) float64 {
-	var zbar float64 = b[0]
+	zbar := b[0]
 	pm := sigmoid(zbar)
 	return round6(coef[2].Estimate * pm * (1 - pm))
 }
 
+// sigmoid is the logistic function, computed without overflow for
+// either sign of z.
 func sigmoid(z float64) float64 {
 	if z >= 0 {
 		return 1 / (1 + math.Exp(-z))
@@ -315,6 +317,8 @@ func sigmoid(z float64) float64 {
 	return e / (1 + e)
 }
 
+// softplus is log(1 + e^z), computed without overflow or loss of
+// precision at either end.
 func softplus(z float64) float64 {
 	if z > 30 {
 		return z

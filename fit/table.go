@@ -212,6 +212,8 @@ func planeLine(p *LossPlane) string {
 		p.X, p.Y, len(p.XValues), len(p.YValues), at(p.BestY, p.BestX), at(wi, wj), pctOrDash(&p.Loss[wi][wj]))
 }
 
+// nodeTable writes the per-node errors, observed against simulated, one
+// row a node.
 func nodeTable(w io.Writer, rows []NodeError) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "node\trequests\tsim calls\tcalls err\tfail obs\tfail sim\tfail err\tp50 obs\tp50 sim\tp50 err\tp95 obs\tp95 sim\tp95 err\tp99 obs\tp99 sim\tp99 err\t")
@@ -223,6 +225,9 @@ func nodeTable(w io.Writer, rows []NodeError) error {
 	return tw.Flush()
 }
 
+// gridCounterpart names the grid's fitted coefficient that a logistic
+// feature corresponds to, with its value, so the table sets the two side
+// by side; "" for a feature the grid has no counterpart of.
 func gridCounterpart(r *Report, feature string) string {
 	switch feature {
 	case "node_load":
@@ -235,10 +240,13 @@ func gridCounterpart(r *Report, feature string) string {
 	return ""
 }
 
+// pct formats a signed fraction as a percentage.
 func pct(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }
 
+// pctu formats a fraction as a percentage without a sign.
 func pctu(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
+// pctOrDash is pct to two places, or "-" when there is no value.
 func pctOrDash(x *float64) string {
 	if x == nil {
 		return "-"
@@ -246,6 +254,7 @@ func pctOrDash(x *float64) string {
 	return fmt.Sprintf("%+.2f%%", 100**x)
 }
 
+// orDash is s, or "-" when it is empty.
 func orDash(s string) string {
 	if s == "" {
 		return "-"

@@ -106,6 +106,7 @@ type seen struct {
 	n, errs   int64
 }
 
+// add pools window x (nil: a window without requests) into s.
 func (s *seen) add(x *winAcc) {
 	if x == nil {
 		return
@@ -120,9 +121,10 @@ func (s *seen) add(x *winAcc) {
 	s.self = append(s.self, x.self.vals...)
 }
 
+// errRate is the share of s's requests that failed.
 func (s *seen) errRate() float64 { return float64(s.errs) / float64(max(1, s.n)) }
 
-// gap is one edge's time between its two ends over some windows: the
+// gapOf returns one edge's time between its two ends over some windows: the
 // median latency as the caller saw the calls minus as the callee served
 // them, and the calls.
 func gapOf(es []*edgeWin) (gap float64, calls int64, ok bool) {
@@ -368,6 +370,7 @@ func fitOf(obs, pred map[string]observation, faulty string) float64 {
 	return numfmt.Round3(1 - sse/sso)
 }
 
+// sq is x squared.
 func sq(x float64) float64 { return x * x }
 
 // How the replay check re-orders the leading candidates: not at all
