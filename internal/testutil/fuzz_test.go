@@ -1,11 +1,9 @@
 package testutil
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,35 +14,14 @@ import (
 // its target is fuzzed with the others and not only when someone
 // remembers to.
 func TestFuzzTargetsListed(t *testing.T) {
-	const root = "../.."
+	const root = treeRoot
 	decl := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`)
 	var want []string
-	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	eachTestFile(t, nil, func(dir string, src []byte) {
+		for _, m := range decl.FindAllStringSubmatch(string(src), -1) {
+			want = append(want, dir+" "+m[1])
 		}
-		if d.IsDir() {
-			if strings.HasPrefix(d.Name(), ".") && path != root {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, filepath.Dir(path))
-		if err != nil {
-			return err
-		}
-		for _, m := range decl.FindAllStringSubmatch(string(b), -1) {
-			want = append(want, filepath.ToSlash(rel)+" "+m[1])
-		}
-		return nil
-	}))
+	})
 	require.NotEmpty(t, want, "no fuzz target found")
 
 	ci, err := os.ReadFile(filepath.Join(root, ".ci", "fuzz"))

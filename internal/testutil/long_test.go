@@ -1,7 +1,6 @@
 package testutil
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,37 +15,17 @@ import (
 // command, which runs after the default go test ./..., and the README
 // gives that same command beside go test ./....
 func TestLongSuitesRun(t *testing.T) {
-	const root = "../.."
+	const root = treeRoot
 	var want []string
-	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			// Dot directories hold no packages; this one defines the switch.
-			if strings.HasPrefix(d.Name(), ".") && path != root || path == filepath.Join(root, "internal", "testutil") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if strings.Contains(string(b), "testutil.Long(") || strings.Contains(string(b), "testutil.LongRun(") {
-			rel, err := filepath.Rel(root, filepath.Dir(path))
-			if err != nil {
-				return err
-			}
-			if pkg := "./" + filepath.ToSlash(rel); !slices.Contains(want, pkg) {
+	// This package defines the switch, so its own tests name it.
+	own := func(dir string) bool { return dir == filepath.Join(root, "internal", "testutil") }
+	eachTestFile(t, own, func(dir string, src []byte) {
+		if strings.Contains(string(src), "testutil.Long(") || strings.Contains(string(src), "testutil.LongRun(") {
+			if pkg := "./" + dir; !slices.Contains(want, pkg) {
 				want = append(want, pkg)
 			}
 		}
-		return nil
-	}))
+	})
 	require.NotEmpty(t, want, "no test calls testutil.Long or testutil.LongRun")
 
 	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
