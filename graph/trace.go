@@ -331,6 +331,18 @@ func (b *Builder) finishTrace(sp []tspan) {
 	w := &b.work
 	calls := w.calls
 	b.stats.Calls += int64(len(calls))
+	sortCalls(calls)
+	b.markFailures(sp, calls)
+	b.exclusiveTimes(sp, calls)
+	b.feedRequests(sp)
+	b.feedEdges(sp, calls)
+	clear(w.pubs)
+}
+
+// sortCalls orders calls by caller request, edge, operation and start, so
+// each request's calls on one edge are adjacent and a retry follows the
+// attempt it retries.
+func sortCalls(calls []call) {
 	slices.SortFunc(calls, func(x, y call) int {
 		if c := cmp.Compare(x.req, y.req); c != 0 {
 			return c
@@ -346,6 +358,11 @@ func (b *Builder) finishTrace(sp []tspan) {
 		}
 		return cmp.Compare(x.span, y.span)
 	})
+}
+
+// markFailures flags requests with a failed synchronous call and charges
+// each cut call's zombie time to its callee's node.
+func (b *Builder) markFailures(sp []tspan, calls []call) {
 	for k := range calls {
 		if c := &calls[k]; c.failed && !c.async {
 			sp[c.req].childFailed = true
@@ -354,6 +371,13 @@ func (b *Builder) finishTrace(sp []tspan) {
 			b.nodes[sp[c.callee].node].zombie += c.zombie
 		}
 	}
+}
+
+// exclusiveTimes records, per request, the union of its synchronous waits
+// (to subtract from its duration), its first call and whether a final
+// attempt failed, and collects its publishes for the held-time check.
+func (b *Builder) exclusiveTimes(sp []tspan, calls []call) {
+	w := &b.work
 	// Exclusive time: the request's duration minus the union of its
 	// synchronous calls (parallel calls overlap; the union counts the wait
 	// once).
@@ -395,6 +419,12 @@ func (b *Builder) finishTrace(sp []tspan) {
 		r.excl = -unionLen(w.ivs)
 		lo = hi
 	}
+}
+
+// feedRequests adds each request span to its node's statistics, parents
+// before children (tree.Order), now that its exclusive time is known.
+func (b *Builder) feedRequests(sp []tspan) {
+	w := &b.work
 	for _, i := range w.tree.Order {
 		s := &sp[i]
 		if !s.request {
@@ -411,6 +441,11 @@ func (b *Builder) finishTrace(sp []tspan) {
 			b.nodes[s.node].noteFirstCall(s.firstCall)
 		}
 	}
+}
+
+// feedEdges adds each caller request's calls on one edge to that edge's
+// statistics and notes the order in which each request called its edges.
+func (b *Builder) feedEdges(sp []tspan, calls []call) {
 	spans := b.work.spans[:0]
 	for lo := 0; lo < len(calls); {
 		hi := lo
@@ -429,7 +464,6 @@ func (b *Builder) finishTrace(sp []tspan) {
 	}
 	b.noteOrder(spans)
 	b.work.spans = spans[:0]
-	clear(w.pubs)
 }
 
 // edgeSpan is when one caller request's synchronous calls on one edge
