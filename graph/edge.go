@@ -73,12 +73,20 @@ type edgeAcc struct {
 // sorted by operation and start.
 func (e *edgeAcc) addGroup(b *Builder, sp []tspan, req int32, calls []call) {
 	r := &sp[req]
-	k := b.cfg.Reservoir
-	w := &b.work
 	e.groups++
 	if r.failed && !r.childFinal {
 		e.ownGroups++
 	}
+	e.addCalls(b, sp, r, calls)
+	e.addRetries(b, r, calls)
+	e.addConcurrency(b, calls)
+	e.keepPoolCalls(calls)
+}
+
+// addCalls samples each call's latency, by outcome and failure cause, and
+// its network time, and when the group's first call began and last ended.
+func (e *edgeAcc) addCalls(b *Builder, sp []tspan, r *tspan, calls []call) {
+	k := b.cfg.Reservoir
 	var lo0, hi0 int64 = math.MaxInt64, math.MinInt64
 	for i := range calls {
 		c := &calls[i]
@@ -115,7 +123,12 @@ func (e *edgeAcc) addGroup(b *Builder, sp []tspan, req int32, calls []call) {
 	}
 	e.firstStart.add(b.rng, k, nsToMS(float64(lo0-r.start)))
 	e.lastEnd.add(b.rng, k, nsToMS(float64(hi0-r.start)))
+}
 
+// addRetries counts the group's logical calls, chaining each operation's
+// retries to the attempt they repeat.
+func (e *edgeAcc) addRetries(b *Builder, r *tspan, calls []call) {
+	w := &b.work
 	// Retries, per operation.
 	n := len(calls)
 	w.att = slices.Grow(w.att[:0], n)[:n]
@@ -137,7 +150,13 @@ func (e *edgeAcc) addGroup(b *Builder, sp []tspan, req int32, calls []call) {
 		e.hist = append(e.hist, make([]int64, logical+1-len(e.hist))...)
 	}
 	e.hist[logical]++
+}
 
+// addConcurrency notes the most calls the group had open at once, to tell
+// sequential callers from parallel ones.
+func (e *edgeAcc) addConcurrency(b *Builder, calls []call) {
+	w := &b.work
+	n := len(calls)
 	// Concurrency: the most calls open at once.
 	conc := 1
 	if n > 1 {
@@ -166,6 +185,11 @@ func (e *edgeAcc) addGroup(b *Builder, sp []tspan, req int32, calls []call) {
 	if conc > 1 {
 		e.overlap = true
 	}
+}
+
+// keepPoolCalls keeps the calls of overlapping groups, up to maxPoolCalls,
+// for the test of whether requests share one pool (poolSharing).
+func (e *edgeAcc) keepPoolCalls(calls []call) {
 	if e.overlap && !e.spansFull {
 		if len(e.spans)+len(calls) > maxPoolCalls {
 			e.spans, e.spansFull = nil, true
