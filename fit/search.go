@@ -210,11 +210,7 @@ func (s *searcher) bestOf(idxs []int, exclude int) (int, float64) {
 func (s *searcher) search(ctx context.Context, exhaustive bool, starts int, exclude int) ([]int, error) {
 	g := s.ev.grid
 	if exhaustive {
-		all := make([]int, g.Size())
-		for i := range all {
-			all[i] = i
-		}
-		return all, s.eval(ctx, all)
+		return s.searchAll(ctx, g)
 	}
 	seen := map[int]bool{}
 	look := func(idxs []int) error {
@@ -223,6 +219,31 @@ func (s *searcher) search(ctx context.Context, exhaustive bool, starts int, excl
 		}
 		return s.eval(ctx, idxs)
 	}
+	strides, coarse := coarseAxes(g)
+	keys, groups := coarseGroups(g, coarse)
+	all := coarsePoints(keys, groups)
+	if err := look(all); err != nil {
+		return nil, err
+	}
+	if err := s.refineGroups(ctx, keys, groups, strides, starts, exclude, look); err != nil {
+		return nil, err
+	}
+	return seenPoints(seen), nil
+}
+
+// searchAll evaluates every point of the grid, for an exhaustive search.
+func (s *searcher) searchAll(ctx context.Context, g *Grid) ([]int, error) {
+	all := make([]int, g.Size())
+	for i := range all {
+		all[i] = i
+	}
+	return all, s.eval(ctx, all)
+}
+
+// coarseAxes returns each axis's starting stride (zero for a categorical
+// axis) and the values of the coarse sub-grid along it: every value of a
+// categorical axis, both ends and the middle of a numeric one.
+func coarseAxes(g *Grid) ([]int, [][]int) {
 	strides := make([]int, len(g.Axes))
 	coarse := make([][]int, len(g.Axes))
 	for a := range g.Axes {
@@ -246,6 +267,12 @@ func (s *searcher) search(ctx context.Context, exhaustive bool, starts int, excl
 			coarse[a] = append(coarse[a], n-1)
 		}
 	}
+	return strides, coarse
+}
+
+// coarseGroups walks the coarse sub-grid and groups its points by their
+// categorical coordinates (the tier), keys in the order first met.
+func coarseGroups(g *Grid, coarse [][]int) ([]int, map[int][]int) {
 	// The coarse sub-grid, grouped by categorical coordinates.
 	groups := map[int][]int{}
 	var keys []int
@@ -271,13 +298,22 @@ func (s *searcher) search(ctx context.Context, exhaustive bool, starts int, excl
 		}
 	}
 	walk(0)
+	return keys, groups
+}
+
+// coarsePoints lists the coarse sub-grid's points, group by group, so the
+// whole sub-grid is evaluated as one batch.
+func coarsePoints(keys []int, groups map[int][]int) []int {
 	var all []int
 	for _, k := range keys {
 		all = append(all, groups[k]...)
 	}
-	if err := look(all); err != nil {
-		return nil, err
-	}
+	return all
+}
+
+// refineGroups runs, per group of the coarse sub-grid, a compass search
+// from its best starts points, then polishes the group's best point.
+func (s *searcher) refineGroups(ctx context.Context, keys []int, groups map[int][]int, strides []int, starts int, exclude int, look func([]int) error) error {
 	for _, k := range keys {
 		pts := slices.Clone(groups[k])
 		slices.SortFunc(pts, func(a, b int) int {
@@ -296,20 +332,26 @@ func (s *searcher) search(ctx context.Context, exhaustive bool, starts int, excl
 		}
 		for _, st := range pts[:min(starts, len(pts))] {
 			if _, err := s.compass(ctx, st, slices.Clone(strides), exclude, lookGroup); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		x, _ := s.bestOf(append(group, pts...), exclude)
 		if err := s.polish(ctx, x, exclude, lookGroup); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
+
+// seenPoints returns the points the search looked at, ascending, so the
+// result does not depend on map order.
+func seenPoints(seen map[int]bool) []int {
 	out := make([]int, 0, len(seen))
 	for i := range seen {
 		out = append(out, i)
 	}
 	slices.Sort(out)
-	return out, nil
+	return out
 }
 
 // compass runs a compass search from point x with the given strides and
