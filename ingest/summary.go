@@ -170,9 +170,28 @@ func newSpanStats() *spanStats {
 // and returned as a prefix of it (a trace of a million spans is held
 // once, not copied), so rows must not be read again after the call.
 func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
+	st.resetTrace()
+	n := st.dropRepeats(rows)
+	kept := st.separateShared(rows, n)
+	st.traces++
+	st.noteCycles(kept)
+	st.dispatched += int64(markDispatched(kept, st.index))
+	st.countSpans(kept)
+	return kept
+}
+
+// resetTrace clears what trace keeps per trace, so one trace's span ids
+// do not leak into the next.
+func (st *spanStats) resetTrace() {
 	clear(st.index)
 	st.shared = st.shared[:0]
 	clear(st.paired)
+}
+
+// dropRepeats moves the rows to keep to the front of rows and returns how
+// many there are, counting repeated span ids as duplicates or conflicts
+// and setting aside the second spans of shared client/server pairs.
+func (st *spanStats) dropRepeats(rows []cascade.Span) int {
 	// rows[:n] are the rows kept so far; rows[n:i] were dropped or moved
 	// forward, and may be overwritten.
 	n := 0
@@ -205,6 +224,13 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 		}
 		n++
 	}
+	return n
+}
+
+// separateShared splits the Zipkin shared pairs set aside by dropRepeats
+// into client and server spans (unshare), counting as conflicts the pairs
+// it cannot separate, and returns the rows to keep.
+func (st *spanStats) separateShared(rows []cascade.Span, n int) []cascade.Span {
 	// unshare appends the separated servers at rows[n:], over rows the
 	// loop dropped (each server was one of them).
 	kept := rows[:n]
@@ -219,14 +245,23 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 			}
 		}
 	}
-	st.traces++
+	return kept
+}
+
+// noteCycles cuts the trace's parent cycles, so every span has a root
+// above it, and counts the cycles cut.
+func (st *spanStats) noteCycles(kept []cascade.Span) {
 	if n := cutCycles(kept, st.index); n > 0 {
 		st.cycles += int64(n)
 		if st.firstCycle == "" {
 			st.firstCycle = "trace " + kept[0].TraceID
 		}
 	}
-	st.dispatched += int64(markDispatched(kept, st.index))
+}
+
+// countSpans adds the kept spans to the totals and counts the trace's
+// roots, orphans and clock-skewed children, and whether it is truncated.
+func (st *spanStats) countSpans(kept []cascade.Span) {
 	roots, orphans := 0, 0
 	for i := range kept {
 		s := &kept[i]
@@ -271,7 +306,6 @@ func (st *spanStats) trace(rows []cascade.Span) []cascade.Span {
 	if roots == 0 || orphans > 0 {
 		st.truncated++
 	}
-	return kept
 }
 
 func (st *spanStats) fill(sum *Summary) {
