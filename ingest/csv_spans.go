@@ -330,10 +330,26 @@ func (d *spanCSVDecoder) record(rec []string) *ParseError {
 	if len(rec) != len(d.header) {
 		return csvFieldCountError(d.name, d.cr, d.offset, len(rec), len(d.header))
 	}
-	c := &d.c
 	sp := &d.span
 	*sp = cascade.Span{Status: cascade.StatusUnset}
+	if pe := d.recordNames(rec); pe != nil {
+		return pe
+	}
+	if pe := d.recordTimes(rec); pe != nil {
+		return pe
+	}
+	d.recordKind(rec)
+	if pe := d.recordStatus(rec); pe != nil {
+		return pe
+	}
+	return d.messaging(rec)
+}
 
+// recordNames fills the ids, service, instance, operation and peer of
+// d.span, or reports an empty id or service, which no span can do without.
+func (d *spanCSVDecoder) recordNames(rec []string) *ParseError {
+	c := &d.c
+	sp := &d.span
 	if sp.TraceID = csvID(csvCell(rec, c.trace)); sp.TraceID == "" {
 		return d.fieldError(c.trace, ErrBadID, "empty trace id")
 	}
@@ -357,7 +373,15 @@ func (d *spanCSVDecoder) record(rec []string) *ParseError {
 	}
 	sp.Operation = csvCell(rec, c.operation)
 	sp.Peer = csvCell(rec, c.peer)
+	return nil
+}
 
+// recordTimes fills the start and duration of d.span from the start and
+// either the end or the duration column, warning where they disagree, or
+// reports a time that cannot be read or does not fit.
+func (d *spanCSVDecoder) recordTimes(rec []string) *ParseError {
+	c := &d.c
+	sp := &d.span
 	v := csvCell(rec, c.start)
 	if v == "" {
 		return d.fieldError(c.start, ErrMissingField, "empty start time")
@@ -407,7 +431,14 @@ func (d *spanCSVDecoder) record(rec []string) *ParseError {
 		dur = 0
 	}
 	sp.Duration = dur
+	return nil
+}
 
+// recordKind fills the kind of d.span, which the status code's meaning
+// depends on, so it comes before recordStatus.
+func (d *spanCSVDecoder) recordKind(rec []string) {
+	c := &d.c
+	sp := &d.span
 	if v := csvCell(rec, c.kind); v != "" {
 		k, ok := csvSpanKind(v)
 		if !ok {
@@ -415,6 +446,14 @@ func (d *spanCSVDecoder) record(rec []string) *ParseError {
 		}
 		sp.Kind = k
 	}
+}
+
+// recordStatus fills the status and status code of d.span, the status
+// column overriding what the code implies, or reports a code that is not
+// one.
+func (d *spanCSVDecoder) recordStatus(rec []string) *ParseError {
+	c := &d.c
+	sp := &d.span
 	codeStatus, hasCode := cascade.StatusUnset, false
 	if v := csvCell(rec, c.statusCode); v != "" {
 		hasCode = true
@@ -440,7 +479,7 @@ func (d *spanCSVDecoder) record(rec []string) *ParseError {
 			sp.Status = st.status
 		}
 	}
-	return d.messaging(rec)
+	return nil
 }
 
 // messaging fills the links and messaging fields of d.span from the
