@@ -171,6 +171,9 @@ func rankTable(w io.Writer, d *RankDocument) error {
 	return nil
 }
 
+// rankTableRows prints the ranking as tables: the header, the baseline and
+// the ranked changes, then the best set, capacity and metastability when
+// the report has them.
 func rankTableRows(w io.Writer, d *RankDocument) error {
 	rep := d.Rank
 	if rep == nil {
@@ -178,6 +181,36 @@ func rankTableRows(w io.Writer, d *RankDocument) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
+	rankTableHeader(p, d, rep)
+	rankBaselineTable(p, rep)
+	rankCandidateTable(p, rep)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if s := rep.Set; s != nil {
+		fmt.Fprintln(w)
+		if err := bestSetTable(w, rep, s); err != nil {
+			return err
+		}
+	}
+	if c := rep.Capacity; c != nil {
+		fmt.Fprintln(w)
+		if err := capacityTable(w, c); err != nil {
+			return err
+		}
+	}
+	if m := rep.Metastability; m != nil {
+		fmt.Fprintln(w)
+		if err := metastabilityTable(w, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rankTableHeader prints what the ranking ran on and how, so a reader can
+// judge the numbers before reading them.
+func rankTableHeader(p func(format string, args ...any), d *RankDocument, rep *rank.Report) {
 	if d.Model != "" {
 		p("model\t%s", d.Model)
 	}
@@ -205,6 +238,11 @@ func rankTableRows(w io.Writer, d *RankDocument) error {
 		}
 		p("%s\t%d. %s", label, i+1, r.Name)
 	}
+}
+
+// rankBaselineTable prints the baseline's outcome in each scenario, the
+// point every candidate's change is measured from.
+func rankBaselineTable(p func(format string, args ...any), rep *rank.Report) {
 	p("")
 	p("BASELINE\tSUCCESS\tGOODPUT/S\tP50 MS\tP99 MS\tAMPLIFICATION\tCOLLAPSED")
 	for _, s := range rep.Baseline {
@@ -212,6 +250,11 @@ func rankTableRows(w io.Writer, d *RankDocument) error {
 			g4(s.Metric("goodput_per_sec").Mean), g4(s.Metric("latency_p50_ms").Mean),
 			g4(s.Metric("latency_p99_ms").Mean), g4(s.Metric("amplification").Mean), s.Collapsed, len(s.Seeds))
 	}
+}
+
+// rankCandidateTable prints one row per candidate change, in rank order,
+// with a delta column per regime.
+func rankCandidateTable(p func(format string, args ...any), rep *rank.Report) {
 	p("")
 	head := "#\tCHANGE\tΔ " + strings.ToUpper(string(rep.Objective)) + " [95% CI]"
 	for i := range rep.Regimes {
@@ -227,51 +270,47 @@ func rankTableRows(w io.Writer, d *RankDocument) error {
 		r := &rep.Rows[i]
 		p("%s", rowLine(rep, r, "\t"))
 	}
+}
+
+// bestSetTable prints the best set of compatible changes tried together,
+// its effect and cost, and what became of each win considered for it.
+func bestSetTable(w io.Writer, rep *rank.Report, s *rank.Set) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	p := func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
+	p("BEST COMPATIBLE SET\t%d change(s), tried together", len(s.Members))
+	for _, m := range s.Members {
+		p("\t+ %s", describe(rep, m))
+	}
+	p("effect\t%s, %s", objectiveInterval(rep.Objective, s.Row.Objective), s.Row.Verdict)
+	p("cost\t%s", s.Row.Cost.Text)
+	if s.Row.Why != "" {
+		p("why\t%s", s.Row.Why)
+	}
+	if s.Row.Recovered >= 0 && len(rep.Regimes) > 1 {
+		p("recovers\t%d of %d seeds after the surge", s.Row.Recovered, len(rep.Seeds))
+	}
+	for _, t := range s.Tried {
+		p("tried\t%s: %s", t.Name, t.Reason)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if s := rep.Set; s != nil {
-		fmt.Fprintln(w)
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		p = func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
-		p("BEST COMPATIBLE SET\t%d change(s), tried together", len(s.Members))
-		for _, m := range s.Members {
-			p("\t+ %s", describe(rep, m))
-		}
-		p("effect\t%s, %s", objectiveInterval(rep.Objective, s.Row.Objective), s.Row.Verdict)
-		p("cost\t%s", s.Row.Cost.Text)
-		if s.Row.Why != "" {
-			p("why\t%s", s.Row.Why)
-		}
-		if s.Row.Recovered >= 0 && len(rep.Regimes) > 1 {
-			p("recovers\t%d of %d seeds after the surge", s.Row.Recovered, len(rep.Seeds))
-		}
-		for _, t := range s.Tried {
-			p("tried\t%s: %s", t.Name, t.Reason)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+	return nil
+}
+
+// metastabilityTable prints whether goodput recovers after the surge,
+// per seed, and the changes under which most seeds recover.
+func metastabilityTable(w io.Writer, m *rank.Metastability) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	p := func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
+	p("METASTABILITY\t%s", m.Regime)
+	p("verdict\t%s", m.Verdict)
+	p("recovery\t%s", recoveryList(m.RecoverMS))
+	if len(m.Removed) > 0 {
+		p("removed by\t%s", strings.Join(m.Removed, ", "))
 	}
-	if c := rep.Capacity; c != nil {
-		fmt.Fprintln(w)
-		if err := capacityTable(w, c); err != nil {
-			return err
-		}
-	}
-	if m := rep.Metastability; m != nil {
-		fmt.Fprintln(w)
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		p = func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
-		p("METASTABILITY\t%s", m.Regime)
-		p("verdict\t%s", m.Verdict)
-		p("recovery\t%s", recoveryList(m.RecoverMS))
-		if len(m.Removed) > 0 {
-			p("removed by\t%s", strings.Join(m.Removed, ", "))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+	if err := tw.Flush(); err != nil {
+		return err
 	}
 	return nil
 }
