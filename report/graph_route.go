@@ -44,30 +44,60 @@ func byAmp(g *graphLayout) []int {
 // on its left (a back edge the other way round); the ports of a side
 // are spread in the order of the other ends' heights.
 func (g *graphLayout) routes() []edgeRoute {
-	type port struct {
-		edge  int
-		right bool
-		other float64
+	ports := g.edgePorts()
+	portY := g.portHeights(ports)
+	out := make([]edgeRoute, len(g.edges))
+	for i, e := range g.edges {
+		r := edgeRoute{width: ampWidth(e.amp)}
+		if e.self {
+			r.d = g.selfLoop(e, &r)
+		} else {
+			r.d = g.chainPath(i, e, portY, &r)
+		}
+		out[i] = r
 	}
-	ports := map[int][]port{}
+	return out
+}
+
+// edgePort is one end of an edge on a node's side, with the height of the
+// node at its other end, which orders the side's ports.
+type edgePort struct {
+	edge  int
+	right bool
+	other float64
+}
+
+// portKey names one end of an edge: right for its chain's upper end,
+// which leaves its node on the right, else the lower end.
+type portKey struct {
+	edge  int
+	right bool
+}
+
+// edgePorts lists, per node, the ends of the edges that meet it, so each
+// side's ports can be spread apart; self edges have no ports.
+func (g *graphLayout) edgePorts() map[int][]edgePort {
+	ports := map[int][]edgePort{}
 	for i, e := range g.edges {
 		if e.self {
 			continue
 		}
 		c := e.chain
 		// The upper end of the chain leaves on the right.
-		ports[c[0]] = append(ports[c[0]], port{i, true, g.nodes[c[1]].y})
-		ports[c[len(c)-1]] = append(ports[c[len(c)-1]], port{i, false, g.nodes[c[len(c)-2]].y})
+		ports[c[0]] = append(ports[c[0]], edgePort{i, true, g.nodes[c[1]].y})
+		ports[c[len(c)-1]] = append(ports[c[len(c)-1]], edgePort{i, false, g.nodes[c[len(c)-2]].y})
 	}
-	type key struct {
-		edge  int
-		right bool
-	}
-	portY := map[key]float64{}
+	return ports
+}
+
+// portHeights spreads each side's ports over the middle of the node, in
+// the order of the other ends' heights, so edges at a node cross little.
+func (g *graphLayout) portHeights(ports map[int][]edgePort) map[portKey]float64 {
+	portY := map[portKey]float64{}
 	for v := range g.nodes {
 		ps := ports[v]
 		for _, right := range []bool{false, true} {
-			var side []port
+			var side []edgePort
 			for _, p := range ps {
 				if p.right == right {
 					side = append(side, p)
@@ -86,71 +116,75 @@ func (g *graphLayout) routes() []edgeRoute {
 				if len(side) > 1 {
 					y = nd.y - span/2 + span*float64(k)/float64(len(side)-1)
 				}
-				portY[key{p.edge, p.right}] = y
+				portY[portKey{p.edge, p.right}] = y
 			}
 		}
 	}
+	return portY
+}
 
-	out := make([]edgeRoute, len(g.edges))
-	for i, e := range g.edges {
-		r := edgeRoute{width: ampWidth(e.amp)}
-		var d strings.Builder
-		if e.self {
-			nd := g.nodes[e.from]
-			top := nd.y - nd.h/2
-			x1, x0 := nd.x+nd.w*0.65, nd.x+nd.w*0.35
-			s := bezier{point{x1, top}, point{x1 + 12, top - 26}, point{x0 - 12, top - 26}, point{x0, top - cgArrow}}
-			r.segs = append(r.segs, s)
-			fmt.Fprintf(&d, "M%s,%s C%s,%s %s,%s %s,%s", f1(s.p0.x), f1(s.p0.y), f1(s.c0.x), f1(s.c0.y),
-				f1(s.c1.x), f1(s.c1.y), f1(s.p1.x), f1(s.p1.y))
-			r.end, r.dir = point{x0, top}, point{0, 1}
-		} else {
-			// Points along the chain, from the caller to the callee.
-			pts := []point{}
-			c := e.chain
-			for k, v := range c {
-				nd := g.nodes[v]
-				switch {
-				case k == 0:
-					pts = append(pts, point{nd.x + nd.w, portY[key{i, true}]})
-				case k == len(c)-1:
-					pts = append(pts, point{nd.x, portY[key{i, false}]})
-				default:
-					l := nd.layer
-					pts = append(pts, point{g.colX[l], nd.y}, point{g.colX[l] + g.colW[l], nd.y})
-				}
-			}
-			if e.back {
-				// Drawn from the caller (the lower end) to the callee.
-				for l, r := 0, len(pts)-1; l < r; l, r = l+1, r-1 {
-					pts[l], pts[r] = pts[r], pts[l]
-				}
-			}
-			last := len(pts) - 1
-			r.dir = point{1, 0}
-			if pts[last].x < pts[last-1].x {
-				r.dir = point{-1, 0}
-			}
-			r.end = pts[last]
-			pts[last].x -= r.dir.x * cgArrow
-			fmt.Fprintf(&d, "M%s,%s", f1(pts[0].x), f1(pts[0].y))
-			for k := 1; k < len(pts); k++ {
-				a, z := pts[k-1], pts[k]
-				if a.y == z.y {
-					fmt.Fprintf(&d, " L%s,%s", f1(z.x), f1(z.y))
-					r.segs = append(r.segs, bezier{a, a, z, z})
-					continue
-				}
-				dx := (z.x - a.x) / 2
-				s := bezier{a, point{a.x + dx, a.y}, point{z.x - dx, z.y}, z}
-				r.segs = append(r.segs, s)
-				fmt.Fprintf(&d, " C%s,%s %s,%s %s,%s", f1(s.c0.x), f1(s.c0.y), f1(s.c1.x), f1(s.c1.y), f1(z.x), f1(z.y))
-			}
+// selfLoop routes an edge from a node to itself as one curve over the
+// node's top and returns its SVG path.
+func (g *graphLayout) selfLoop(e *graphEdge, r *edgeRoute) string {
+	var d strings.Builder
+	nd := g.nodes[e.from]
+	top := nd.y - nd.h/2
+	x1, x0 := nd.x+nd.w*0.65, nd.x+nd.w*0.35
+	s := bezier{point{x1, top}, point{x1 + 12, top - 26}, point{x0 - 12, top - 26}, point{x0, top - cgArrow}}
+	r.segs = append(r.segs, s)
+	fmt.Fprintf(&d, "M%s,%s C%s,%s %s,%s %s,%s", f1(s.p0.x), f1(s.p0.y), f1(s.c0.x), f1(s.c0.y),
+		f1(s.c1.x), f1(s.c1.y), f1(s.p1.x), f1(s.p1.y))
+	r.end, r.dir = point{x0, top}, point{0, 1}
+	return d.String()
+}
+
+// chainPath routes edge i along its chain of layers, from port to port,
+// straight where it runs level and curved where it changes height, and
+// returns its SVG path.
+func (g *graphLayout) chainPath(i int, e *graphEdge, portY map[portKey]float64, r *edgeRoute) string {
+	var d strings.Builder
+	// Points along the chain, from the caller to the callee.
+	pts := []point{}
+	c := e.chain
+	for k, v := range c {
+		nd := g.nodes[v]
+		switch {
+		case k == 0:
+			pts = append(pts, point{nd.x + nd.w, portY[portKey{i, true}]})
+		case k == len(c)-1:
+			pts = append(pts, point{nd.x, portY[portKey{i, false}]})
+		default:
+			l := nd.layer
+			pts = append(pts, point{g.colX[l], nd.y}, point{g.colX[l] + g.colW[l], nd.y})
 		}
-		r.d = d.String()
-		out[i] = r
 	}
-	return out
+	if e.back {
+		// Drawn from the caller (the lower end) to the callee.
+		for l, r := 0, len(pts)-1; l < r; l, r = l+1, r-1 {
+			pts[l], pts[r] = pts[r], pts[l]
+		}
+	}
+	last := len(pts) - 1
+	r.dir = point{1, 0}
+	if pts[last].x < pts[last-1].x {
+		r.dir = point{-1, 0}
+	}
+	r.end = pts[last]
+	pts[last].x -= r.dir.x * cgArrow
+	fmt.Fprintf(&d, "M%s,%s", f1(pts[0].x), f1(pts[0].y))
+	for k := 1; k < len(pts); k++ {
+		a, z := pts[k-1], pts[k]
+		if a.y == z.y {
+			fmt.Fprintf(&d, " L%s,%s", f1(z.x), f1(z.y))
+			r.segs = append(r.segs, bezier{a, a, z, z})
+			continue
+		}
+		dx := (z.x - a.x) / 2
+		s := bezier{a, point{a.x + dx, a.y}, point{z.x - dx, z.y}, z}
+		r.segs = append(r.segs, s)
+		fmt.Fprintf(&d, " C%s,%s %s,%s %s,%s", f1(s.c0.x), f1(s.c0.y), f1(s.c1.x), f1(s.c1.y), f1(z.x), f1(z.y))
+	}
+	return d.String()
 }
 
 // tangent returns the unit direction of the segment at t.
