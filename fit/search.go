@@ -273,7 +273,6 @@ func coarseAxes(g *Grid) ([]int, [][]int) {
 // coarseGroups walks the coarse sub-grid and groups its points by their
 // categorical coordinates (the tier), keys in the order first met.
 func coarseGroups(g *Grid, coarse [][]int) ([]int, map[int][]int) {
-	// The coarse sub-grid, grouped by categorical coordinates.
 	groups := map[int][]int{}
 	var keys []int
 	c := make([]int, len(g.Axes))

@@ -69,7 +69,7 @@ type edgeAcc struct {
 	spansFull bool
 }
 
-// addGroup records the calls one caller request r made on this edge,
+// addGroup records the calls one caller request (sp[req]) made on this edge,
 // sorted by operation and start.
 func (e *edgeAcc) addGroup(b *Builder, sp []tspan, req int32, calls []call) {
 	r := &sp[req]
@@ -129,7 +129,6 @@ func (e *edgeAcc) addCalls(b *Builder, sp []tspan, r *tspan, calls []call) {
 // retries to the attempt they repeat.
 func (e *edgeAcc) addRetries(b *Builder, r *tspan, calls []call) {
 	w := &b.work
-	// Retries, per operation.
 	n := len(calls)
 	w.att = slices.Grow(w.att[:0], n)[:n]
 	w.root = slices.Grow(w.root[:0], n)[:n]
@@ -157,7 +156,6 @@ func (e *edgeAcc) addRetries(b *Builder, r *tspan, calls []call) {
 func (e *edgeAcc) addConcurrency(b *Builder, calls []call) {
 	w := &b.work
 	n := len(calls)
-	// Concurrency: the most calls open at once.
 	conc := 1
 	if n > 1 {
 		e.multi = true
