@@ -47,16 +47,19 @@ const (
 	rankFlagPrefix        = "prefix"
 )
 
+// rankOptions holds what the flags of `cascade rank` set.
+type rankOptions struct {
+	cfg                           rank.Config
+	icfg                          incident.Config
+	scenarios, incident, baseline []string
+	traffic, objective, output    string
+	latencyTarget                 time.Duration
+	drain, shard, out, prefix     string
+	wide, prepare                 bool
+}
+
 func newRankCmd() *cobra.Command {
-	cfg := rank.DefaultConfig()
-	icfg := incident.DefaultConfig()
-	var (
-		scenarios, incident, baseline []string
-		traffic, objective, output    string
-		latencyTarget                 time.Duration
-		drain, shard, out, prefix     string
-		wide, prepare                 bool
-	)
+	o := &rankOptions{cfg: rank.DefaultConfig(), icfg: incident.DefaultConfig()}
 	cmd := &cobra.Command{
 		Use:   "rank [MODEL]",
 		Short: "Rank remediations by replaying them; find where an incident began",
@@ -132,157 +135,178 @@ byte for byte, with or without a prefix.`,
 			if len(args) > 1 {
 				return usageError{errors.New("give at most one MODEL file")}
 			}
-			if len(args) == 0 && len(incident) == 0 {
+			if len(args) == 0 && len(o.incident) == 0 {
 				return usageError{errors.New("give a MODEL file, --incident DATASET, or both")}
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "table", "json", "markdown"); err != nil {
-				return err
-			}
-			var err error
-			if cfg.Shard, err = replay.ParseShard(shard); err != nil {
-				return usageError{fmt.Errorf("--%s %w", rankFlagShard, err)}
-			}
-			if err := checkShardFlags(cfg.Shard, shard, out, prefix, prepare, len(args) > 0, len(incident) > 0); err != nil {
-				return err
-			}
-			if err := checkOut(rankFlagOut, out, outFile); err != nil {
-				return err
-			}
-			if cfg.Objective, err = rank.ParseObjective(objective); err != nil {
-				return usageError{err}
-			}
-			t, surge, err := rank.ParseTraffic(traffic)
-			if err != nil {
-				return usageError{err}
-			}
-			cfg.Traffic = t
-			// A tick given is kept as given; the default is checked.
-			cfg.TickCheck = !cmd.Flags().Changed(rankFlagTick)
-			if surge > 0 {
-				if cmd.Flags().Changed(rankFlagSurge) {
-					return usageError{fmt.Errorf("--%s surge:X and --%s: give the factor once", rankFlagTraffic, rankFlagSurge)}
-				}
-				cfg.SurgeFactor = surge
-			}
-			cfg.LatencyTargetMS = float64(latencyTarget) / 1e6
-			for _, path := range scenarios {
-				s, err := replay.LoadScenario(path)
-				if err != nil {
-					return usageError{err}
-				}
-				if s.Name == "" {
-					s.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-				}
-				cfg.Scenarios = append(cfg.Scenarios, s)
-			}
-			if err := cfg.Validate(); err != nil {
-				return usageError{err}
-			}
-			icfg.Seed, icfg.Parallel, icfg.Tick = cfg.Seed, cfg.Parallel, cfg.Tick
-			if err := icfg.Validate(); err != nil {
-				return usageError{err}
-			}
-			doc := &report.RankDocument{}
-			var model *cascade.Model
-			if len(args) == 1 {
-				doc.Model = args[0]
-				if model, err = readModel(args[0]); err != nil {
-					return err
-				}
-				// A scenario file that names nothing of the model, or sets
-				// a field wrong, is a mistake to fix before the ranking,
-				// not a candidate that "failed" in its table.
-				for i, s := range cfg.Scenarios {
-					if _, _, err := replay.Apply(model, s); err != nil {
-						return usageError{fmt.Errorf("--%s %s: %w", rankFlagScenario, scenarios[i], err)}
-					}
-				}
-			}
-			if len(incident) > 0 {
-				if doc.Incident, err = rootCause(cmd, incident, baseline, model, icfg); err != nil {
-					return err
-				}
-			}
-			if model != nil {
-				if !cmd.Flags().Changed(rankFlagDuration) {
-					// Replay at least the time the capture covers, so what
-					// it showed late (an alarm, a backlog) is replayed.
-					cfg.Duration = max(cfg.Duration, model.Source.Length().Round(time.Second))
-				}
-				if drain != "" {
-					if cfg.Drain, err = drainFlag(drain, model); err != nil {
-						return usageError{err}
-					}
-				}
-				cfg.Progress = progress(cmd.ErrOrStderr(), "rank", "replays")
-				if prepare {
-					p, err := rank.Prepare(cmd.Context(), model, cfg)
-					if err != nil {
-						return err
-					}
-					return writePrepared(cmd.OutOrStdout(), out, p)
-				}
-				if prefix != "" {
-					if cfg.Prefix, err = readPrepared(prefix); err != nil {
-						return err
-					}
-				}
-				if cfg.Shard.Sharded() {
-					p, err := rank.RunShard(cmd.Context(), model, cfg)
-					if err != nil {
-						return prefixError(prefix, err)
-					}
-					p.Source = doc.Model
-					return writePartial(cmd.OutOrStdout(), out, p.PartialHeader, fmt.Sprintf("%d of %d replays (candidate × traffic × seed)", len(p.Replays), p.Units), p.Encode)
-				}
-				if doc.Rank, err = rank.Run(cmd.Context(), model, cfg); err != nil {
-					return err
-				}
-				printThin(cmd.ErrOrStderr(), doc.Rank)
-			}
-			if output == "table" {
-				return report.RankText(cmd.OutOrStdout(), doc, report.TextOptions{Width: outputWidth(cmd.OutOrStdout()), Wide: wide})
-			}
-			return report.Rank(cmd.OutOrStdout(), doc, report.Format(output))
-		},
+		RunE: o.run,
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&scenarios, rankFlagScenario, nil, "a scenario file (YAML or JSON) to rank with the derived candidates (repeatable)")
-	f.StringVar(&traffic, rankFlagTraffic, "observed", "normal traffic: observed (the model's load: closed-loop clients or Poisson at its entry rates), surge:X, closed:USERS,THINK or RATE per second")
-	f.Float64Var(&cfg.SurgeFactor, rankFlagSurge, cfg.SurgeFactor, "surge regime: the normal traffic times this for the middle third of the run; 0 for none")
-	f.Uint64Var(&cfg.Seed, rankFlagSeed, cfg.Seed, "first random seed; every candidate replays the same seeds")
-	f.IntVar(&cfg.Seeds, rankFlagSeeds, cfg.Seeds, "seeds per candidate and traffic (at least 2)")
-	f.StringVar(&objective, rankFlagObjective, string(cfg.Objective), "what to rank by: success, goodput, p99, amplification, spread or composite")
-	f.StringVarP(&output, rankFlagOutput, "o", "table", "output format: table, json or markdown")
-	f.StringVar(&shard, rankFlagShard, "", "replay only shard INDEX of COUNT (as 0/4) of the candidates' replays and write a partial result to --out, for cascade merge")
-	f.StringVar(&out, rankFlagOut, "", "with --shard, the file of the shard's partial result; with --prepare, of the prefix")
-	f.BoolVar(&prepare, rankFlagPrepare, false, "replay only the tick check, baseline and capacity sweep that the shards share, and write them to --out, for --prefix")
-	f.StringVar(&prefix, rankFlagPrefix, "", "with --shard, take the tick check, baseline and capacity sweep from this file (written by --prepare with the same MODEL and flags)")
-	f.BoolVar(&wide, rankFlagWide, false, "with --output table, print the full tables, however wide, instead of the answer and compact sections")
-	f.DurationVar(&cfg.Duration, rankFlagDuration, cfg.Duration, "time over which each replay's root requests arrive (default: the capture's length, at least 1m0s)")
-	f.StringVar(&drain, "drain", "", "time each replay runs on after its arrivals; a root request still out then is unfinished, not a success (default: 3× the capture's root p99, or the entries' deadlines, at least 1s)")
-	f.DurationVar(&cfg.Tick, rankFlagTick, cfg.Tick, "replay clock resolution (default: 1ms, refined while the baseline's latency moves at a tenth of it; given, kept)")
-	f.DurationVar(&cfg.Window, rankFlagWindow, cfg.Window, "replay metric window (spread, collapse, recovery)")
-	f.StringVar(&cfg.Tier, rankFlagTier, "", "service from the model's observed tiers: p50, p95, p99, tiers or empirical")
-	f.IntVar(&cfg.Parallel, rankFlagParallel, 0, "replays run at once (default: all cores); does not change the output")
-	f.BoolVar(&cfg.Capacity, rankFlagCapacity, cfg.Capacity, "sweep offered load for the capacity curve (needed for the rate-limit candidate)")
-	f.BoolVar(&cfg.Resample, "resample", cfg.Resample, "replay each seed over its own draw of what the capture measured (service times, failure rates, entry rates), so the intervals carry the data's uncertainty; false: the replay's seed noise only")
-	f.BoolVar(&cfg.FitCheck, "fit-check", cfg.FitCheck, "compare the baseline's replay with what the capture measured at each node; beyond 15% p50, 50% p99 or 3 pp errors, no change is called a win or worse (off for a model changed on purpose)")
-	f.IntVar(&cfg.CapacitySeeds, rankFlagCapSeeds, 0, "seeds per load point of the sweep (default: --seeds)")
-	f.DurationVar(&latencyTarget, rankFlagLatencyTarget, 0, "latency target W of the bounded queues, queue = ceil(rate×W) − slots (default: 2× each node's p99)")
-	f.BoolVar(&cfg.Derive, rankFlagDerive, cfg.Derive, "derive candidates from the model; false ranks the --scenario files alone")
-	f.StringArrayVar(&incident, rankFlagIncident, nil, "a dataset directory or trace files holding an incident: report where it started (repeatable)")
-	f.StringArrayVar(&baseline, rankFlagBaseline, nil, "a fault-free dataset or trace files for the normal range (default: the incident's first windows)")
-	f.DurationVar(&icfg.Window, rankFlagIncWindow, icfg.Window, "window of the incident's per-node series")
-	f.Float64Var(&icfg.Slowdown, rankFlagSlowdown, icfg.Slowdown, "infectability: each node's service time is slowed by this share in replay; 0 skips it")
-	f.IntVar(&icfg.Verify, rankFlagVerify, icfg.Verify, "replay check: the first N origins, each one's fault replayed and scored by how well it reproduces the other nodes (replay_fit); 0 skips it")
+	f.StringArrayVar(&o.scenarios, rankFlagScenario, nil, "a scenario file (YAML or JSON) to rank with the derived candidates (repeatable)")
+	f.StringVar(&o.traffic, rankFlagTraffic, "observed", "normal traffic: observed (the model's load: closed-loop clients or Poisson at its entry rates), surge:X, closed:USERS,THINK or RATE per second")
+	f.Float64Var(&o.cfg.SurgeFactor, rankFlagSurge, o.cfg.SurgeFactor, "surge regime: the normal traffic times this for the middle third of the run; 0 for none")
+	f.Uint64Var(&o.cfg.Seed, rankFlagSeed, o.cfg.Seed, "first random seed; every candidate replays the same seeds")
+	f.IntVar(&o.cfg.Seeds, rankFlagSeeds, o.cfg.Seeds, "seeds per candidate and traffic (at least 2)")
+	f.StringVar(&o.objective, rankFlagObjective, string(o.cfg.Objective), "what to rank by: success, goodput, p99, amplification, spread or composite")
+	f.StringVarP(&o.output, rankFlagOutput, "o", "table", "output format: table, json or markdown")
+	f.StringVar(&o.shard, rankFlagShard, "", "replay only shard INDEX of COUNT (as 0/4) of the candidates' replays and write a partial result to --out, for cascade merge")
+	f.StringVar(&o.out, rankFlagOut, "", "with --shard, the file of the shard's partial result; with --prepare, of the prefix")
+	f.BoolVar(&o.prepare, rankFlagPrepare, false, "replay only the tick check, baseline and capacity sweep that the shards share, and write them to --out, for --prefix")
+	f.StringVar(&o.prefix, rankFlagPrefix, "", "with --shard, take the tick check, baseline and capacity sweep from this file (written by --prepare with the same MODEL and flags)")
+	f.BoolVar(&o.wide, rankFlagWide, false, "with --output table, print the full tables, however wide, instead of the answer and compact sections")
+	f.DurationVar(&o.cfg.Duration, rankFlagDuration, o.cfg.Duration, "time over which each replay's root requests arrive (default: the capture's length, at least 1m0s)")
+	f.StringVar(&o.drain, "drain", "", "time each replay runs on after its arrivals; a root request still out then is unfinished, not a success (default: 3× the capture's root p99, or the entries' deadlines, at least 1s)")
+	f.DurationVar(&o.cfg.Tick, rankFlagTick, o.cfg.Tick, "replay clock resolution (default: 1ms, refined while the baseline's latency moves at a tenth of it; given, kept)")
+	f.DurationVar(&o.cfg.Window, rankFlagWindow, o.cfg.Window, "replay metric window (spread, collapse, recovery)")
+	f.StringVar(&o.cfg.Tier, rankFlagTier, "", "service from the model's observed tiers: p50, p95, p99, tiers or empirical")
+	f.IntVar(&o.cfg.Parallel, rankFlagParallel, 0, "replays run at once (default: all cores); does not change the output")
+	f.BoolVar(&o.cfg.Capacity, rankFlagCapacity, o.cfg.Capacity, "sweep offered load for the capacity curve (needed for the rate-limit candidate)")
+	f.BoolVar(&o.cfg.Resample, "resample", o.cfg.Resample, "replay each seed over its own draw of what the capture measured (service times, failure rates, entry rates), so the intervals carry the data's uncertainty; false: the replay's seed noise only")
+	f.BoolVar(&o.cfg.FitCheck, "fit-check", o.cfg.FitCheck, "compare the baseline's replay with what the capture measured at each node; beyond 15% p50, 50% p99 or 3 pp errors, no change is called a win or worse (off for a model changed on purpose)")
+	f.IntVar(&o.cfg.CapacitySeeds, rankFlagCapSeeds, 0, "seeds per load point of the sweep (default: --seeds)")
+	f.DurationVar(&o.latencyTarget, rankFlagLatencyTarget, 0, "latency target W of the bounded queues, queue = ceil(rate×W) − slots (default: 2× each node's p99)")
+	f.BoolVar(&o.cfg.Derive, rankFlagDerive, o.cfg.Derive, "derive candidates from the model; false ranks the --scenario files alone")
+	f.StringArrayVar(&o.incident, rankFlagIncident, nil, "a dataset directory or trace files holding an incident: report where it started (repeatable)")
+	f.StringArrayVar(&o.baseline, rankFlagBaseline, nil, "a fault-free dataset or trace files for the normal range (default: the incident's first windows)")
+	f.DurationVar(&o.icfg.Window, rankFlagIncWindow, o.icfg.Window, "window of the incident's per-node series")
+	f.Float64Var(&o.icfg.Slowdown, rankFlagSlowdown, o.icfg.Slowdown, "infectability: each node's service time is slowed by this share in replay; 0 skips it")
+	f.IntVar(&o.icfg.Verify, rankFlagVerify, o.icfg.Verify, "replay check: the first N origins, each one's fault replayed and scored by how well it reproduces the other nodes (replay_fit); 0 skips it")
 	cmd.RegisterFlagCompletionFunc(rankFlagOutput, fixedCompletions("table", "json", "markdown"))
 	cmd.RegisterFlagCompletionFunc(rankFlagObjective, fixedCompletions("success", "goodput", "p99", "amplification", "spread", "composite"))
 	cmd.RegisterFlagCompletionFunc(rankFlagTraffic, fixedCompletions("observed", "surge:", "closed:"))
 	return cmd
+}
+
+// run checks the flags, reads MODEL and the incident, ranks, and writes the report.
+func (o *rankOptions) run(cmd *cobra.Command, args []string) error {
+	if err := o.config(cmd, args); err != nil {
+		return err
+	}
+	doc, model, err := o.inputs(cmd, args)
+	if err != nil {
+		return err
+	}
+	if model != nil {
+		if !cmd.Flags().Changed(rankFlagDuration) {
+			// Replay at least the time the capture covers, so what
+			// it showed late (an alarm, a backlog) is replayed.
+			o.cfg.Duration = max(o.cfg.Duration, model.Source.Length().Round(time.Second))
+		}
+		if o.drain != "" {
+			if o.cfg.Drain, err = drainFlag(o.drain, model); err != nil {
+				return usageError{err}
+			}
+		}
+		o.cfg.Progress = progress(cmd.ErrOrStderr(), "rank", "replays")
+		if o.prepare {
+			p, err := rank.Prepare(cmd.Context(), model, o.cfg)
+			if err != nil {
+				return err
+			}
+			return writePrepared(cmd.OutOrStdout(), o.out, p)
+		}
+		if o.prefix != "" {
+			if o.cfg.Prefix, err = readPrepared(o.prefix); err != nil {
+				return err
+			}
+		}
+		if o.cfg.Shard.Sharded() {
+			p, err := rank.RunShard(cmd.Context(), model, o.cfg)
+			if err != nil {
+				return prefixError(o.prefix, err)
+			}
+			p.Source = doc.Model
+			return writePartial(cmd.OutOrStdout(), o.out, p.PartialHeader, fmt.Sprintf("%d of %d replays (candidate × traffic × seed)", len(p.Replays), p.Units), p.Encode)
+		}
+		if doc.Rank, err = rank.Run(cmd.Context(), model, o.cfg); err != nil {
+			return err
+		}
+		printThin(cmd.ErrOrStderr(), doc.Rank)
+	}
+	if o.output == "table" {
+		return report.RankText(cmd.OutOrStdout(), doc, report.TextOptions{Width: outputWidth(cmd.OutOrStdout()), Wide: o.wide})
+	}
+	return report.Rank(cmd.OutOrStdout(), doc, report.Format(o.output))
+}
+
+// config checks the flags and sets the ranking's and the incident pass's configurations.
+func (o *rankOptions) config(cmd *cobra.Command, args []string) error {
+	if err := checkOutput(o.output, "table", "json", "markdown"); err != nil {
+		return err
+	}
+	var err error
+	if o.cfg.Shard, err = replay.ParseShard(o.shard); err != nil {
+		return usageError{fmt.Errorf("--%s %w", rankFlagShard, err)}
+	}
+	if err := checkShardFlags(o.cfg.Shard, o.shard, o.out, o.prefix, o.prepare, len(args) > 0, len(o.incident) > 0); err != nil {
+		return err
+	}
+	if err := checkOut(rankFlagOut, o.out, outFile); err != nil {
+		return err
+	}
+	if o.cfg.Objective, err = rank.ParseObjective(o.objective); err != nil {
+		return usageError{err}
+	}
+	t, surge, err := rank.ParseTraffic(o.traffic)
+	if err != nil {
+		return usageError{err}
+	}
+	o.cfg.Traffic = t
+	// A tick given is kept as given; the default is checked.
+	o.cfg.TickCheck = !cmd.Flags().Changed(rankFlagTick)
+	if surge > 0 {
+		if cmd.Flags().Changed(rankFlagSurge) {
+			return usageError{fmt.Errorf("--%s surge:X and --%s: give the factor once", rankFlagTraffic, rankFlagSurge)}
+		}
+		o.cfg.SurgeFactor = surge
+	}
+	o.cfg.LatencyTargetMS = float64(o.latencyTarget) / 1e6
+	for _, path := range o.scenarios {
+		s, err := replay.LoadScenario(path)
+		if err != nil {
+			return usageError{err}
+		}
+		if s.Name == "" {
+			s.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		}
+		o.cfg.Scenarios = append(o.cfg.Scenarios, s)
+	}
+	if err := o.cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	o.icfg.Seed, o.icfg.Parallel, o.icfg.Tick = o.cfg.Seed, o.cfg.Parallel, o.cfg.Tick
+	if err := o.icfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// inputs reads MODEL, checks the --scenario files against it, and locates the incident's origin.
+func (o *rankOptions) inputs(cmd *cobra.Command, args []string) (*report.RankDocument, *cascade.Model, error) {
+	doc := &report.RankDocument{}
+	var model *cascade.Model
+	var err error
+	if len(args) == 1 {
+		doc.Model = args[0]
+		if model, err = readModel(args[0]); err != nil {
+			return nil, nil, err
+		}
+		// A scenario file that names nothing of the model, or sets
+		// a field wrong, is a mistake to fix before the ranking,
+		// not a candidate that "failed" in its table.
+		for i, s := range o.cfg.Scenarios {
+			if _, _, err := replay.Apply(model, s); err != nil {
+				return nil, nil, usageError{fmt.Errorf("--%s %s: %w", rankFlagScenario, o.scenarios[i], err)}
+			}
+		}
+	}
+	if len(o.incident) > 0 {
+		if doc.Incident, err = rootCause(cmd, o.incident, o.baseline, model, o.icfg); err != nil {
+			return nil, nil, err
+		}
+	}
+	return doc, model, nil
 }
 
 // rootCause reads the incident (and the baseline capture, if any),
