@@ -40,12 +40,15 @@ const (
 	flagOutput   = "output"
 )
 
+// replayOptions holds what the flags of `cascade replay` set.
+type replayOptions struct {
+	cfg                                            replay.Config
+	scenarioFile, arrivals, dataset, output, drain string
+	sets, surges                                   []string
+}
+
 func newReplayCmd() *cobra.Command {
-	cfg := replay.DefaultConfig()
-	var (
-		scenarioFile, arrivals, dataset, output, drain string
-		sets, surges                                   []string
-	)
+	o := &replayOptions{cfg: replay.DefaultConfig()}
 	cmd := &cobra.Command{
 		Use:   "replay MODEL",
 		Short: "Simulate how load and failure spread through a model",
@@ -92,145 +95,171 @@ and the what-if's summaries and the differences with their intervals.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "table", "json", "markdown"); err != nil {
-				return err
-			}
-			defer replayGC()()
-			orig, err := readModel(args[0])
-			if err != nil {
-				return err
-			}
-			var scen *cascade.Scenario
-			name := ""
-			if scenarioFile != "" {
-				if scen, err = replay.LoadScenario(scenarioFile); err != nil {
-					return usageError{err}
-				}
-				name = scen.Name
-				if name == "" {
-					name = strings.TrimSuffix(filepath.Base(scenarioFile), filepath.Ext(scenarioFile))
-				}
-			}
-			setScen, err := replay.ParseSet(orig, sets)
-			if err != nil {
-				return usageError{err}
-			}
-			if len(sets) > 0 {
-				if name == "" {
-					name = "baseline"
-				}
-				name += " + " + strings.Join(sets, ", ")
-			}
-			model, traffic, err := replay.Apply(orig, scen, setScen)
-			if err != nil {
-				return usageError{err}
-			}
-			if traffic == nil && arrivals == "" {
-				// The load the traces showed: closed-loop clients or
-				// Poisson arrivals at the entries' rates (nil).
-				traffic = model.ObservedTraffic()
-			} else if traffic != nil {
-				note, err := closedOver(traffic, model.ObservedTraffic())
-				if err != nil {
-					return usageError{err}
-				}
-				if note != "" {
-					fmt.Fprintf(cmd.ErrOrStderr(), "cascade: note: %s\n", note)
-				}
-			}
-			if traffic, err = arrivalTraffic(traffic, arrivals, surges); err != nil {
-				return usageError{err}
-			}
-			if arrivals == "observed" {
-				if dataset == "" && (traffic == nil || len(traffic.ArrivalsMS) == 0) {
-					return usageError{errors.New("--arrivals observed needs --dataset DIR (or a scenario with traffic.arrivals_ms)")}
-				}
-				if dataset != "" {
-					if cfg.Observed, err = observedArrivals(dataset, model); err != nil {
-						return err
-					}
-				}
-			}
-			cfg.Traffic = traffic
-			cfg.Scenario = name
-			if cfg.Drain, err = drainFlag(drain, model); err != nil {
-				return usageError{err}
-			}
-			if err := cfg.Validate(); err != nil {
-				return usageError{err}
-			}
-			if !cmd.Flags().Changed(flagTick) {
-				// The default tick is checked against a tenth of it; a
-				// tick given is kept.
-				tick, note, err := replay.RefineTick(cmd.Context(), model, cfg)
-				if err != nil {
-					return err
-				}
-				if note != "" {
-					cfg.Tick = tick
-					fmt.Fprintf(cmd.ErrOrStderr(), "cascade: note: %s\n", note)
-				}
-			}
-			run := &replayRun{Model: args[0], Cfg: cfg}
-			run.Observed, run.Entries = observedFigures(orig)
-			if run.WhatIf, err = replaySeeds(cmd.Context(), model, cfg); err != nil {
-				return err
-			}
-			if scenarioFile != "" || len(sets) > 0 {
-				// A what-if: the baseline too, on the same seeds.
-				base, baseCfg, err := baselineOf(orig, cfg, arrivals, surges)
-				if err != nil {
-					return usageError{fmt.Errorf("the baseline: %w", err)}
-				}
-				if run.Baseline, err = replaySeeds(cmd.Context(), base, baseCfg); err != nil {
-					return fmt.Errorf("the baseline: %w", err)
-				}
-			}
-			if run.Compare, err = replay.Compare(run.Baseline, run.WhatIf); err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			if output != "json" {
-				return replayTable(w, output == "markdown", run)
-			}
-			if len(run.WhatIf) == 1 {
-				return writeJSON(w, struct {
-					*replay.Result
-					Comparison *replayComparison `json:"comparison,omitempty"`
-				}{run.WhatIf[0], run.comparisonJSON()})
-			}
-			runs := make([]cascade.Outcome, len(run.WhatIf))
-			for i, r := range run.WhatIf {
-				runs[i] = r.Outcome
-			}
-			return writeJSON(w, struct {
-				Summary    *replay.Summary   `json:"summary"`
-				Runs       []cascade.Outcome `json:"runs"`
-				Comparison *replayComparison `json:"comparison,omitempty"`
-			}{replay.Summarize(run.WhatIf), runs, run.comparisonJSON()})
-		},
+		RunE: o.run,
 	}
 	f := cmd.Flags()
-	f.StringVar(&scenarioFile, flagScenario, "", "scenario file (YAML or JSON) of changes and traffic")
-	f.StringArrayVar(&sets, flagSet, nil, "change a field: node.NAME.FIELD=V, edge.FROM->TO.FIELD=V, entry.NAME.FIELD=V, traffic.FIELD=V (repeatable)")
-	f.StringVar(&arrivals, flagArrivals, "", "arrivals: observed, RATE (per second; or N/ms), or closed:USERS,THINK (default: the model's load: its closed-loop clients when load.shape is closed, else Poisson at its entry rates)")
-	f.StringVar(&dataset, flagDataset, "", "dataset directory whose root spans give --arrivals observed")
-	f.StringArrayVar(&surges, flagSurge, nil, "surge FACTOR,AT,FOR, e.g. 2,10s,60s (repeatable)")
-	f.DurationVar(&cfg.Duration, flagDuration, cfg.Duration, "time over which root requests arrive")
-	f.StringVar(&drain, flagDrain, "", "time the replay runs on after the arrivals, for the work in flight to end; a root request still out then is unfinished, not a success (default: 3× the capture's root p99, or the entries' deadlines, at least 1s)")
-	f.DurationVar(&cfg.Tick, flagTick, cfg.Tick, "clock resolution; drawn durations round to it, keeping their mean (default: 1ms, refined while the latency moves at a tenth of it; given, kept)")
-	f.DurationVar(&cfg.Window, flagWindow, cfg.Window, "metric window (series, spread, collapse)")
-	f.StringVar(&cfg.Tier, flagTier, "", "service from the model's observed tiers: p50, p95, p99, tiers or empirical")
-	f.Uint64Var(&cfg.Seed, flagSeed, cfg.Seed, "random seed (the first, with --seeds)")
-	f.IntVar(&cfg.Seeds, flagSeeds, cfg.Seeds, "replay this many seeds (a what-if's baseline the same ones) and report means with 95% intervals")
-	f.IntVar(&cfg.Parallel, flagParallel, 0, "seeds replayed at once (default: all cores); does not change the output")
-	f.BoolVar(&cfg.Series, flagSeries, false, "include per-node time series (JSON output)")
-	f.StringVarP(&output, flagOutput, "o", "table", "output format: table, json or markdown")
+	f.StringVar(&o.scenarioFile, flagScenario, "", "scenario file (YAML or JSON) of changes and traffic")
+	f.StringArrayVar(&o.sets, flagSet, nil, "change a field: node.NAME.FIELD=V, edge.FROM->TO.FIELD=V, entry.NAME.FIELD=V, traffic.FIELD=V (repeatable)")
+	f.StringVar(&o.arrivals, flagArrivals, "", "arrivals: observed, RATE (per second; or N/ms), or closed:USERS,THINK (default: the model's load: its closed-loop clients when load.shape is closed, else Poisson at its entry rates)")
+	f.StringVar(&o.dataset, flagDataset, "", "dataset directory whose root spans give --arrivals observed")
+	f.StringArrayVar(&o.surges, flagSurge, nil, "surge FACTOR,AT,FOR, e.g. 2,10s,60s (repeatable)")
+	f.DurationVar(&o.cfg.Duration, flagDuration, o.cfg.Duration, "time over which root requests arrive")
+	f.StringVar(&o.drain, flagDrain, "", "time the replay runs on after the arrivals, for the work in flight to end; a root request still out then is unfinished, not a success (default: 3× the capture's root p99, or the entries' deadlines, at least 1s)")
+	f.DurationVar(&o.cfg.Tick, flagTick, o.cfg.Tick, "clock resolution; drawn durations round to it, keeping their mean (default: 1ms, refined while the latency moves at a tenth of it; given, kept)")
+	f.DurationVar(&o.cfg.Window, flagWindow, o.cfg.Window, "metric window (series, spread, collapse)")
+	f.StringVar(&o.cfg.Tier, flagTier, "", "service from the model's observed tiers: p50, p95, p99, tiers or empirical")
+	f.Uint64Var(&o.cfg.Seed, flagSeed, o.cfg.Seed, "random seed (the first, with --seeds)")
+	f.IntVar(&o.cfg.Seeds, flagSeeds, o.cfg.Seeds, "replay this many seeds (a what-if's baseline the same ones) and report means with 95% intervals")
+	f.IntVar(&o.cfg.Parallel, flagParallel, 0, "seeds replayed at once (default: all cores); does not change the output")
+	f.BoolVar(&o.cfg.Series, flagSeries, false, "include per-node time series (JSON output)")
+	f.StringVarP(&o.output, flagOutput, "o", "table", "output format: table, json or markdown")
 	cmd.RegisterFlagCompletionFunc(flagOutput, fixedCompletions("table", "json", "markdown"))
 	cmd.RegisterFlagCompletionFunc(flagTier, fixedCompletions("p50", "p95", "p99", "tiers", "empirical"))
 	cmd.RegisterFlagCompletionFunc(flagArrivals, fixedCompletions("observed", "closed:"))
 	return cmd
+}
+
+// run replays MODEL, with the what-if and its baseline when there is one, and writes the table or JSON.
+func (o *replayOptions) run(cmd *cobra.Command, args []string) error {
+	if err := checkOutput(o.output, "table", "json", "markdown"); err != nil {
+		return err
+	}
+	defer replayGC()()
+	orig, err := readModel(args[0])
+	if err != nil {
+		return err
+	}
+	model, traffic, name, err := o.whatIf(orig)
+	if err != nil {
+		return err
+	}
+	if err := o.config(cmd, model, traffic, name); err != nil {
+		return err
+	}
+	run := &replayRun{Model: args[0], Cfg: o.cfg}
+	run.Observed, run.Entries = observedFigures(orig)
+	if run.WhatIf, err = replaySeeds(cmd.Context(), model, o.cfg); err != nil {
+		return err
+	}
+	if o.scenarioFile != "" || len(o.sets) > 0 {
+		// A what-if: the baseline too, on the same seeds.
+		base, baseCfg, err := baselineOf(orig, o.cfg, o.arrivals, o.surges)
+		if err != nil {
+			return usageError{fmt.Errorf("the baseline: %w", err)}
+		}
+		if run.Baseline, err = replaySeeds(cmd.Context(), base, baseCfg); err != nil {
+			return fmt.Errorf("the baseline: %w", err)
+		}
+	}
+	if run.Compare, err = replay.Compare(run.Baseline, run.WhatIf); err != nil {
+		return err
+	}
+	return o.write(cmd.OutOrStdout(), run)
+}
+
+// whatIf applies the scenario file and --set to the model and names the what-if ("" for none).
+func (o *replayOptions) whatIf(orig *cascade.Model) (*cascade.Model, *cascade.Traffic, string, error) {
+	var err error
+	var scen *cascade.Scenario
+	name := ""
+	if o.scenarioFile != "" {
+		if scen, err = replay.LoadScenario(o.scenarioFile); err != nil {
+			return nil, nil, "", usageError{err}
+		}
+		name = scen.Name
+		if name == "" {
+			name = strings.TrimSuffix(filepath.Base(o.scenarioFile), filepath.Ext(o.scenarioFile))
+		}
+	}
+	setScen, err := replay.ParseSet(orig, o.sets)
+	if err != nil {
+		return nil, nil, "", usageError{err}
+	}
+	if len(o.sets) > 0 {
+		if name == "" {
+			name = "baseline"
+		}
+		name += " + " + strings.Join(o.sets, ", ")
+	}
+	model, traffic, err := replay.Apply(orig, scen, setScen)
+	if err != nil {
+		return nil, nil, "", usageError{err}
+	}
+	return model, traffic, name, nil
+}
+
+// config sets the replay's traffic, observed arrivals, drain and tick from the flags and the what-if.
+func (o *replayOptions) config(cmd *cobra.Command, model *cascade.Model, traffic *cascade.Traffic, name string) error {
+	var err error
+	if traffic == nil && o.arrivals == "" {
+		// The load the traces showed: closed-loop clients or
+		// Poisson arrivals at the entries' rates (nil).
+		traffic = model.ObservedTraffic()
+	} else if traffic != nil {
+		note, err := closedOver(traffic, model.ObservedTraffic())
+		if err != nil {
+			return usageError{err}
+		}
+		if note != "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "cascade: note: %s\n", note)
+		}
+	}
+	if traffic, err = arrivalTraffic(traffic, o.arrivals, o.surges); err != nil {
+		return usageError{err}
+	}
+	if o.arrivals == "observed" {
+		if o.dataset == "" && (traffic == nil || len(traffic.ArrivalsMS) == 0) {
+			return usageError{errors.New("--arrivals observed needs --dataset DIR (or a scenario with traffic.arrivals_ms)")}
+		}
+		if o.dataset != "" {
+			if o.cfg.Observed, err = observedArrivals(o.dataset, model); err != nil {
+				return err
+			}
+		}
+	}
+	o.cfg.Traffic = traffic
+	o.cfg.Scenario = name
+	if o.cfg.Drain, err = drainFlag(o.drain, model); err != nil {
+		return usageError{err}
+	}
+	if err := o.cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	if !cmd.Flags().Changed(flagTick) {
+		// The default tick is checked against a tenth of it; a
+		// tick given is kept.
+		tick, note, err := replay.RefineTick(cmd.Context(), model, o.cfg)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			o.cfg.Tick = tick
+			fmt.Fprintf(cmd.ErrOrStderr(), "cascade: note: %s\n", note)
+		}
+	}
+	return nil
+}
+
+// write writes the replays and their comparison as a table, Markdown or JSON.
+func (o *replayOptions) write(w io.Writer, run *replayRun) error {
+	if o.output != "json" {
+		return replayTable(w, o.output == "markdown", run)
+	}
+	if len(run.WhatIf) == 1 {
+		return writeJSON(w, struct {
+			*replay.Result
+			Comparison *replayComparison `json:"comparison,omitempty"`
+		}{run.WhatIf[0], run.comparisonJSON()})
+	}
+	runs := make([]cascade.Outcome, len(run.WhatIf))
+	for i, r := range run.WhatIf {
+		runs[i] = r.Outcome
+	}
+	return writeJSON(w, struct {
+		Summary    *replay.Summary   `json:"summary"`
+		Runs       []cascade.Outcome `json:"runs"`
+		Comparison *replayComparison `json:"comparison,omitempty"`
+	}{replay.Summarize(run.WhatIf), runs, run.comparisonJSON()})
 }
 
 // arrivalTraffic applies --arrivals and --surge over the scenario's
