@@ -36,12 +36,15 @@ const (
 	fitFlagShard    = "shard"
 )
 
+// fitOptions holds what the flags of `cascade fit` set.
+type fitOptions struct {
+	cfg                                   fit.Config
+	modelFile, out, output, format, shard string
+	metrics                               []string
+}
+
 func newFitCmd() *cobra.Command {
-	cfg := fit.DefaultConfig()
-	var (
-		modelFile, out, output, format, shard string
-		metrics                               []string
-	)
+	o := &fitOptions{cfg: fit.DefaultConfig()}
 	cmd := &cobra.Command{
 		Use:   "fit DATASET|PATH...",
 		Short: "Calibrate the model: grid-search propagation against observed windows",
@@ -107,98 +110,101 @@ byte for byte.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "table", "json"); err != nil {
-				return err
-			}
-			var err error
-			// A tick given is kept as given; the default is checked.
-			cfg.TickCheck = !cmd.Flags().Changed(fitFlagTick)
-			if err := cfg.Validate(); err != nil {
-				return usageError{err}
-			}
-			if cfg.Shard, err = replay.ParseShard(shard); err != nil {
-				return usageError{fmt.Errorf("--%s %w", fitFlagShard, err)}
-			}
-			if cfg.Shard.Sharded() && out == "" {
-				return usageError{fmt.Errorf("--%s %s: give --%s FILE for the shard's partial result", fitFlagShard, shard, fitFlagOut)}
-			}
-			if err := checkOut(fitFlagOut, out, outFile); err != nil {
-				return err
-			}
-			var model *cascade.Model
-			if modelFile != "" {
-				if model, err = readModel(modelFile); err != nil {
-					return err
-				}
-			}
-			dir, cleanup, err := graphInput(cmd, args, metrics, format)
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-			if model == nil {
-				gcfg := graph.DefaultConfig()
-				gcfg.Dataset = strings.Join(args, " ")
-				res, err := graph.Build(cmd.Context(), gcfg, spansOf(dir), samplesOf(dir))
-				if err != nil {
-					return err
-				}
-				model = res.Model
-			}
-			obs, err := fit.Observe(cmd.Context(), cfg, model, spansOf(dir), samplesOf(dir))
-			if err != nil {
-				return err
-			}
-			cfg.Progress = progress(cmd.ErrOrStderr(), "fit", "points")
-			if cfg.Shard.Sharded() {
-				p, err := fit.RunShard(cmd.Context(), cfg, model, obs)
-				if err != nil {
-					return err
-				}
-				return writePartial(cmd.OutOrStdout(), out, p.PartialHeader, fmt.Sprintf("%d of %d grid points replayed", len(p.Points), p.Units), p.Encode)
-			}
-			res, err := fit.Run(cmd.Context(), cfg, model, obs)
-			if err != nil {
-				return err
-			}
-			if out != "" {
-				data, err := cascade.EncodeModel(res.Model)
-				if err != nil {
-					return err
-				}
-				if err := writeFileAtomic(out, data); err != nil {
-					return fmt.Errorf("write calibrated model: %w", err)
-				}
-			}
-			if output == "json" {
-				return writeJSON(cmd.OutOrStdout(), res.Report)
-			}
-			return fit.WriteTable(cmd.OutOrStdout(), res.Report)
-		},
+		RunE: o.run,
 	}
 	f := cmd.Flags()
-	f.StringVar(&modelFile, fitFlagModel, "", "model document to calibrate (default: built from the dataset as cascade graph builds it)")
-	f.StringVar(&cfg.Grid, fitFlagGrid, "", "grid specification, e.g. p=0.01:0.5:0.01,k=0:2:0.5,tier=p50|p99 (default: the default grid)")
-	f.DurationVar(&cfg.Window, fitFlagWindow, cfg.Window, "observation window width (the whole range when it is shorter than two windows)")
-	f.StringVar(&cfg.Windows, fitFlagWindows, cfg.Windows, "windows to fit: all, auto (the busiest) or window numbers such as 0,2,5")
-	f.IntVar(&cfg.Holdout, fitFlagHoldout, cfg.Holdout, "windows to back-test by leave-one-out, the busiest first (0 none, -1 all)")
-	f.StringVar(&cfg.Tier, fitFlagTier, cfg.Tier, "service tier: all (the grid's) or one of p50, p95, p99, mean, tiers, empirical, model")
-	f.StringVar(&cfg.Search, fitFlagSearch, cfg.Search, "auto, exhaustive (every point) or refine (coarse-to-fine)")
-	f.IntVar(&cfg.Parallel, fitFlagParallel, 0, "grid points replayed at once (default: all cores); does not change the output")
-	f.Uint64Var(&cfg.Seed, fitFlagSeed, cfg.Seed, "first replay seed; every point is replayed with the same seeds")
-	f.IntVar(&cfg.Seeds, fitFlagSeeds, cfg.Seeds, "seeds per point and window (their results are averaged)")
-	f.DurationVar(&cfg.Tick, fitFlagTick, cfg.Tick, "replay clock resolution (default: 1ms, refined while the model's latency moves at a tenth of it; given, kept)")
-	f.DurationVar(&cfg.Drain, fitFlagDrain, cfg.Drain, "replay time after a window's last arrival, for its requests to finish")
-	f.StringVar(&out, fitFlagOut, "", "write the calibrated model to this file (with --shard, the shard's partial result)")
-	f.StringVar(&shard, fitFlagShard, "", "replay only shard INDEX of COUNT (as 0/4) of the grid and write a partial result to --out, for cascade merge")
-	f.StringVarP(&output, fitFlagOutput, "o", "table", "report format: table or json")
-	f.StringSliceVar(&metrics, fitFlagMetrics, nil, "metric files or directories to ingest with raw trace files (repeatable)")
-	f.StringVar(&format, fitFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
+	f.StringVar(&o.modelFile, fitFlagModel, "", "model document to calibrate (default: built from the dataset as cascade graph builds it)")
+	f.StringVar(&o.cfg.Grid, fitFlagGrid, "", "grid specification, e.g. p=0.01:0.5:0.01,k=0:2:0.5,tier=p50|p99 (default: the default grid)")
+	f.DurationVar(&o.cfg.Window, fitFlagWindow, o.cfg.Window, "observation window width (the whole range when it is shorter than two windows)")
+	f.StringVar(&o.cfg.Windows, fitFlagWindows, o.cfg.Windows, "windows to fit: all, auto (the busiest) or window numbers such as 0,2,5")
+	f.IntVar(&o.cfg.Holdout, fitFlagHoldout, o.cfg.Holdout, "windows to back-test by leave-one-out, the busiest first (0 none, -1 all)")
+	f.StringVar(&o.cfg.Tier, fitFlagTier, o.cfg.Tier, "service tier: all (the grid's) or one of p50, p95, p99, mean, tiers, empirical, model")
+	f.StringVar(&o.cfg.Search, fitFlagSearch, o.cfg.Search, "auto, exhaustive (every point) or refine (coarse-to-fine)")
+	f.IntVar(&o.cfg.Parallel, fitFlagParallel, 0, "grid points replayed at once (default: all cores); does not change the output")
+	f.Uint64Var(&o.cfg.Seed, fitFlagSeed, o.cfg.Seed, "first replay seed; every point is replayed with the same seeds")
+	f.IntVar(&o.cfg.Seeds, fitFlagSeeds, o.cfg.Seeds, "seeds per point and window (their results are averaged)")
+	f.DurationVar(&o.cfg.Tick, fitFlagTick, o.cfg.Tick, "replay clock resolution (default: 1ms, refined while the model's latency moves at a tenth of it; given, kept)")
+	f.DurationVar(&o.cfg.Drain, fitFlagDrain, o.cfg.Drain, "replay time after a window's last arrival, for its requests to finish")
+	f.StringVar(&o.out, fitFlagOut, "", "write the calibrated model to this file (with --shard, the shard's partial result)")
+	f.StringVar(&o.shard, fitFlagShard, "", "replay only shard INDEX of COUNT (as 0/4) of the grid and write a partial result to --out, for cascade merge")
+	f.StringVarP(&o.output, fitFlagOutput, "o", "table", "report format: table or json")
+	f.StringSliceVar(&o.metrics, fitFlagMetrics, nil, "metric files or directories to ingest with raw trace files (repeatable)")
+	f.StringVar(&o.format, fitFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
 	cmd.RegisterFlagCompletionFunc(fitFlagOutput, fixedCompletions("table", "json"))
 	cmd.RegisterFlagCompletionFunc(fitFlagTier, fixedCompletions(append([]string{"all"}, fit.Tiers...)...))
 	cmd.RegisterFlagCompletionFunc(fitFlagSearch, fixedCompletions(fit.SearchAuto, fit.SearchExhaustive, fit.SearchRefine))
 	cmd.RegisterFlagCompletionFunc(fitFlagWindows, fixedCompletions("all", "auto"))
 	cmd.RegisterFlagCompletionFunc(fitFlagFormat, fixedCompletions(formatNames(ingest.TraceFormats)...))
 	return cmd
+}
+
+// run reads the dataset and the model, fits the model to it, and writes the report and the calibrated model.
+func (o *fitOptions) run(cmd *cobra.Command, args []string) error {
+	if err := checkOutput(o.output, "table", "json"); err != nil {
+		return err
+	}
+	var err error
+	// A tick given is kept as given; the default is checked.
+	o.cfg.TickCheck = !cmd.Flags().Changed(fitFlagTick)
+	if err := o.cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	if o.cfg.Shard, err = replay.ParseShard(o.shard); err != nil {
+		return usageError{fmt.Errorf("--%s %w", fitFlagShard, err)}
+	}
+	if o.cfg.Shard.Sharded() && o.out == "" {
+		return usageError{fmt.Errorf("--%s %s: give --%s FILE for the shard's partial result", fitFlagShard, o.shard, fitFlagOut)}
+	}
+	if err := checkOut(fitFlagOut, o.out, outFile); err != nil {
+		return err
+	}
+	var model *cascade.Model
+	if o.modelFile != "" {
+		if model, err = readModel(o.modelFile); err != nil {
+			return err
+		}
+	}
+	dir, cleanup, err := graphInput(cmd, args, o.metrics, o.format)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	if model == nil {
+		gcfg := graph.DefaultConfig()
+		gcfg.Dataset = strings.Join(args, " ")
+		res, err := graph.Build(cmd.Context(), gcfg, spansOf(dir), samplesOf(dir))
+		if err != nil {
+			return err
+		}
+		model = res.Model
+	}
+	obs, err := fit.Observe(cmd.Context(), o.cfg, model, spansOf(dir), samplesOf(dir))
+	if err != nil {
+		return err
+	}
+	o.cfg.Progress = progress(cmd.ErrOrStderr(), "fit", "points")
+	if o.cfg.Shard.Sharded() {
+		p, err := fit.RunShard(cmd.Context(), o.cfg, model, obs)
+		if err != nil {
+			return err
+		}
+		return writePartial(cmd.OutOrStdout(), o.out, p.PartialHeader, fmt.Sprintf("%d of %d grid points replayed", len(p.Points), p.Units), p.Encode)
+	}
+	res, err := fit.Run(cmd.Context(), o.cfg, model, obs)
+	if err != nil {
+		return err
+	}
+	if o.out != "" {
+		data, err := cascade.EncodeModel(res.Model)
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(o.out, data); err != nil {
+			return fmt.Errorf("write calibrated model: %w", err)
+		}
+	}
+	if o.output == "json" {
+		return writeJSON(cmd.OutOrStdout(), res.Report)
+	}
+	return fit.WriteTable(cmd.OutOrStdout(), res.Report)
 }
