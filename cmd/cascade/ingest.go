@@ -15,12 +15,16 @@ import (
 	"cascade/report"
 )
 
+// ingestOptions holds what the flags of `cascade ingest` set, and its stdin.
+type ingestOptions struct {
+	cfg                                           ingest.Config
+	stdin                                         io.Reader
+	format, metricFormat, csvMap, kindMap, output string
+	scrapeTime                                    string
+}
+
 func newIngestCmd(stdin io.Reader) *cobra.Command {
-	cfg := ingest.DefaultConfig()
-	var (
-		format, metricFormat, csvMap, kindMap, output string
-		scrapeTime                                    string
-	)
+	o := &ingestOptions{cfg: ingest.DefaultConfig(), stdin: stdin}
 	cmd := &cobra.Command{
 		Use:   "ingest PATH... --out DATASET",
 		Short: "Read traces, queue metrics and logs into a Parquet dataset",
@@ -102,80 +106,83 @@ span and metric CSV layout (wide, long, and the AIOps KPI files).`,
   # a collector file-exporter stream from stdin, summary as JSON
   zcat traces.jsonl.gz | cascade ingest - --format otlp-json --out ds --output json`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 && len(cfg.Metrics) == 0 && len(cfg.Logs) == 0 {
+			if len(args) == 0 && len(o.cfg.Metrics) == 0 && len(o.cfg.Logs) == 0 {
 				return usageError{errNoInputs}
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "table", "json", "markdown"); err != nil {
-				return err
-			}
-			cfg.Traces = args
-			cfg.Stdin = stdin
-			// An empty file is an error unless another input held data.
-			cfg.RejectEmpty = true
-			cfg.Note = func(s string) { fmt.Fprintf(cmd.ErrOrStderr(), "cascade: note: %s\n", s) }
-			var err error
-			if cfg.Format, err = ingest.ParseFormat(format, ingest.TraceFormats); err != nil {
-				return usageError{err}
-			}
-			if cfg.MetricFormat, err = ingest.ParseFormat(metricFormat, ingest.MetricFormats); err != nil {
-				return usageError{err}
-			}
-			if csvMap != "" {
-				m, err := loadCSVMap(csvMap)
-				if err != nil {
-					return usageError{err}
-				}
-				cfg.Options.CSVMap = m
-			}
-			if kindMap != "" {
-				m, err := ingest.LoadKindMap(kindMap)
-				if err != nil {
-					return err
-				}
-				cfg.Options.MetricKinds = m
-			}
-			if scrapeTime != "" {
-				t, err := time.Parse(time.RFC3339Nano, scrapeTime)
-				if err != nil {
-					return usageError{fmt.Errorf("--scrape-time: %q is not an RFC 3339 time, such as 2026-01-02T15:04:05Z", scrapeTime)}
-				}
-				cfg.Options.ScrapeTime = t.UnixNano()
-			}
-			if cfg.Out == "" {
-				return usageError{errNoOut}
-			}
-			if err := checkOut("out", cfg.Out, outDataset); err != nil {
-				return err
-			}
-			cfg.Progress = progress(cmd.ErrOrStderr(), "ingest", "")
-			sum, err := ingest.Run(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			printWarnings(cmd.ErrOrStderr(), sum)
-			return report.IngestSummary(cmd.OutOrStdout(), sum, report.Format(output))
-		},
+		RunE: o.run,
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Out, "out", "", "dataset directory to write (required)")
-	f.StringSliceVar(&cfg.Metrics, "metrics", nil, "metric files or directories (repeatable)")
-	f.StringSliceVar(&cfg.Logs, "logs", nil, "log files or directories (repeatable): OTLP logs JSON or protobuf, or log CSV (Nezha's layout is detected)")
-	f.StringVar(&format, "format", "auto", "trace format: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
-	f.StringVar(&metricFormat, "metric-format", "auto", "metric format: auto, prom-text, prom-api, otlp-metrics-json, otlp-metrics-proto, metrics-csv")
-	f.StringVar(&csvMap, "csv-map", "", "span CSV column mapping: inline key=column,..., @FILE or nezha (default: detect the Nezha preset; keys above)")
-	f.StringVar(&kindMap, "metric-kinds", "", "file of metric-name to kind overrides")
-	f.StringVar(&scrapeTime, "scrape-time", "", "RFC 3339 time for Prometheus text points without timestamps")
-	f.BoolVar(&cfg.SkipInvalid, "skip-invalid", cfg.SkipInvalid, "skip invalid records and count them by reason")
-	f.IntVar(&cfg.MaxErrors, "max-errors", cfg.MaxErrors, "invalid records to report before stopping")
-	f.IntVar(&cfg.RunRows, "sort-rows", cfg.RunRows, "rows sorted in memory before spilling a sorted run to disk")
-	f.StringVarP(&output, "output", "o", "table", "summary format: table, json or markdown")
+	f.StringVar(&o.cfg.Out, "out", "", "dataset directory to write (required)")
+	f.StringSliceVar(&o.cfg.Metrics, "metrics", nil, "metric files or directories (repeatable)")
+	f.StringSliceVar(&o.cfg.Logs, "logs", nil, "log files or directories (repeatable): OTLP logs JSON or protobuf, or log CSV (Nezha's layout is detected)")
+	f.StringVar(&o.format, "format", "auto", "trace format: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
+	f.StringVar(&o.metricFormat, "metric-format", "auto", "metric format: auto, prom-text, prom-api, otlp-metrics-json, otlp-metrics-proto, metrics-csv")
+	f.StringVar(&o.csvMap, "csv-map", "", "span CSV column mapping: inline key=column,..., @FILE or nezha (default: detect the Nezha preset; keys above)")
+	f.StringVar(&o.kindMap, "metric-kinds", "", "file of metric-name to kind overrides")
+	f.StringVar(&o.scrapeTime, "scrape-time", "", "RFC 3339 time for Prometheus text points without timestamps")
+	f.BoolVar(&o.cfg.SkipInvalid, "skip-invalid", o.cfg.SkipInvalid, "skip invalid records and count them by reason")
+	f.IntVar(&o.cfg.MaxErrors, "max-errors", o.cfg.MaxErrors, "invalid records to report before stopping")
+	f.IntVar(&o.cfg.RunRows, "sort-rows", o.cfg.RunRows, "rows sorted in memory before spilling a sorted run to disk")
+	f.StringVarP(&o.output, "output", "o", "table", "summary format: table, json or markdown")
 	cmd.RegisterFlagCompletionFunc("output", fixedCompletions("table", "json", "markdown"))
 	cmd.RegisterFlagCompletionFunc("format", fixedCompletions(formatNames(ingest.TraceFormats)...))
 	cmd.RegisterFlagCompletionFunc("metric-format", fixedCompletions(formatNames(ingest.MetricFormats)...))
 	return cmd
+}
+
+// run ingests the traces, metrics and logs into the dataset at --out and prints its summary.
+func (o *ingestOptions) run(cmd *cobra.Command, args []string) error {
+	if err := checkOutput(o.output, "table", "json", "markdown"); err != nil {
+		return err
+	}
+	o.cfg.Traces = args
+	o.cfg.Stdin = o.stdin
+	// An empty file is an error unless another input held data.
+	o.cfg.RejectEmpty = true
+	o.cfg.Note = func(s string) { fmt.Fprintf(cmd.ErrOrStderr(), "cascade: note: %s\n", s) }
+	var err error
+	if o.cfg.Format, err = ingest.ParseFormat(o.format, ingest.TraceFormats); err != nil {
+		return usageError{err}
+	}
+	if o.cfg.MetricFormat, err = ingest.ParseFormat(o.metricFormat, ingest.MetricFormats); err != nil {
+		return usageError{err}
+	}
+	if o.csvMap != "" {
+		m, err := loadCSVMap(o.csvMap)
+		if err != nil {
+			return usageError{err}
+		}
+		o.cfg.Options.CSVMap = m
+	}
+	if o.kindMap != "" {
+		m, err := ingest.LoadKindMap(o.kindMap)
+		if err != nil {
+			return err
+		}
+		o.cfg.Options.MetricKinds = m
+	}
+	if o.scrapeTime != "" {
+		t, err := time.Parse(time.RFC3339Nano, o.scrapeTime)
+		if err != nil {
+			return usageError{fmt.Errorf("--scrape-time: %q is not an RFC 3339 time, such as 2026-01-02T15:04:05Z", o.scrapeTime)}
+		}
+		o.cfg.Options.ScrapeTime = t.UnixNano()
+	}
+	if o.cfg.Out == "" {
+		return usageError{errNoOut}
+	}
+	if err := checkOut("out", o.cfg.Out, outDataset); err != nil {
+		return err
+	}
+	o.cfg.Progress = progress(cmd.ErrOrStderr(), "ingest", "")
+	sum, err := ingest.Run(cmd.Context(), o.cfg)
+	if err != nil {
+		return err
+	}
+	printWarnings(cmd.ErrOrStderr(), sum)
+	return report.IngestSummary(cmd.OutOrStdout(), sum, report.Format(o.output))
 }
 
 func formatNames(fs []ingest.Format) []string {
