@@ -40,16 +40,21 @@ const (
 
 var errDatasetAndFiles = errors.New("give one dataset directory or raw source files, not both")
 
+// graphOptions holds what the flags of `cascade graph` set.
+type graphOptions struct {
+	cfg                        graph.Config
+	level, output, out, format string
+	metrics                    []string
+	from, start, end           string
+	step, timeout              time.Duration
+	attempts                   int
+}
+
 func newGraphCmd() *cobra.Command {
-	cfg := graph.DefaultConfig()
-	var (
-		level, output, out, format string
-		metrics                    []string
-		from, start, end           string
-		pullDefaults               = collect.DefaultConfig().Pull
-		step, timeout              = pullDefaults.Step, pullDefaults.Timeout
-		attempts                   = pullDefaults.Attempts
-	)
+	o := &graphOptions{cfg: graph.DefaultConfig()}
+	pullDefaults := collect.DefaultConfig().Pull
+	o.step, o.timeout = pullDefaults.Step, pullDefaults.Timeout
+	o.attempts = pullDefaults.Attempts
 	cmd := &cobra.Command{
 		Use:   "graph [DATASET|PATH...] [--metrics PATH...] [--from prometheus=URL]",
 		Short: "Build the call graph and the uncalibrated model",
@@ -97,104 +102,107 @@ where both hold a node or an edge, and what only the series hold is added.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "table", "json", "markdown", "dot", "mermaid"); err != nil {
-				return err
-			}
-			if err := checkOut(graphFlagOut, out, outFile); err != nil {
-				return err
-			}
-			var err error
-			if cfg.Level, err = graph.ParseLevel(level); err != nil {
-				return usageError{err}
-			}
-			if err := cfg.Validate(); err != nil {
-				return usageError{err}
-			}
-			cfg.Dataset = strings.Join(args, " ")
-			var pull *collect.PullConfig
-			if from != "" {
-				kind, u, ok := strings.Cut(from, "=")
-				if !ok || kind != "prometheus" || u == "" {
-					return usageError{fmt.Errorf("--%s %q: want prometheus=URL", graphFlagFrom, from)}
-				}
-				pc := collect.DefaultConfig().Pull
-				pc.Prometheus, pc.Queries, pc.Step = u, graph.AggregateQueries, step
-				pc.Timeout, pc.Attempts = timeout, attempts
-				t := time.Now()
-				if pc.End, err = parseTime(end, t); err != nil {
-					return usageError{fmt.Errorf("--%s: %w", graphFlagEnd, err)}
-				}
-				if pc.Start, err = parseTime(start, pc.End); err != nil {
-					return usageError{fmt.Errorf("--%s: %w", graphFlagStart, err)}
-				}
-				pull = &pc
-				cfg.SeriesStart = pc.Start
-				cfg.Dataset = strings.TrimSpace(cfg.Dataset + " " + from)
-			} else if f := cmd.Flags(); f.Changed(graphFlagEnd) || f.Changed(graphFlagStep) || f.Changed(graphFlagTimeout) || f.Changed(graphFlagAttempts) {
-				return usageError{fmt.Errorf("--%s, --%s, --%s and --%s apply to --%s only", graphFlagEnd, graphFlagStep, graphFlagTimeout, graphFlagAttempts, graphFlagFrom)}
-			} else if f.Changed(graphFlagStart) {
-				// Series from files: where their range began.
-				if cfg.SeriesStart, err = parseTime(start, time.Now()); err != nil {
-					return usageError{fmt.Errorf("--%s: %w", graphFlagStart, err)}
-				}
-			}
-			dirs, cleanup, err := graphSources(cmd, args, metrics, format, pull)
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-			res, err := buildGraph(cmd, cfg, dirs)
-			if errors.Is(err, graph.ErrNoSpans) && len(args) > 0 {
-				return noSpans(args, nil)
-			}
-			if err != nil {
-				return err
-			}
-			data, err := cascade.EncodeModel(res.Model)
-			if err != nil {
-				return err
-			}
-			if out != "" {
-				if err := writeFileAtomic(out, data); err != nil {
-					return fmt.Errorf("write model: %w", err)
-				}
-			}
-			w := cmd.OutOrStdout()
-			switch output {
-			case "json":
-				_, err = w.Write(data)
-			case "dot":
-				err = graph.WriteDOT(w, res.Model)
-			case "mermaid":
-				err = graph.WriteMermaid(w, res.Model)
-			case "markdown":
-				err = graph.WriteMarkdown(w, res)
-			default:
-				err = graph.WriteTableWidth(w, res, outputWidth(w))
-			}
-			return err
-		},
+		RunE: o.run,
 	}
 	f := cmd.Flags()
-	f.StringVar(&level, graphFlagLevel, string(cfg.Level), "node granularity: service or operation")
-	f.StringVarP(&output, graphFlagOutput, "o", "table", "what to print: table, json, markdown, dot or mermaid")
-	f.StringVar(&out, graphFlagOut, "", "write the model document to this file (model.json)")
-	f.DurationVar(&cfg.Window, graphFlagWindow, cfg.Window, "window of the per-node time series (request and error rate, in-flight)")
-	f.DurationVar(&cfg.Resolution, graphFlagResolution, cfg.Resolution, "width of the bins in which in-flight requests are counted")
-	f.Uint64Var(&cfg.Seed, graphFlagSeed, cfg.Seed, "seed of the reservoir sampling behind quantiles of large inputs")
-	f.StringSliceVar(&metrics, graphFlagMetrics, nil, "metric files or directories to ingest: with raw trace files, or service-graph series alone (repeatable)")
-	f.StringVar(&format, graphFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
-	f.StringVar(&from, graphFlagFrom, "", "read servicegraph and spanmetrics series from prometheus=URL (any server of the Prometheus HTTP API)")
-	f.StringVar(&start, graphFlagStart, "now-1h", "start of the range read with --from: RFC 3339, Unix seconds, now or now-DURATION (relative to --end); with series from files, the time they were read from (a series first seen after it counts from zero; default the earliest point)")
-	f.StringVar(&end, graphFlagEnd, "now", "with --from: end of the range read: RFC 3339, Unix seconds, now or now-DURATION")
-	f.DurationVar(&step, graphFlagStep, step, "with --from: query_range resolution")
-	f.DurationVar(&timeout, graphFlagTimeout, timeout, "with --from: timeout of one HTTP request")
-	f.IntVar(&attempts, graphFlagAttempts, attempts, "with --from: attempts per request on connection errors, timeouts, 429 and 5xx")
+	f.StringVar(&o.level, graphFlagLevel, string(o.cfg.Level), "node granularity: service or operation")
+	f.StringVarP(&o.output, graphFlagOutput, "o", "table", "what to print: table, json, markdown, dot or mermaid")
+	f.StringVar(&o.out, graphFlagOut, "", "write the model document to this file (model.json)")
+	f.DurationVar(&o.cfg.Window, graphFlagWindow, o.cfg.Window, "window of the per-node time series (request and error rate, in-flight)")
+	f.DurationVar(&o.cfg.Resolution, graphFlagResolution, o.cfg.Resolution, "width of the bins in which in-flight requests are counted")
+	f.Uint64Var(&o.cfg.Seed, graphFlagSeed, o.cfg.Seed, "seed of the reservoir sampling behind quantiles of large inputs")
+	f.StringSliceVar(&o.metrics, graphFlagMetrics, nil, "metric files or directories to ingest: with raw trace files, or service-graph series alone (repeatable)")
+	f.StringVar(&o.format, graphFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
+	f.StringVar(&o.from, graphFlagFrom, "", "read servicegraph and spanmetrics series from prometheus=URL (any server of the Prometheus HTTP API)")
+	f.StringVar(&o.start, graphFlagStart, "now-1h", "start of the range read with --from: RFC 3339, Unix seconds, now or now-DURATION (relative to --end); with series from files, the time they were read from (a series first seen after it counts from zero; default the earliest point)")
+	f.StringVar(&o.end, graphFlagEnd, "now", "with --from: end of the range read: RFC 3339, Unix seconds, now or now-DURATION")
+	f.DurationVar(&o.step, graphFlagStep, o.step, "with --from: query_range resolution")
+	f.DurationVar(&o.timeout, graphFlagTimeout, o.timeout, "with --from: timeout of one HTTP request")
+	f.IntVar(&o.attempts, graphFlagAttempts, o.attempts, "with --from: attempts per request on connection errors, timeouts, 429 and 5xx")
 	cmd.RegisterFlagCompletionFunc(graphFlagOutput, fixedCompletions("table", "json", "markdown", "dot", "mermaid"))
 	cmd.RegisterFlagCompletionFunc(graphFlagLevel, fixedCompletions(string(graph.LevelService), string(graph.LevelOperation)))
 	cmd.RegisterFlagCompletionFunc(graphFlagFormat, fixedCompletions(formatNames(ingest.TraceFormats)...))
 	return cmd
+}
+
+// run reads the dataset, files or series, builds the model, writes it to --out and prints the graph.
+func (o *graphOptions) run(cmd *cobra.Command, args []string) error {
+	if err := checkOutput(o.output, "table", "json", "markdown", "dot", "mermaid"); err != nil {
+		return err
+	}
+	if err := checkOut(graphFlagOut, o.out, outFile); err != nil {
+		return err
+	}
+	var err error
+	if o.cfg.Level, err = graph.ParseLevel(o.level); err != nil {
+		return usageError{err}
+	}
+	if err := o.cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	o.cfg.Dataset = strings.Join(args, " ")
+	var pull *collect.PullConfig
+	if o.from != "" {
+		kind, u, ok := strings.Cut(o.from, "=")
+		if !ok || kind != "prometheus" || u == "" {
+			return usageError{fmt.Errorf("--%s %q: want prometheus=URL", graphFlagFrom, o.from)}
+		}
+		pc := collect.DefaultConfig().Pull
+		pc.Prometheus, pc.Queries, pc.Step = u, graph.AggregateQueries, o.step
+		pc.Timeout, pc.Attempts = o.timeout, o.attempts
+		t := time.Now()
+		if pc.End, err = parseTime(o.end, t); err != nil {
+			return usageError{fmt.Errorf("--%s: %w", graphFlagEnd, err)}
+		}
+		if pc.Start, err = parseTime(o.start, pc.End); err != nil {
+			return usageError{fmt.Errorf("--%s: %w", graphFlagStart, err)}
+		}
+		pull = &pc
+		o.cfg.SeriesStart = pc.Start
+		o.cfg.Dataset = strings.TrimSpace(o.cfg.Dataset + " " + o.from)
+	} else if f := cmd.Flags(); f.Changed(graphFlagEnd) || f.Changed(graphFlagStep) || f.Changed(graphFlagTimeout) || f.Changed(graphFlagAttempts) {
+		return usageError{fmt.Errorf("--%s, --%s, --%s and --%s apply to --%s only", graphFlagEnd, graphFlagStep, graphFlagTimeout, graphFlagAttempts, graphFlagFrom)}
+	} else if f.Changed(graphFlagStart) {
+		// Series from files: where their range began.
+		if o.cfg.SeriesStart, err = parseTime(o.start, time.Now()); err != nil {
+			return usageError{fmt.Errorf("--%s: %w", graphFlagStart, err)}
+		}
+	}
+	dirs, cleanup, err := graphSources(cmd, args, o.metrics, o.format, pull)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	res, err := buildGraph(cmd, o.cfg, dirs)
+	if errors.Is(err, graph.ErrNoSpans) && len(args) > 0 {
+		return noSpans(args, nil)
+	}
+	if err != nil {
+		return err
+	}
+	data, err := cascade.EncodeModel(res.Model)
+	if err != nil {
+		return err
+	}
+	if o.out != "" {
+		if err := writeFileAtomic(o.out, data); err != nil {
+			return fmt.Errorf("write model: %w", err)
+		}
+	}
+	w := cmd.OutOrStdout()
+	switch o.output {
+	case "json":
+		_, err = w.Write(data)
+	case "dot":
+		err = graph.WriteDOT(w, res.Model)
+	case "mermaid":
+		err = graph.WriteMermaid(w, res.Model)
+	case "markdown":
+		err = graph.WriteMarkdown(w, res)
+	default:
+		err = graph.WriteTableWidth(w, res, outputWidth(w))
+	}
+	return err
 }
 
 // graphSources returns the dataset directories to read: the input (a
