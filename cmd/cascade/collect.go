@@ -21,15 +21,20 @@ const (
 	flagFinalize = "finalize"
 )
 
+// collectOptions holds what the flags of `cascade collect` set.
+type collectOptions struct {
+	cfg                       collect.Config
+	from                      []string
+	start, end, kindMap       string
+	output                    string
+	maxRequest, segment, resp sizeFlag
+	queueMemory               sizeFlag
+}
+
 func newCollectCmd() *cobra.Command {
-	cfg := collect.DefaultConfig()
-	var (
-		from                      []string
-		start, end, kindMap       string
-		output                    string
-		maxRequest, segment, resp = sizeFlag(cfg.Receiver.MaxRequestBytes), sizeFlag(cfg.Receiver.SegmentBytes), sizeFlag(cfg.Pull.MaxResponseBytes)
-		queueMemory               = sizeFlag(cfg.Receiver.QueueBytes)
-	)
+	o := &collectOptions{cfg: collect.DefaultConfig()}
+	o.maxRequest, o.segment, o.resp = sizeFlag(o.cfg.Receiver.MaxRequestBytes), sizeFlag(o.cfg.Receiver.SegmentBytes), sizeFlag(o.cfg.Pull.MaxResponseBytes)
+	o.queueMemory = sizeFlag(o.cfg.Receiver.QueueBytes)
 	cmd := &cobra.Command{
 		Use:   "collect --out DATASET [--listen ADDR | --from prometheus=URL ... | --finalize]",
 		Short: "Record live sources into a dataset: an OTLP/HTTP endpoint, Prometheus, Jaeger",
@@ -75,103 +80,106 @@ A dataset already at --out is kept and added to.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "table", "json"); err != nil {
-				return err
-			}
-			if cfg.Out == "" {
-				return usageError{errNoOut}
-			}
-			if err := checkOut("out", cfg.Out, outDataset); err != nil {
-				return err
-			}
-			for _, f := range from {
-				kind, u, ok := strings.Cut(f, "=")
-				switch {
-				case !ok || u == "":
-					return usageError{fmt.Errorf("--from %q: want prometheus=URL or jaeger=URL", f)}
-				case kind == "prometheus" && cfg.Pull.Prometheus == "":
-					cfg.Pull.Prometheus = u
-				case kind == "jaeger" && cfg.Pull.Jaeger == "":
-					cfg.Pull.Jaeger = u
-				case kind == "prometheus" || kind == "jaeger":
-					return usageError{fmt.Errorf("--from %s given twice", kind)}
-				default:
-					return usageError{fmt.Errorf("--from %q: unknown source %q (want prometheus or jaeger)", f, kind)}
-				}
-			}
-			fl := cmd.Flags()
-			if fl.Changed(flagListen) && (cfg.Pulling() || cfg.Finalize) {
-				return usageError{errors.New("--listen cannot be combined with --from or --finalize")}
-			}
-			if cfg.Pulling() {
-				t := time.Now()
-				var err error
-				if cfg.Pull.End, err = parseTime(end, t); err != nil {
-					return usageError{fmt.Errorf("--end: %w", err)}
-				}
-				if cfg.Pull.Start, err = parseTime(start, cfg.Pull.End); err != nil {
-					return usageError{fmt.Errorf("--start: %w", err)}
-				}
-			} else if fl.Changed("start") || fl.Changed("end") {
-				return usageError{errors.New("--start and --end apply to --from only")}
-			}
-			cfg.Receiver.MaxRequestBytes = int64(maxRequest)
-			cfg.Receiver.QueueBytes = int64(queueMemory)
-			cfg.Receiver.SegmentBytes = int64(segment)
-			cfg.Pull.MaxResponseBytes = int64(resp)
-			if kindMap != "" {
-				m, err := ingest.LoadKindMap(kindMap)
-				if err != nil {
-					return err
-				}
-				cfg.Options.MetricKinds = m
-			}
-			if err := cfg.Validate(); err != nil {
-				return usageError{err}
-			}
-			cfg.Log = cmd.ErrOrStderr()
-			res, err := collect.Run(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			if report.Format(output) == report.FormatJSON {
-				return report.JSON(cmd.OutOrStdout(), res)
-			}
-			if res.Summary == nil {
-				return nil
-			}
-			return report.IngestSummary(cmd.OutOrStdout(), res.Summary, report.FormatTable)
-		},
+		RunE: o.run,
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Out, "out", "", "dataset directory to write or add to (required)")
-	f.StringVar(&cfg.Work, "work", "", "work directory for the segments (default DATASET.collect)")
-	f.BoolVar(&cfg.Finalize, flagFinalize, false, "fold the segments an earlier run left into the dataset, and exit")
-	f.IntVar(&cfg.RunRows, "sort-rows", ingest.DefaultConfig().RunRows, "rows sorted in memory before spilling a sorted run to disk")
-	f.StringVar(&kindMap, "metric-kinds", "", "file of metric-name to kind overrides")
-	f.StringVarP(&output, "output", "o", "table", "summary format: table or json")
+	f.StringVar(&o.cfg.Out, "out", "", "dataset directory to write or add to (required)")
+	f.StringVar(&o.cfg.Work, "work", "", "work directory for the segments (default DATASET.collect)")
+	f.BoolVar(&o.cfg.Finalize, flagFinalize, false, "fold the segments an earlier run left into the dataset, and exit")
+	f.IntVar(&o.cfg.RunRows, "sort-rows", ingest.DefaultConfig().RunRows, "rows sorted in memory before spilling a sorted run to disk")
+	f.StringVar(&o.kindMap, "metric-kinds", "", "file of metric-name to kind overrides")
+	f.StringVarP(&o.output, "output", "o", "table", "summary format: table or json")
 
-	f.StringVar(&cfg.Receiver.Listen, flagListen, cfg.Receiver.Listen, "address of the OTLP/HTTP endpoint")
-	f.IntVar(&cfg.Receiver.QueueSize, "queue", cfg.Receiver.QueueSize, "requests admitted at once; the next is answered 429")
-	f.Var(&queueMemory, "queue-memory", "request body bytes admitted at once; a body beyond is answered 429 (memory stays under about 5 times this)")
-	f.Var(&maxRequest, "max-request-size", "largest request body, as sent and decompressed (413 beyond)")
-	f.Var(&segment, "segment-size", "size at which a segment is closed and the next begun")
-	f.DurationVar(&cfg.Receiver.RetryAfter, "retry-after", cfg.Receiver.RetryAfter, "Retry-After of 429 and 503 answers")
-	f.DurationVar(&cfg.Receiver.DrainTimeout, "drain-timeout", cfg.Receiver.DrainTimeout, "how long a stop waits for requests in flight")
+	f.StringVar(&o.cfg.Receiver.Listen, flagListen, o.cfg.Receiver.Listen, "address of the OTLP/HTTP endpoint")
+	f.IntVar(&o.cfg.Receiver.QueueSize, "queue", o.cfg.Receiver.QueueSize, "requests admitted at once; the next is answered 429")
+	f.Var(&o.queueMemory, "queue-memory", "request body bytes admitted at once; a body beyond is answered 429 (memory stays under about 5 times this)")
+	f.Var(&o.maxRequest, "max-request-size", "largest request body, as sent and decompressed (413 beyond)")
+	f.Var(&o.segment, "segment-size", "size at which a segment is closed and the next begun")
+	f.DurationVar(&o.cfg.Receiver.RetryAfter, "retry-after", o.cfg.Receiver.RetryAfter, "Retry-After of 429 and 503 answers")
+	f.DurationVar(&o.cfg.Receiver.DrainTimeout, "drain-timeout", o.cfg.Receiver.DrainTimeout, "how long a stop waits for requests in flight")
 
-	f.StringArrayVar(&from, flagFrom, nil, "pull from prometheus=URL or jaeger=URL (repeatable, once each)")
-	f.StringArrayVar(&cfg.Pull.Queries, "query", nil, "PromQL expression, optionally NAME=EXPR (repeatable)")
-	f.DurationVar(&cfg.Pull.Step, "step", cfg.Pull.Step, "query_range resolution")
-	f.StringArrayVar(&cfg.Pull.Services, "service", nil, "Jaeger service whose traces to read (repeatable)")
-	f.IntVar(&cfg.Pull.Limit, "limit", cfg.Pull.Limit, "traces per Jaeger request; a window returning this many is split")
-	f.StringVar(&start, "start", "now-1h", "start of the pulled range: RFC 3339, Unix seconds, now or now-DURATION (relative to --end)")
-	f.StringVar(&end, "end", "now", "end of the pulled range: RFC 3339, Unix seconds, now or now-DURATION")
-	f.DurationVar(&cfg.Pull.Timeout, "timeout", cfg.Pull.Timeout, "timeout of one HTTP request")
-	f.IntVar(&cfg.Pull.Attempts, "attempts", cfg.Pull.Attempts, "attempts per request on connection errors, timeouts, 429 and 5xx")
-	f.Var(&resp, "max-response-size", "largest answer read from a source")
+	f.StringArrayVar(&o.from, flagFrom, nil, "pull from prometheus=URL or jaeger=URL (repeatable, once each)")
+	f.StringArrayVar(&o.cfg.Pull.Queries, "query", nil, "PromQL expression, optionally NAME=EXPR (repeatable)")
+	f.DurationVar(&o.cfg.Pull.Step, "step", o.cfg.Pull.Step, "query_range resolution")
+	f.StringArrayVar(&o.cfg.Pull.Services, "service", nil, "Jaeger service whose traces to read (repeatable)")
+	f.IntVar(&o.cfg.Pull.Limit, "limit", o.cfg.Pull.Limit, "traces per Jaeger request; a window returning this many is split")
+	f.StringVar(&o.start, "start", "now-1h", "start of the pulled range: RFC 3339, Unix seconds, now or now-DURATION (relative to --end)")
+	f.StringVar(&o.end, "end", "now", "end of the pulled range: RFC 3339, Unix seconds, now or now-DURATION")
+	f.DurationVar(&o.cfg.Pull.Timeout, "timeout", o.cfg.Pull.Timeout, "timeout of one HTTP request")
+	f.IntVar(&o.cfg.Pull.Attempts, "attempts", o.cfg.Pull.Attempts, "attempts per request on connection errors, timeouts, 429 and 5xx")
+	f.Var(&o.resp, "max-response-size", "largest answer read from a source")
 	cmd.RegisterFlagCompletionFunc("output", fixedCompletions("table", "json"))
 	return cmd
+}
+
+// run records from the endpoint or the pulled sources, or folds in what an earlier run left, and prints the summary.
+func (o *collectOptions) run(cmd *cobra.Command, args []string) error {
+	if err := checkOutput(o.output, "table", "json"); err != nil {
+		return err
+	}
+	if o.cfg.Out == "" {
+		return usageError{errNoOut}
+	}
+	if err := checkOut("out", o.cfg.Out, outDataset); err != nil {
+		return err
+	}
+	for _, f := range o.from {
+		kind, u, ok := strings.Cut(f, "=")
+		switch {
+		case !ok || u == "":
+			return usageError{fmt.Errorf("--from %q: want prometheus=URL or jaeger=URL", f)}
+		case kind == "prometheus" && o.cfg.Pull.Prometheus == "":
+			o.cfg.Pull.Prometheus = u
+		case kind == "jaeger" && o.cfg.Pull.Jaeger == "":
+			o.cfg.Pull.Jaeger = u
+		case kind == "prometheus" || kind == "jaeger":
+			return usageError{fmt.Errorf("--from %s given twice", kind)}
+		default:
+			return usageError{fmt.Errorf("--from %q: unknown source %q (want prometheus or jaeger)", f, kind)}
+		}
+	}
+	fl := cmd.Flags()
+	if fl.Changed(flagListen) && (o.cfg.Pulling() || o.cfg.Finalize) {
+		return usageError{errors.New("--listen cannot be combined with --from or --finalize")}
+	}
+	if o.cfg.Pulling() {
+		t := time.Now()
+		var err error
+		if o.cfg.Pull.End, err = parseTime(o.end, t); err != nil {
+			return usageError{fmt.Errorf("--end: %w", err)}
+		}
+		if o.cfg.Pull.Start, err = parseTime(o.start, o.cfg.Pull.End); err != nil {
+			return usageError{fmt.Errorf("--start: %w", err)}
+		}
+	} else if fl.Changed("start") || fl.Changed("end") {
+		return usageError{errors.New("--start and --end apply to --from only")}
+	}
+	o.cfg.Receiver.MaxRequestBytes = int64(o.maxRequest)
+	o.cfg.Receiver.QueueBytes = int64(o.queueMemory)
+	o.cfg.Receiver.SegmentBytes = int64(o.segment)
+	o.cfg.Pull.MaxResponseBytes = int64(o.resp)
+	if o.kindMap != "" {
+		m, err := ingest.LoadKindMap(o.kindMap)
+		if err != nil {
+			return err
+		}
+		o.cfg.Options.MetricKinds = m
+	}
+	if err := o.cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	o.cfg.Log = cmd.ErrOrStderr()
+	res, err := collect.Run(cmd.Context(), o.cfg)
+	if err != nil {
+		return err
+	}
+	if report.Format(o.output) == report.FormatJSON {
+		return report.JSON(cmd.OutOrStdout(), res)
+	}
+	if res.Summary == nil {
+		return nil
+	}
+	return report.IngestSummary(cmd.OutOrStdout(), res.Summary, report.FormatTable)
 }
 
 // parseTime reads a --start or --end value: RFC 3339 (or a date),
