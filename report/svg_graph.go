@@ -110,6 +110,20 @@ func paintedGraphSVG(m *cascade.Model, origin, title string, paint *nodePaint) s
 	routes := g.routes()
 	spots := labelSpots(g, routes)
 
+	graphEdges(&b, m, g, routes, paint)
+	edgeLabels(&b, g, spots, paint)
+	graphNodes(&b, g, paint)
+	if paint != nil {
+		paint.legend(&b, h-cgLegendH+6)
+	} else {
+		graphLegend(&b, h-cgLegendH+6, marks)
+	}
+	b.WriteString("</svg>")
+	return b.String()
+}
+
+// graphEdges draws the edges with their arrowheads: coloured by amplification, or grey with paint.
+func graphEdges(b *strings.Builder, m *cascade.Model, g *graphLayout, routes []edgeRoute, paint *nodePaint) {
 	// Edges, faint ones first so the strong ones draw on top.
 	b.WriteString("<g fill=\"none\" stroke-linecap=\"round\">\n")
 	for _, i := range byAmp(g) {
@@ -122,16 +136,20 @@ func paintedGraphSVG(m *cascade.Model, origin, title string, paint *nodePaint) s
 		if e.back {
 			dash = ` stroke-dasharray="6 4"`
 		}
-		fmt.Fprintf(&b, `<g class="edge"><title>%s</title><path d="%s" stroke="%s" stroke-width="%s"%s/>`,
+		fmt.Fprintf(b, `<g class="edge"><title>%s</title><path d="%s" stroke="%s" stroke-width="%s"%s/>`,
 			html.EscapeString(edgeTip(m, e)), r.d, col, f1(r.width), dash)
 		// The arrowhead, pointing along dir, its tip at end.
 		hw := 3.5 + r.width/2
 		bx, by := r.end.x-r.dir.x*cgArrow, r.end.y-r.dir.y*cgArrow
 		px, py := -r.dir.y*hw, r.dir.x*hw
-		fmt.Fprintf(&b, `<path d="M%s,%s L%s,%s L%s,%s Z" fill="%s"/></g>`+"\n",
+		fmt.Fprintf(b, `<path d="M%s,%s L%s,%s L%s,%s Z" fill="%s"/></g>`+"\n",
 			f1(r.end.x), f1(r.end.y), f1(bx+px), f1(by+py), f1(bx-px), f1(by-py), col)
 	}
 	b.WriteString("</g>\n")
+}
+
+// edgeLabels draws each edge's amplification beside it at its spot, unless paint is set.
+func edgeLabels(b *strings.Builder, g *graphLayout, spots []box, paint *nodePaint) {
 	// The labels, each beside its edge on a pale ground, off the line.
 	b.WriteString(`<g class="amp" font-size="11" text-anchor="middle" dominant-baseline="central">` + "\n")
 	for i, e := range g.edges {
@@ -139,12 +157,15 @@ func paintedGraphSVG(m *cascade.Model, origin, title string, paint *nodePaint) s
 			break
 		}
 		sp := spots[i]
-		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" rx="3" fill="#ffffff" fill-opacity="0.9"/><text x="%s" y="%s" fill="%s">%s</text>`+"\n",
+		fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" rx="3" fill="#ffffff" fill-opacity="0.9"/><text x="%s" y="%s" fill="%s">%s</text>`+"\n",
 			f1(sp.x0), f1(sp.y0), f1(sp.x1-sp.x0), f1(sp.y1-sp.y0), f1((sp.x0+sp.x1)/2), f1((sp.y0+sp.y1)/2),
 			ampLabelColour(e.amp), html.EscapeString(ampText(e.amp)))
 	}
 	b.WriteString("</g>\n")
+}
 
+// graphNodes draws the nodes, filled by paint when it is set, and the entries' arrows.
+func graphNodes(b *strings.Builder, g *graphLayout, paint *nodePaint) {
 	// Nodes.
 	b.WriteString(`<g class="nodes" text-anchor="middle" dominant-baseline="central">` + "\n")
 	for _, nd := range g.nodes {
@@ -169,37 +190,30 @@ func paintedGraphSVG(m *cascade.Model, origin, title string, paint *nodePaint) s
 			tip += "; " + more
 		}
 		top := nd.y - nd.h/2
-		fmt.Fprintf(&b, `<g class="node"><title>%s</title><rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s" stroke-width="%s"%s/>`,
+		fmt.Fprintf(b, `<g class="node"><title>%s</title><rect x="%s" y="%s" width="%s" height="%s" rx="6" fill="%s" stroke="%s" stroke-width="%s"%s/>`,
 			html.EscapeString(tip), f1(nd.x), f1(top), f1(nd.w), f1(nd.h), fill, stroke, f1(sw), dash)
 		if label == "" {
-			fmt.Fprintf(&b, `<text x="%s" y="%s" fill="#1a1a1a">%s</text>`, f1(nd.x+nd.w/2), f1(nd.y), html.EscapeString(nd.name))
+			fmt.Fprintf(b, `<text x="%s" y="%s" fill="#1a1a1a">%s</text>`, f1(nd.x+nd.w/2), f1(nd.y), html.EscapeString(nd.name))
 		} else {
 			ink := "#1a1a1a"
 			if hexLuminance(fill) < 0.5 {
 				ink = "#ffffff"
 			}
-			fmt.Fprintf(&b, `<text x="%s" y="%s" fill="%s">%s</text><text x="%s" y="%s" fill="%s" font-size="10">%s</text>`,
+			fmt.Fprintf(b, `<text x="%s" y="%s" fill="%s">%s</text><text x="%s" y="%s" fill="%s" font-size="10">%s</text>`,
 				f1(nd.x+nd.w/2), f1(nd.y-6), ink, html.EscapeString(nd.name), f1(nd.x+nd.w/2), f1(nd.y+8), ink, html.EscapeString(label))
 		}
 		if nd.origin {
-			fmt.Fprintf(&b, `<text x="%s" y="%s" fill="#c0392b" font-size="10" font-weight="bold">origin</text>`, f1(nd.x+nd.w/2), f1(nd.y+nd.h/2+9))
+			fmt.Fprintf(b, `<text x="%s" y="%s" fill="#c0392b" font-size="10" font-weight="bold">origin</text>`, f1(nd.x+nd.w/2), f1(nd.y+nd.h/2+9))
 		}
 		b.WriteString("</g>\n")
 		if en := nd.entry; en != nil {
 			x0, x1 := nd.x-cgEntryStub+6, nd.x-2
-			fmt.Fprintf(&b, `<g class="entry"><title>entry: root requests arrive here</title><path d="M%s,%s L%s,%s" stroke="#1f4e99" stroke-width="2"/><path d="M%s,%s L%s,%s L%s,%s Z" fill="#1f4e99"/>`,
+			fmt.Fprintf(b, `<g class="entry"><title>entry: root requests arrive here</title><path d="M%s,%s L%s,%s" stroke="#1f4e99" stroke-width="2"/><path d="M%s,%s L%s,%s L%s,%s Z" fill="#1f4e99"/>`,
 				f1(x0), f1(nd.y), f1(x1-cgArrow), f1(nd.y), f1(x1), f1(nd.y), f1(x1-cgArrow), f1(nd.y-4.5), f1(x1-cgArrow), f1(nd.y+4.5))
-			fmt.Fprintf(&b, `<text x="%s" y="%s" fill="#1f4e99" font-size="10">%s</text></g>`+"\n", f1((x0+x1-cgArrow)/2), f1(nd.y-9), html.EscapeString(g4(en.RatePerSec)+"/s"))
+			fmt.Fprintf(b, `<text x="%s" y="%s" fill="#1f4e99" font-size="10">%s</text></g>`+"\n", f1((x0+x1-cgArrow)/2), f1(nd.y-9), html.EscapeString(g4(en.RatePerSec)+"/s"))
 		}
 	}
 	b.WriteString("</g>\n")
-	if paint != nil {
-		paint.legend(&b, h-cgLegendH+6)
-	} else {
-		graphLegend(&b, h-cgLegendH+6, marks)
-	}
-	b.WriteString("</svg>")
-	return b.String()
 }
 
 // ampLabelColour darkens the pale end of the scale so labels stay
