@@ -416,12 +416,18 @@ func checkGoCommand(t *testing.T, repo string, words []string) {
 		prefix := map[string]string{"-run": "Test", "-bench": "Benchmark", "-fuzz": "Fuzz"}[flag]
 		re, err := regexp.Compile(pattern)
 		require.NoError(t, err)
-		found := false
+		var matched []string
 		for _, src := range sources {
 			for _, m := range regexp.MustCompile(`(?m)^func (`+prefix+`\w*)\(`).FindAllStringSubmatch(src, -1) {
-				found = found || re.MatchString(m[1])
+				if re.MatchString(m[1]) {
+					matched = append(matched, m[1])
+				}
 			}
 		}
-		require.True(t, found, "%s %s matches no %s function in %v", flag, pattern, prefix, pkgs)
+		require.NotEmpty(t, matched, "%s %s matches no %s function in %v", flag, pattern, prefix, pkgs)
+		if flag == "-fuzz" {
+			// go test will not fuzz when the pattern matches more than one target.
+			require.Len(t, matched, 1, "-fuzz %s matches %v in %v: go test fuzzes one target at a time", pattern, matched, pkgs)
+		}
 	}
 }
