@@ -95,11 +95,12 @@ func TestAnalyzeGolden(t *testing.T) {
 	require.Contains(t, stdout, "--wide prints the full tables")
 	testutil.Golden(t, "analyze-hotrod", []byte(stdout))
 
-	// The README's quick start quotes the answer, to its load line.
+	// The README's quick start quotes the whole answer, to the blank
+	// line before the ranking.
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
-	data := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "data ") })
-	require.Greater(t, data, best)
-	quoted := "    " + strings.Join(lines[:data], "\n    ") + "\n"
-	require.Contains(t, string(readme), quoted, "README.md quotes the first lines analyze prints")
+	end := slices.Index(lines, "")
+	require.Greater(t, end, best)
+	quoted := "    " + strings.Join(lines[:end], "\n    ") + "\n\n"
+	require.True(t, strings.Contains(string(readme), quoted), "README.md must quote the answer analyze prints, whole:\n%s", quoted)
 }
