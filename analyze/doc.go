@@ -7,14 +7,16 @@
 // self-contained page with its charts, that opens offline.
 //
 // Nothing here analyses anything itself: each step is its stage's entry
-// point (ingest.Run, graph.Build, fit.Run, incident.RootCause, rank.Run,
+// point (ingest.Run, graph.Build, fit.Run, incident.Investigate, rank.Run,
 // replay.Replay) with the configuration the user gave, so `cascade
-// analyze` finds exactly what the stage commands would; it only adds, in
-// one more pass over the spans, a few trace ids for the reader to open
-// (report.Examples: the slowest, those with errors, those through the
-// origin). The defaults are
-// chosen to finish in seconds on a capture like the bundled HotROD one
-// (DefaultConfig says which).
+// analyze` finds exactly what the stage commands would. It adds two
+// things: the baseline replayed again for each model value the capture
+// does not show (a pool's sharing, a retry limit), at the value it does
+// show, so the report says whether the answer rests on a default; and,
+// in one more pass over the spans, a few trace ids for the reader to
+// open (report.Examples: the slowest, those with errors, those through
+// the origin). The defaults are chosen to finish in seconds on a capture
+// like the bundled HotROD one (DefaultConfig says which).
 //
 // Every stage replays with the seeds from Config.Rank.Seed on; the
 // outputs are byte-identical for the same inputs and configuration at any

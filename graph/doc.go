@@ -10,8 +10,8 @@
 // where spans are not all kept, BuildAggregates builds a service-level
 // model from the OpenTelemetry Collector's servicegraph and spanmetrics
 // series, and Refine adds what only the series hold to a model built from
-// a sample of traces. WriteDOT, WriteMermaid, WriteTable and
-// WriteMarkdown render a Result. `cascade graph` and `cascade analyze`
+// a sample of traces. WriteTable and WriteMarkdown render a Result,
+// WriteDOT and WriteMermaid its model. `cascade graph` and `cascade analyze`
 // call it.
 //
 // Memory is bounded by the largest trace and by the nodes and edges, not
