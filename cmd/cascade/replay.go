@@ -80,7 +80,7 @@ and the what-if's summaries and the differences with their intervals.`,
   cascade replay testdata/replay/seed000.json --arrivals 100 --duration 100s --tick 10us
 
   # the same without client retries, against the baseline, over 10 seeds
-  cascade replay testdata/replay/seed000.json --arrivals 100 \
+  cascade replay testdata/replay/seed000.json --arrivals 100 --duration 100s --tick 10us \
       --set entry.uplink.retry=null --seeds 10
 
   # a scenario file, a surge of x2 for 60 s from 10 s, JSON out
