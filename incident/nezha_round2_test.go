@@ -236,6 +236,7 @@ func round2Table(rs []r2Result) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.2f | %s | %s | %s |\n", r.f.at, sys, r.f.service, r.f.kind,
 			short(r.pass), r.conf, rk(r.passRank), short(r.rules), rk(r.rulesRank))
 	}
+	fmt.Fprintln(&b, "\n(rank: the injected service's place among the origins, then the other changed nodes; —: the pass kept no change at it, or it fired no rule)")
 	type tally struct{ n, p1, p3, b1, b3 int }
 	groups := map[string]*tally{}
 	var order []string
