@@ -13,36 +13,41 @@ import (
 // distance from the model's values, the per-node errors in sample and
 // held out, and the regression.
 func WriteTable(w io.Writer, r *Report) error {
-	if err := writeSummary(w, r); err != nil {
-		return err
-	}
-	if err := writeWindows(w, r); err != nil {
-		return err
-	}
-	if err := writeSurface(w, r); err != nil {
-		return err
-	}
-	if err := writeMoved(w, r); err != nil {
-		return err
-	}
-	writeBase(w, r)
+	return writeReport(textLayout{w}, r)
+}
 
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "in sample, the calibrated model (all windows):")
-	if err := nodeTable(w, r.Nodes); err != nil {
+// writeReport writes the report's sections to l: WriteTable's and
+// WriteMarkdown's one code path.
+func writeReport(l layout, r *Report) error {
+	if err := writeSummary(l, r); err != nil {
 		return err
 	}
-	if err := writeHoldout(w, r); err != nil {
+	if err := writeWindows(l, r); err != nil {
 		return err
 	}
-	return writeLogistic(w, r)
+	if err := writeSurface(l, r); err != nil {
+		return err
+	}
+	if err := writeMoved(l, r); err != nil {
+		return err
+	}
+	writeBase(l, r)
+
+	l.heading(2, "In sample: the calibrated model (all windows)", "in sample, the calibrated model (all windows):")
+	if err := nodeTable(l, r.Nodes); err != nil {
+		return err
+	}
+	if err := writeHoldout(l, r); err != nil {
+		return err
+	}
+	return writeLogistic(l, r)
 }
 
 // writeSummary writes the header lines, the best point and each tier's,
 // the calibrated point and whether it was kept, then the notes and
 // warnings: what a reader needs before the tables.
-func writeSummary(w io.Writer, r *Report) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+func writeSummary(l layout, r *Report) error {
+	tw := l.table(0, "")
 	fmt.Fprintf(tw, "seed\t%d (%d seed(s) per point)\n", r.Seed, r.Seeds)
 	fmt.Fprintf(tw, "grid\t%s\n", r.Grid)
 	fmt.Fprintf(tw, "search\t%s: %d of %d points replayed\n", r.Search, r.Evaluated, r.Points)
@@ -65,22 +70,23 @@ func writeSummary(w io.Writer, r *Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	var lines []string
 	for _, n := range r.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		lines = append(lines, "note: "+n)
 	}
 	for _, x := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", x)
+		lines = append(lines, "warning: "+x)
 	}
+	l.list(lines)
 	return nil
 }
 
 // writeWindows writes the window table: each window's span and load and
 // its loss at the calibrated point, so that a window that fits badly
 // shows.
-func writeWindows(w io.Writer, r *Report) error {
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "WINDOW\tSTART\tLENGTH S\tROOTS\tREQUESTS\tLOSS")
+func writeWindows(l layout, r *Report) error {
+	l.heading(2, "Windows", "")
+	tw := l.table(0, "WINDOW\tSTART\tLENGTH S\tROOTS\tREQUESTS\tLOSS")
 	for _, x := range r.Windows {
 		fmt.Fprintf(tw, "%d\t%s\t%.1f\t%d\t%d\t%s\n", x.Index, x.Start, x.LengthMS/1000, x.Roots, x.Requests, fmtF(x.Loss))
 	}
@@ -90,10 +96,9 @@ func writeWindows(w io.Writer, r *Report) error {
 // writeSurface writes the surface table, how the loss moves one step
 // along each axis and whether the axis is identifiable, then the loss
 // plane's extremes.
-func writeSurface(w io.Writer, r *Report) error {
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "AXIS\tBEST\t-1 STEP\t+1 STEP\tFLAT RANGE\tCURVATURE\tIDENTIFIABLE\tVERDICT")
+func writeSurface(l layout, r *Report) error {
+	l.heading(2, "Loss surface", "")
+	tw := l.table(0, "AXIS\tBEST\t-1 STEP\t+1 STEP\tFLAT RANGE\tCURVATURE\tIDENTIFIABLE\tVERDICT")
 	for _, s := range r.Surface {
 		minus, plus := pctOrDash(s.Minus), pctOrDash(s.Plus)
 		if s.Gap != nil {
@@ -109,18 +114,17 @@ func writeSurface(w io.Writer, r *Report) error {
 		return err
 	}
 	if p := r.Plane; p != nil {
-		fmt.Fprintln(w, planeLine(p))
+		l.para(planeLine(p))
 	}
 	return nil
 }
 
 // writeMoved writes, when the fit moved any axis, how far each moved
 // from the model's value, in units and in grid steps.
-func writeMoved(w io.Writer, r *Report) error {
+func writeMoved(l layout, r *Report) error {
 	if len(r.Moved) > 0 {
-		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "AXIS\tMODEL VALUE\tFROM\tFITTED\tMOVED\tSTEPS")
+		l.heading(2, "Moved from the model's values", "")
+		tw := l.table(0, "AXIS\tMODEL VALUE\tFROM\tFITTED\tMOVED\tSTEPS")
 		for _, m := range r.Moved {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%+.4g\t%+.4g\n", m.Axis, fmtF(m.Centre), m.Source, fmtF(m.Best), m.Delta, m.Steps)
 		}
@@ -133,24 +137,25 @@ func writeMoved(w io.Writer, r *Report) error {
 
 // writeBase writes the overload bases scaled to the nodes' own failures,
 // since they change the model beyond the grid's axes.
-func writeBase(w io.Writer, r *Report) {
+func writeBase(l layout, r *Report) {
 	if len(r.Base) > 0 {
-		fmt.Fprintln(w)
-		for _, b := range r.Base {
-			fmt.Fprintf(w, "base of %s scaled to its own failures: %s → %s (own share %s)\n", b.Node, fmtF(b.From), fmtF(b.To), fmtF(b.Share))
+		l.heading(2, "Overload bases", "")
+		lines := make([]string, len(r.Base))
+		for i, b := range r.Base {
+			lines[i] = fmt.Sprintf("base of %s scaled to its own failures: %s → %s (own share %s)", b.Node, fmtF(b.From), fmtF(b.To), fmtF(b.Share))
 		}
+		l.list(lines)
 	}
 }
 
 // writeHoldout writes, when windows were held out, each one's fit
 // without it and the per-node errors of predicting it: the back-test
 // that tells a fit from an overfit.
-func writeHoldout(w io.Writer, r *Report) error {
+func writeHoldout(l layout, r *Report) error {
 	c := &r.Calibrated
 	if len(r.Holdout) > 0 {
-		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "HELD OUT\tFITTED WITHOUT IT\tLOSS\tIN-SAMPLE LOSS\tUNCALIBRATED LOSS")
+		l.heading(2, "Back-test: each window held out, fitted without it", "")
+		tw := l.table(0, "HELD OUT\tFITTED WITHOUT IT\tLOSS\tIN-SAMPLE LOSS\tUNCALIBRATED LOSS")
 		for _, h := range r.Holdout {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", h.Window, h.Values.String(), fmtF(h.Loss), fmtF(h.InSample), fmtF(h.Uncalibrated))
 		}
@@ -158,9 +163,8 @@ func writeHoldout(w io.Writer, r *Report) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "back-test, held-out windows predicted:")
-		if err := nodeTable(w, r.HoldoutNodes); err != nil {
+		l.heading(3, "Back-test: the held-out windows predicted", "back-test, held-out windows predicted:")
+		if err := nodeTable(l, r.HoldoutNodes); err != nil {
 			return err
 		}
 	}
@@ -170,25 +174,23 @@ func writeHoldout(w io.Writer, r *Report) error {
 // writeLogistic writes, when the regression was fitted, its
 // coefficients beside the grid's counterparts, so that the two fits of
 // the same failures can be compared.
-func writeLogistic(w io.Writer, r *Report) error {
+func writeLogistic(l layout, r *Report) error {
 	if lg := r.Logistic; lg != nil {
-		fmt.Fprintln(w)
-		fmt.Fprintf(w, "logistic regression of call failure: %d calls, %d failed", lg.Calls, lg.Failures)
+		what := fmt.Sprintf("%d calls, %d failed", lg.Calls, lg.Failures)
 		if lg.Note != "" {
-			fmt.Fprintf(w, " (%s)", lg.Note)
+			what += " (" + lg.Note + ")"
 		}
-		fmt.Fprintln(w)
+		l.heading(2, "Logistic regression of call failure: "+what, "logistic regression of call failure: "+what)
 		if len(lg.Coefficients) > 0 {
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "FEATURE\tESTIMATE\tSTDERR\tZ\tODDS RATIO\tGRID")
+			tw := l.table(0, "FEATURE\tESTIMATE\tSTDERR\tZ\tODDS RATIO\tGRID")
 			for _, c := range lg.Coefficients {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Feature, fmtF(c.Estimate), fmtF(c.StdErr), fmtF(c.Z), fmtF(c.OddsRatio), gridCounterpart(r, c.Feature))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "node load: dP/dρ at the means = %s (grid: k = %s above θ = %s); pseudo R² %s\n",
-				fmtF(lg.NodeLoadSlope), orDash(r.Best.Value(ParamK)), orDash(r.Best.Value(ParamTheta)), fmtF(lg.PseudoR2))
+			l.para(fmt.Sprintf("node load: dP/dρ at the means = %s (grid: k = %s above θ = %s); pseudo R² %s",
+				fmtF(lg.NodeLoadSlope), orDash(r.Best.Value(ParamK)), orDash(r.Best.Value(ParamTheta)), fmtF(lg.PseudoR2)))
 		}
 	}
 	return nil
@@ -214,9 +216,8 @@ func planeLine(p *LossPlane) string {
 
 // nodeTable writes the per-node errors, observed against simulated, one
 // row a node.
-func nodeTable(w io.Writer, rows []NodeError) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "node\trequests\tsim calls\tcalls err\tfail obs\tfail sim\tfail err\tp50 obs\tp50 sim\tp50 err\tp95 obs\tp95 sim\tp95 err\tp99 obs\tp99 sim\tp99 err\t")
+func nodeTable(l layout, rows []NodeError) error {
+	tw := l.table(tabwriter.AlignRight, "node\trequests\tsim calls\tcalls err\tfail obs\tfail sim\tfail err\tp50 obs\tp50 sim\tp50 err\tp95 obs\tp95 sim\tp95 err\tp99 obs\tp99 sim\tp99 err\t")
 	for _, n := range rows {
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%+.2f pp\t%.1f\t%.1f\t%s\t%.1f\t%.1f\t%s\t%.1f\t%.1f\t%s\t\n", n.Node, n.Requests, n.Calls,
 			pct(n.CallsErr), pctu(n.FailObs), pctu(n.FailSim), 100*n.FailErr, n.P50Obs, n.P50Sim, pct(n.P50Err),

@@ -88,7 +88,7 @@ A dataset already at --out is kept and added to.`,
 	f.BoolVar(&o.cfg.Finalize, flagFinalize, false, "fold the segments an earlier run left into the dataset, and exit")
 	f.IntVar(&o.cfg.RunRows, "sort-rows", ingest.DefaultConfig().RunRows, "rows sorted in memory before spilling a sorted run to disk")
 	f.StringVar(&o.kindMap, "metric-kinds", "", "file of metric-name to kind overrides")
-	f.StringVarP(&o.output, "output", "o", "table", "summary format: table or json")
+	f.StringVarP(&o.output, "output", "o", "table", "summary format: table, json or markdown")
 
 	f.StringVar(&o.cfg.Receiver.Listen, flagListen, o.cfg.Receiver.Listen, "address of the OTLP/HTTP endpoint")
 	f.IntVar(&o.cfg.Receiver.QueueSize, "queue", o.cfg.Receiver.QueueSize, "requests admitted at once; the next is answered 429")
@@ -108,13 +108,13 @@ A dataset already at --out is kept and added to.`,
 	f.DurationVar(&o.cfg.Pull.Timeout, "timeout", o.cfg.Pull.Timeout, "timeout of one HTTP request")
 	f.IntVar(&o.cfg.Pull.Attempts, "attempts", o.cfg.Pull.Attempts, "attempts per request on connection errors, timeouts, 429 and 5xx")
 	f.Var(&o.resp, "max-response-size", "largest answer read from a source")
-	cmd.RegisterFlagCompletionFunc("output", fixedCompletions("table", "json"))
+	cmd.RegisterFlagCompletionFunc("output", fixedCompletions("table", "json", "markdown"))
 	return cmd
 }
 
 // run records from the endpoint or the pulled sources, or folds in what an earlier run left, and prints the summary.
 func (o *collectOptions) run(cmd *cobra.Command, args []string) error {
-	if err := checkOutput(o.output, "table", "json"); err != nil {
+	if err := checkOutput(o.output, "table", "json", "markdown"); err != nil {
 		return err
 	}
 	if o.cfg.Out == "" {
@@ -179,7 +179,7 @@ func (o *collectOptions) run(cmd *cobra.Command, args []string) error {
 	if res.Summary == nil {
 		return nil
 	}
-	return report.IngestSummary(cmd.OutOrStdout(), res.Summary, report.FormatTable)
+	return report.IngestSummary(cmd.OutOrStdout(), res.Summary, report.Format(o.output))
 }
 
 // parseTime reads a --start or --end value: RFC 3339 (or a date),

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"cascade/internal/testutil"
 )
 
 // promServer answers query_range with one series of a point per step, or
@@ -67,6 +69,8 @@ func TestCollectCommand(t *testing.T) {
 		{name: "negative queue", args: []string{"collect", "--queue", "-1"}, code: exitUsage, inStderr: "queue: -1 is negative"},
 		{name: "nothing to finalize", args: []string{"collect", "--finalize"}, code: exitFailure, inStderr: "nothing to finalize"},
 		{name: "pull prometheus", args: append([]string{"collect", "--from", "prometheus=" + prom.URL, "--query", "up"}, window...), inStdout: "samples                    61", inStderr: `collect: prometheus: query "up": 61 samples`},
+		{name: "pull prometheus, Markdown", args: append([]string{"collect", "--from", "prometheus=" + prom.URL, "--query", "up", "-o", "markdown"}, window...), inStdout: "- **samples**: 61\n", inStderr: `collect: prometheus: query "up": 61 samples`},
+		{name: "bad output", args: []string{"collect", "-o", "yaml"}, code: exitUsage, inStderr: `--output "yaml": want one of [table json markdown]`},
 		{name: "pull garbage", args: append([]string{"collect", "--from", "prometheus=" + garbage.URL, "--query", "up"}, window...), code: exitInvalidData, inStderr: "cascade: prometheus " + garbage.URL + `/api/v1/query_range: query "up": not a Prometheus API answer: answer (byte 1)`},
 		{name: "pull unreachable", args: append([]string{"collect", "--from", "prometheus=" + closed, "--query", "up", "--attempts", "2", "--timeout", "1s"}, window...), code: exitFailure, inStderr: "unreachable after 2 attempts"},
 	}
@@ -82,6 +86,33 @@ func TestCollectCommand(t *testing.T) {
 			require.Contains(t, stderr, tc.inStderr)
 		})
 	}
+}
+
+// TestCollectSummaryMarkdown: collect's summary in Markdown is its table
+// line for line: the labelled lines a list, the inputs a whole table.
+func TestCollectSummaryMarkdown(t *testing.T) {
+	prom := promServer(t, false)
+	pull := func(output string) string {
+		out := filepath.Join(t.TempDir(), "ds")
+		code, stdout, stderr := runCascade(t, "", "collect", "--out", out, "-o", output, "--from", "prometheus="+prom.URL,
+			"--query", "up", "--start", "2026-12-02T11:48:00Z", "--end", "2026-12-02T11:49:00Z", "--step", "1s")
+		require.Equal(t, exitOK, code, stderr)
+		return strings.ReplaceAll(stdout, out, "DS")
+	}
+	table, md := pull("table"), pull("markdown")
+	require.Equal(t, 1, testutil.MarkdownTables(t, md))
+	require.Contains(t, md, "- **dataset**: DS\n\n| INPUT | FORMAT | SPANS | SAMPLES | SKIPPED |\n|---|---|---|---|---|\n"+
+		"| DS.collect/00000001.seg | collect-segment | 0 | 61 | 0 |\n")
+	labelled := 0
+	for _, line := range strings.Split(table, "\n") {
+		label, value, ok := strings.Cut(line, "  ")
+		if !ok || strings.ToUpper(line) == line || strings.HasPrefix(line, "DS.collect") {
+			continue // not a labelled line: the input table's
+		}
+		require.Contains(t, md, "- **"+label+"**: "+strings.TrimSpace(value)+"\n")
+		labelled++
+	}
+	require.Equal(t, 17, labelled, table)
 }
 
 // TestCollectAddsAndFinalizes pulls twice into one dataset, then finalizes

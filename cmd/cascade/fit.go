@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -127,10 +128,10 @@ byte for byte.`,
 	f.DurationVar(&o.cfg.Drain, fitFlagDrain, o.cfg.Drain, "replay time after a window's last arrival, for its requests to finish")
 	f.StringVar(&o.out, fitFlagOut, "", "write the calibrated model to this file (with --shard, the shard's partial result)")
 	f.StringVar(&o.shard, fitFlagShard, "", "replay only shard INDEX of COUNT (as 0/4) of the grid and write a partial result to --out, for cascade merge")
-	f.StringVarP(&o.output, fitFlagOutput, "o", "table", "report format: table or json")
+	f.StringVarP(&o.output, fitFlagOutput, "o", "table", "report format: table, json or markdown")
 	f.StringSliceVar(&o.metrics, fitFlagMetrics, nil, "metric files or directories to ingest with raw trace files (repeatable)")
 	f.StringVar(&o.format, fitFlagFormat, "auto", "format of raw trace files: auto, otlp-json, otlp-proto, otlp-proto-framed, jaeger-json, zipkin-json, csv")
-	cmd.RegisterFlagCompletionFunc(fitFlagOutput, fixedCompletions("table", "json"))
+	cmd.RegisterFlagCompletionFunc(fitFlagOutput, fixedCompletions("table", "json", "markdown"))
 	cmd.RegisterFlagCompletionFunc(fitFlagTier, fixedCompletions(append([]string{"all"}, fit.Tiers...)...))
 	cmd.RegisterFlagCompletionFunc(fitFlagSearch, fixedCompletions(fit.SearchAuto, fit.SearchExhaustive, fit.SearchRefine))
 	cmd.RegisterFlagCompletionFunc(fitFlagWindows, fixedCompletions("all", "auto"))
@@ -140,7 +141,7 @@ byte for byte.`,
 
 // run reads the dataset and the model, fits the model to it, and writes the report and the calibrated model.
 func (o *fitOptions) run(cmd *cobra.Command, args []string) error {
-	if err := checkOutput(o.output, "table", "json"); err != nil {
+	if err := checkOutput(o.output, "table", "json", "markdown"); err != nil {
 		return err
 	}
 	var err error
@@ -203,8 +204,17 @@ func (o *fitOptions) run(cmd *cobra.Command, args []string) error {
 			return fmt.Errorf("write calibrated model: %w", err)
 		}
 	}
-	if o.output == "json" {
-		return writeJSON(cmd.OutOrStdout(), res.Report)
+	return writeFitReport(cmd.OutOrStdout(), res.Report, o.output)
+}
+
+// writeFitReport prints a fit's report in the --output format: what
+// cascade fit and cascade merge of a fit's partials print.
+func writeFitReport(w io.Writer, r *fit.Report, output string) error {
+	switch output {
+	case "json":
+		return writeJSON(w, r)
+	case "markdown":
+		return fit.WriteMarkdown(w, r)
 	}
-	return fit.WriteTable(cmd.OutOrStdout(), res.Report)
+	return fit.WriteTable(w, r)
 }

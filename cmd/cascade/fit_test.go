@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,6 +30,19 @@ func TestFitGolden(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Equal(t, uint64(1), rep.Seed)
 	require.Equal(t, 8, rep.Points)
+}
+
+// TestFitMarkdownGolden holds the Markdown report of the same fit,
+// fit/testdata/cli-hotrod-small-markdown.golden: a heading a section, and
+// every table whole (a row's cells as many as its header's).
+func TestFitMarkdownGolden(t *testing.T) {
+	code, out, stderr := runCLI(t, append(fitSmall, "--output", "markdown")...)
+	require.Equal(t, exitOK, code, stderr)
+	testutil.Golden(t, filepath.Join("..", "..", "..", "fit", "testdata", "cli-hotrod-small-markdown"), []byte(out))
+	require.True(t, strings.HasPrefix(out, "# Fit report\n\n- **seed**: 1 (1 seed(s) per point)\n"), out)
+	// windows, surface, moved, in sample, back-test and its nodes, regression
+	require.Equal(t, 7, testutil.MarkdownTables(t, out))
+	require.Contains(t, out, "\n## Loss surface\n\n| AXIS | BEST | -1 STEP | +1 STEP | FLAT RANGE | CURVATURE | IDENTIFIABLE | VERDICT |\n|---|")
 }
 
 // TestFitParallelByteIdentical: the report and the calibrated model are

@@ -10,6 +10,28 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestOutputFormatsEverywhere holds the house standard: every command
+// with --output prints table, json and markdown, says so in its help and
+// completes them (graph adds dot and mermaid).
+func TestOutputFormatsEverywhere(t *testing.T) {
+	commands := 0
+	for _, c := range newRootCmd(nil).Commands() {
+		f := c.Flags().Lookup("output")
+		if f == nil {
+			continue
+		}
+		commands++
+		require.Equal(t, "o", f.Shorthand, c.Name())
+		for _, format := range []string{"table", "json", "markdown"} {
+			require.Contains(t, f.Usage, format, c.Name())
+		}
+		code, stdout, stderr := runCLI(t, "__complete", c.Name(), "--output", "")
+		require.Equal(t, exitOK, code, stderr)
+		require.True(t, strings.HasPrefix(stdout, "table\njson\nmarkdown\n"), "%s completes --output with %q", c.Name(), stdout)
+	}
+	require.Equal(t, 8, commands, "analyze, collect, fit, graph, ingest, merge, rank, replay")
+}
+
 // TestOutputFlags: -o is the output format in every command, as
 // --output is, and --out the path; the old spellings of the path (-o
 // FILE on graph and fit, -O DIR on ingest and collect) still work and

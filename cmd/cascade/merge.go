@@ -91,7 +91,7 @@ changed, partials that do not belong together); 1 any other failure.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, mergeFlagOut, "", "a fit's: write the calibrated model to this file")
-	f.StringVarP(&output, mergeFlagOutput, "o", "table", "output format: table or json (fit); table, json or markdown (rank)")
+	f.StringVarP(&output, mergeFlagOutput, "o", "table", "output format: table, json or markdown")
 	f.BoolVar(&wide, mergeFlagWide, false, "a ranking's --output table: print the full tables, however wide")
 	f.IntVar(&parallel, mergeFlagParallel, 0, "replays run at once (default: all cores); does not change the output")
 	cmd.RegisterFlagCompletionFunc(mergeFlagOutput, fixedCompletions("table", "json", "markdown"))
@@ -104,7 +104,7 @@ changed, partials that do not belong together); 1 any other failure.`,
 // mergeFit merges a fit's partials (data, read from files): the report
 // on stdout, the calibrated model to out.
 func mergeFit(cmd *cobra.Command, files []string, data [][]byte, out, output string, parallel int) error {
-	if err := checkOutput(output, "table", "json"); err != nil {
+	if err := checkOutput(output, "table", "json", "markdown"); err != nil {
 		return err
 	}
 	if err := checkOut(mergeFlagOut, out, outFile); err != nil {
@@ -131,10 +131,7 @@ func mergeFit(cmd *cobra.Command, files []string, data [][]byte, out, output str
 			return fmt.Errorf("write calibrated model: %w", err)
 		}
 	}
-	if output == "json" {
-		return writeJSON(cmd.OutOrStdout(), res.Report)
-	}
-	return fit.WriteTable(cmd.OutOrStdout(), res.Report)
+	return writeFitReport(cmd.OutOrStdout(), res.Report, output)
 }
 
 // mergeRank merges a ranking's partials (data, read from files): the

@@ -32,7 +32,7 @@ func TestShardMergeIsUnsharded(t *testing.T) {
 	}{
 		{name: "fit exhaustive", out: true,
 			command: []string{"fit", ds, "--model", model, "--window", "30s", "--grid", "tier=model|p50,p=0.01|0.25|0.5,k=0|1", "--search", "exhaustive"},
-			formats: [][]string{{"-o", "json"}, {"-o", "table"}}},
+			formats: [][]string{{"-o", "json"}, {"-o", "table"}, {"-o", "markdown"}}},
 		{name: "fit refine", out: true,
 			command: []string{"fit", ds, "--model", model, "--grid", "tier=model|p50,p=0.01:0.5:0.07,k=0:2:0.5", "--search", "refine"},
 			formats: [][]string{{"-o", "json"}}},

@@ -1,8 +1,9 @@
 // Package testutil holds helpers shared by the project's tests: golden
-// files regenerated with -update and the switch for the long suites
-// (CASCADE_LONG). It imports no package of the module but the root, so
-// that every package's tests can use it (datasets built from the fixture
-// shapes are internal/shapetest's).
+// files regenerated with -update, the check that Markdown tables are
+// whole, and the switch for the long suites (CASCADE_LONG). It imports
+// no package of the module but the root, so that every package's tests
+// can use it (datasets built from the fixture shapes are
+// internal/shapetest's).
 package testutil
 
 import (
