@@ -45,6 +45,14 @@ func TestFitMarkdownGolden(t *testing.T) {
 	require.Contains(t, out, "\n## Loss surface\n\n| AXIS | BEST | -1 STEP | +1 STEP | FLAT RANGE | CURVATURE | IDENTIFIABLE | VERDICT |\n|---|")
 }
 
+// TestFitTableGolden holds fit's text report, which shares its code
+// path with the Markdown one, to a golden.
+func TestFitTableGolden(t *testing.T) {
+	code, out, stderr := runCLI(t, fitSmall...)
+	require.Equal(t, exitOK, code, stderr)
+	testutil.Golden(t, filepath.Join("..", "..", "..", "fit", "testdata", "cli-hotrod-small-table"), []byte(out))
+}
+
 // TestFitParallelByteIdentical: the report and the calibrated model are
 // the same bytes at --parallel 1 and 2.
 func TestFitParallelByteIdentical(t *testing.T) {
