@@ -72,6 +72,9 @@ var docLong = []string{
 // docCommand is one command of the docs, where it is written.
 type docCommand struct {
 	at, text string
+	// quoted is the block of its output the docs quote, if any: each
+	// of its lines must be a line the command prints.
+	quoted *docBlock
 }
 
 // docFiles are the documents whose examples run: the README and docs/.
@@ -84,7 +87,14 @@ func docFiles(t *testing.T) []string {
 // docBlock is a code block: fenced (with its language) or indented.
 type docBlock struct {
 	at, lang, text string
+	// outputOf is the command whose output the block quotes, named by
+	// an HTML comment on the line before it, <!-- output of: CMD -->:
+	// each of the block's lines must be a line that CMD prints.
+	outputOf string
 }
+
+// outputOf matches the comment that names the command a block quotes.
+var outputOf = regexp.MustCompile(`^<!-- output of: (.+) -->$`)
 
 // docBlocks returns the code blocks of a Markdown file.
 func docBlocks(t *testing.T, path string) []docBlock {
@@ -95,6 +105,7 @@ func docBlocks(t *testing.T, path string) []docBlock {
 		cur              *docBlock
 		fenced, indented bool
 		prevBlank        = true
+		quotes           string // the command the next block quotes
 		lines            = strings.Split(string(data), "\n")
 		name             = strings.TrimPrefix(path, "../../")
 		flush            = func() { blocks = append(blocks, *cur); cur = nil }
@@ -113,10 +124,10 @@ func docBlocks(t *testing.T, path string) []docBlock {
 				indented = false
 				flush()
 			}
-			fenced, cur = true, &docBlock{at: fmt.Sprintf("%s:%d", name, i+1), lang: strings.TrimSpace(l[3:])}
+			fenced, cur = true, &docBlock{at: fmt.Sprintf("%s:%d", name, i+1), lang: strings.TrimSpace(l[3:]), outputOf: quotes}
 		case strings.HasPrefix(l, "    ") && (indented || prevBlank):
 			if !indented {
-				indented, cur = true, &docBlock{at: fmt.Sprintf("%s:%d", name, i+1)}
+				indented, cur = true, &docBlock{at: fmt.Sprintf("%s:%d", name, i+1), outputOf: quotes}
 			}
 			cur.text += l[4:] + "\n"
 		case strings.TrimSpace(l) == "" && indented:
@@ -126,6 +137,11 @@ func docBlocks(t *testing.T, path string) []docBlock {
 			flush()
 		}
 		prevBlank = strings.TrimSpace(l) == ""
+		if m := outputOf.FindStringSubmatch(l); m != nil {
+			quotes = m[1]
+		} else if !prevBlank {
+			quotes = ""
+		}
 	}
 	if cur != nil {
 		flush()
@@ -140,6 +156,12 @@ var commandStart = regexp.MustCompile(`^(cascade |go |[A-Z_]+=\S*\s|zcat |\./)`)
 func docCommands(blocks []docBlock) []docCommand {
 	var out []docCommand
 	for _, b := range blocks {
+		if b.outputOf != "" {
+			// Run where it stands: a later command may remove what it
+			// reads.
+			out = append(out, docCommand{at: b.at, text: b.outputOf, quoted: &b})
+			continue
+		}
 		if b.lang != "" && b.lang != "sh" && b.lang != "console" {
 			continue
 		}
@@ -291,7 +313,10 @@ func TestDocExamples(t *testing.T) {
 			case slices.ContainsFunc(docLong, func(k string) bool { return strings.Contains(c.text, k) }) && !testutil.LongRun():
 				t.Skip("runs for more than a few seconds: " + testutil.LongEnv + "=1 runs it")
 			}
-			cascadeRun(t, words[1:]...)
+			printed := cascadeRun(t, words[1:]...)
+			if c.quoted != nil {
+				checkQuoted(t, c.text, printed, c.quoted.text)
+			}
 		})
 	}
 	for k := range docSkips {
@@ -428,6 +453,23 @@ func checkGoCommand(t *testing.T, repo string, words []string) {
 		if flag == "-fuzz" {
 			// go test will not fuzz when the pattern matches more than one target.
 			require.Len(t, matched, 1, "-fuzz %s matches %v in %v: go test fuzzes one target at a time", pattern, matched, pkgs)
+		}
+	}
+}
+
+// checkQuoted fails t unless every line of quoted, an excerpt of what
+// cmd printed, is a line of printed (the spaces around it aside: a
+// quote may shift a table to the left): figures quoted in the docs are
+// today's.
+func checkQuoted(t *testing.T, cmd, printed, quoted string) {
+	t.Helper()
+	lines := map[string]bool{}
+	for _, l := range strings.Split(printed, "\n") {
+		lines[strings.TrimSpace(l)] = true
+	}
+	for _, l := range strings.Split(quoted, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !lines[l] {
+			t.Errorf("the docs quote a line %s does not print:\n%s\n(it printed:\n%s)", cmd, l, printed)
 		}
 	}
 }
