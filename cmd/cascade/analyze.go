@@ -49,6 +49,8 @@ type analyzeOptions struct {
 	doFit, doIncident, wide                    bool
 }
 
+// newAnalyzeCmd builds `cascade analyze`: the whole pipeline on one
+// capture, written as a report.
 func newAnalyzeCmd() *cobra.Command {
 	o := &analyzeOptions{cfg: analyze.DefaultConfig()}
 	cmd := &cobra.Command{

@@ -31,6 +31,8 @@ type collectOptions struct {
 	queueMemory               sizeFlag
 }
 
+// newCollectCmd builds `cascade collect`: an OTLP/HTTP receiver, or a
+// pull from Prometheus and Jaeger, into a dataset.
 func newCollectCmd() *cobra.Command {
 	o := &collectOptions{cfg: collect.DefaultConfig()}
 	o.maxRequest, o.segment, o.resp = sizeFlag(o.cfg.Receiver.MaxRequestBytes), sizeFlag(o.cfg.Receiver.SegmentBytes), sizeFlag(o.cfg.Pull.MaxResponseBytes)

@@ -44,6 +44,8 @@ type fitOptions struct {
 	metrics                               []string
 }
 
+// newFitCmd builds `cascade fit`: the grid search of a model's
+// coefficients against the capture's windows.
 func newFitCmd() *cobra.Command {
 	o := &fitOptions{cfg: fit.DefaultConfig()}
 	cmd := &cobra.Command{

@@ -50,6 +50,8 @@ type graphOptions struct {
 	attempts                   int
 }
 
+// newGraphCmd builds `cascade graph`: the call graph and its
+// statistics, from spans or service-graph series, as a model.
 func newGraphCmd() *cobra.Command {
 	o := &graphOptions{cfg: graph.DefaultConfig()}
 	pullDefaults := collect.DefaultConfig().Pull

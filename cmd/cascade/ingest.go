@@ -23,6 +23,8 @@ type ingestOptions struct {
 	scrapeTime                                    string
 }
 
+// newIngestCmd builds `cascade ingest`, which reads stdin for a PATH of
+// "-": traces, metrics and logs into a dataset.
 func newIngestCmd(stdin io.Reader) *cobra.Command {
 	o := &ingestOptions{cfg: ingest.DefaultConfig(), stdin: stdin}
 	cmd := &cobra.Command{

@@ -25,6 +25,8 @@ const (
 	mergeFlagParallel = "parallel"
 )
 
+// newMergeCmd builds `cascade merge`: the partial results of sharded
+// fits or rankings joined into the unsharded output.
 func newMergeCmd() *cobra.Command {
 	var (
 		out, output string

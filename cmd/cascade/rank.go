@@ -58,6 +58,8 @@ type rankOptions struct {
 	wide, prepare                 bool
 }
 
+// newRankCmd builds `cascade rank`: candidate changes replayed on
+// common seeds and ranked, and an incident's origin.
 func newRankCmd() *cobra.Command {
 	o := &rankOptions{cfg: rank.DefaultConfig(), icfg: incident.DefaultConfig()}
 	cmd := &cobra.Command{

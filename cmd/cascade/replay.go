@@ -47,6 +47,8 @@ type replayOptions struct {
 	sets, surges                                   []string
 }
 
+// newReplayCmd builds `cascade replay`: a model replayed, alone or a
+// what-if beside its baseline.
 func newReplayCmd() *cobra.Command {
 	o := &replayOptions{cfg: replay.DefaultConfig()}
 	cmd := &cobra.Command{

@@ -89,6 +89,8 @@ func exitCode(ctx context.Context, err error) int {
 	return exitFailure
 }
 
+// newRootCmd builds `cascade` with its subcommands; ingest reads stdin
+// for a PATH of "-".
 func newRootCmd(stdin io.Reader) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "cascade",
