@@ -90,7 +90,7 @@ func (m *mdLayout) block() {
 
 func (m *mdLayout) heading(level int, title, _ string) {
 	m.block()
-	fmt.Fprintf(m.w, "%s %s\n", strings.Repeat("#", level), mdEscape(title))
+	fmt.Fprintf(m.w, "%s %s\n", strings.Repeat("#", level), mdtable.Escape(title))
 }
 
 func (m *mdLayout) table(_ uint, header string) tableWriter {
@@ -103,7 +103,7 @@ func (m *mdLayout) table(_ uint, header string) tableWriter {
 
 func (m *mdLayout) para(line string) {
 	m.block()
-	fmt.Fprintln(m.w, mdEscape(line))
+	fmt.Fprintln(m.w, mdtable.Escape(line))
 }
 
 func (m *mdLayout) list(lines []string) {
@@ -112,7 +112,7 @@ func (m *mdLayout) list(lines []string) {
 	}
 	m.block()
 	for _, l := range lines {
-		fmt.Fprintf(m.w, "- %s\n", mdEscape(l))
+		fmt.Fprintf(m.w, "- %s\n", mdtable.Escape(l))
 	}
 }
 
@@ -127,7 +127,3 @@ func (t *mdTable) Flush() error {
 	t.m.block()
 	return t.Writer.Flush()
 }
-
-// mdEscape escapes the pipes of prose as mdtable escapes those of its
-// cells and lines, so that the report's text reads the same throughout.
-func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

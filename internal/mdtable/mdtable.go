@@ -72,7 +72,7 @@ func splitBlocks(text string) [][]string {
 func cells(line string) []string {
 	cs := strings.Split(line, "\t")
 	for i, c := range cs {
-		cs[i] = strings.ReplaceAll(strings.TrimSpace(c), "|", `\|`)
+		cs[i] = Escape(strings.TrimSpace(c))
 	}
 	for len(cs) > 0 && cs[len(cs)-1] == "" {
 		cs = cs[:len(cs)-1]
@@ -138,3 +138,7 @@ func nonEmpty(cs []string) []string {
 	}
 	return out
 }
+
+// Escape escapes the pipes of s as a cell's are, so that text beside the
+// tables (a heading, a paragraph) reads the same.
+func Escape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
